@@ -1,0 +1,158 @@
+//! The one error type of the engine.
+//!
+//! Every fallible operation returns [`Result`]. Variants are typed so callers can
+//! react (retry on `Busy`, free space on `NoSpace`, stop on `Corruption`), and their
+//! `Display` is a full sentence a user can act on.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Result alias used throughout the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in Strata.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O call failed.
+    Io {
+        /// What the engine was doing, e.g. "open", "read", "fsync".
+        op: &'static str,
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The file system is full (ENOSPC or a simulated quota).
+    NoSpace {
+        /// The file being written.
+        path: PathBuf,
+    },
+    /// Bytes read from disk are not what the format allows.
+    Corruption {
+        /// The file holding the bad bytes.
+        file: PathBuf,
+        /// Byte offset in that file where the problem was found.
+        offset: u64,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A caller passed an invalid option or argument.
+    InvalidArgument {
+        /// The option or argument at fault, e.g. "block_size".
+        field: &'static str,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// The resource is held by someone else (for example a locked DB directory).
+    Busy {
+        /// What is busy, and by whom if known.
+        reason: String,
+    },
+    /// A requested file or key does not exist.
+    NotFound {
+        /// What was looked for.
+        what: String,
+    },
+}
+
+impl Error {
+    /// Builds a [`Error::Corruption`].
+    pub fn corruption(file: impl AsRef<Path>, offset: u64, reason: impl Into<String>) -> Self {
+        Error::Corruption {
+            file: file.as_ref().to_path_buf(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+
+    /// Builds an [`Error::InvalidArgument`].
+    pub fn invalid_argument(field: &'static str, reason: impl Into<String>) -> Self {
+        Error::InvalidArgument {
+            field,
+            reason: reason.into(),
+        }
+    }
+
+    /// Wraps an OS error, turning ENOSPC into [`Error::NoSpace`].
+    pub fn io(op: &'static str, path: impl AsRef<Path>, source: io::Error) -> Self {
+        let path = path.as_ref().to_path_buf();
+        if source.raw_os_error() == Some(libc::ENOSPC) {
+            return Error::NoSpace { path };
+        }
+        Error::Io { op, path, source }
+    }
+
+    /// True for [`Error::Corruption`].
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Error::Corruption { .. })
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { op, path, source } => {
+                write!(f, "IO error: {op} {} failed: {source}", path.display())
+            }
+            Error::NoSpace { path } => {
+                write!(
+                    f,
+                    "No space left on device while writing {}",
+                    path.display()
+                )
+            }
+            Error::Corruption {
+                file,
+                offset,
+                reason,
+            } => write!(
+                f,
+                "Corruption: {} at offset {offset}: {reason}",
+                file.display()
+            ),
+            Error::InvalidArgument { field, reason } => {
+                write!(f, "Invalid argument: {field}: {reason}")
+            }
+            Error::Busy { reason } => write!(f, "Busy: {reason}"),
+            Error::NotFound { what } => write!(f, "NotFound: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enospc_becomes_no_space() {
+        let e = Error::io("write", "/x", io::Error::from_raw_os_error(libc::ENOSPC));
+        assert!(matches!(e, Error::NoSpace { .. }));
+        let e = Error::io("write", "/x", io::Error::from_raw_os_error(libc::EIO));
+        assert!(matches!(e, Error::Io { op: "write", .. }));
+    }
+
+    #[test]
+    fn messages_are_sentences() {
+        let e = Error::corruption("/db/000012.sst", 4096, "block checksum mismatch");
+        assert_eq!(
+            e.to_string(),
+            "Corruption: /db/000012.sst at offset 4096: block checksum mismatch"
+        );
+        let e = Error::invalid_argument("block_size", "must be at least 1");
+        assert_eq!(
+            e.to_string(),
+            "Invalid argument: block_size: must be at least 1"
+        );
+    }
+}

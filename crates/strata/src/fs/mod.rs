@@ -1,0 +1,98 @@
+//! The file system layer: every byte the engine reads or writes goes through [`Fs`].
+//!
+//! Two implementations:
+//! - [`StdFs`]: real files, `pread` reads, optional `mmap` reads (advised random
+//!   access) and `O_DIRECT` reads;
+//! - `SimFs` (feature `sim`, and always in tests): an in-memory file system that
+//!   tracks which bytes and directory entries are durable, and can crash or inject
+//!   faults from a printed seed.
+//!
+//! Durability model shared by both: `WritableFile::append` buffers or hands bytes
+//! to the OS, `flush` guarantees they reached the OS (survive a process kill),
+//! `sync` makes the file's bytes durable (survive power loss), and a new or renamed
+//! directory entry is durable only after `sync_dir` on its directory.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::error::Result;
+
+#[cfg(any(test, feature = "sim"))]
+pub mod sim;
+mod std_fs;
+
+#[cfg(any(test, feature = "sim"))]
+pub use sim::SimFs;
+pub use std_fs::StdFs;
+
+/// How a file is opened for random reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadFileOptions {
+    /// Map the file and serve reads from the mapping (RocksDB's `use_mmap_reads`).
+    /// The mapping is advised for random access so a point read faults in one page,
+    /// not a readahead window.
+    pub use_mmap_reads: bool,
+    /// Bypass the page cache with `O_DIRECT` (RocksDB's `use_direct_reads`). Fails
+    /// with a clear error on file systems that do not support it.
+    pub use_direct_reads: bool,
+}
+
+/// A file open for appending.
+pub trait WritableFile: Send + fmt::Debug {
+    /// Appends bytes. They may stay in a user-space buffer until [`flush`](Self::flush).
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Hands every appended byte to the OS: after this a process kill loses nothing.
+    fn flush(&mut self) -> Result<()>;
+    /// Flushes, then makes the file's contents durable (`fdatasync`).
+    fn sync(&mut self) -> Result<()>;
+    /// Bytes appended so far, buffered or not.
+    fn len(&self) -> u64;
+    /// True when nothing has been appended.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A file open for positional reads. Shared between threads.
+pub trait RandomAccessFile: Send + Sync + fmt::Debug {
+    /// Reads exactly `len` bytes at `offset`. Reading past the end is an error.
+    /// With mmap the result borrows the mapping without copying.
+    fn read_at(&self, offset: u64, len: usize) -> Result<Bytes>;
+    /// File size when it was opened.
+    fn len(&self) -> u64;
+    /// True for an empty file.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A held advisory lock on a file; released on drop.
+pub trait FileLock: Send + Sync + fmt::Debug {}
+
+/// The operations the engine needs from a file system.
+pub trait Fs: Send + Sync + fmt::Debug {
+    /// Creates a directory and its parents; succeeds if it exists.
+    fn create_dir_all(&self, dir: &Path) -> Result<()>;
+    /// Creates a file for appending, truncating any existing one.
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens an existing file for positional reads.
+    fn open(&self, path: &Path, options: ReadFileOptions) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Atomically replaces `to` with `from`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Removes a file.
+    fn remove(&self, path: &Path) -> Result<()>;
+    /// Names (not paths) of the entries of a directory, in no particular order.
+    fn list(&self, dir: &Path) -> Result<Vec<String>>;
+    /// Takes an exclusive lock on `path` (creating it), or fails with `Error::Busy`
+    /// if another holder, in this process or another, has it.
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+    /// Makes the directory's entries (creations, renames, removals) durable.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// Current size of a file.
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Whether a file or directory exists.
+    fn exists(&self, path: &Path) -> Result<bool>;
+}

@@ -1,0 +1,4 @@
+//! Simulated fs (placeholder)
+/// Simulated file system.
+#[derive(Debug, Default)]
+pub struct SimFs;

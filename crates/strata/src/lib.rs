@@ -1,0 +1,21 @@
+//! Strata: an embedded LSM-tree key-value storage engine.
+//!
+//! This crate holds the engine. The public surface is re-exported here; modules
+//! are documented where they are defined.
+
+pub mod checksum;
+pub mod compression;
+pub mod encoding;
+pub mod error;
+pub mod fs;
+pub mod iter;
+pub mod key;
+pub mod options;
+pub mod table;
+pub mod wal;
+
+pub use checksum::ChecksumType;
+pub use compression::CompressionType;
+pub use error::{Error, Result};
+pub use fs::{Fs, StdFs};
+pub use options::{ReadOptions, TableOptions};

@@ -1,0 +1,1 @@
+//! WAL (being written)
