@@ -1,0 +1,190 @@
+//! Table file layout: block handles, block trailers and the footer.
+//!
+//! ```text
+//! table file
+//! +--------------------------+  offset 0
+//! | data block 0   | trailer |  entries sorted by internal key
+//! | ...                      |
+//! | data block N-1 | trailer |
+//! | filter block   | trailer |  optional: full-file bloom filter over user keys
+//! | index block    | trailer |  one entry per data block: separator -> handle
+//! | properties     | trailer |  name -> value (counts, sizes, key range, ...)
+//! | metaindex      | trailer |  meta block name -> handle (filter, properties)
+//! | footer (57 bytes)        |
+//! +--------------------------+  file size
+//!
+//! block trailer (5 bytes)
+//! +------------------+------------------------------------------------+
+//! | compression: u8  | checksum: fixed32 LE over block bytes + type   |
+//! +------------------+------------------------------------------------+
+//!
+//! block handle: offset varint64 | size varint64   (size excludes the trailer)
+//!
+//! footer (57 bytes)
+//! +------+-----------------------------------------+---------+----------+---------+
+//! | 0    | 1..41                                   | 41..45  | 45..49   | 49..57  |
+//! | csum | metaindex handle, index handle, zero    | format  | footer   | magic   |
+//! | type | padding to 40 bytes                     | version | checksum | fixed64 |
+//! | u8   | (varints)                               | fixed32 | fixed32  |         |
+//! +------+-----------------------------------------+---------+----------+---------+
+//! footer checksum = masked crc32c of bytes 0..45
+//! ```
+//!
+//! The blocks tile the file with no gaps, so every byte is covered by a block
+//! checksum, a trailer, or the footer checksum; `verify` checks the tiling too.
+
+use crate::encoding::{put_varint64, Decoder, MAX_VARINT64_LEN};
+
+/// Magic number ending every table file ("STRATAsb" read as little-endian bytes).
+pub const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"STRATAsb");
+/// The table format this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Bytes after every block: compression type + checksum.
+pub const BLOCK_TRAILER_LEN: usize = 5;
+/// Room reserved in the footer for the two block handles.
+pub const FOOTER_HANDLES_LEN: usize = 4 * MAX_VARINT64_LEN;
+/// Size of the footer at the end of every table file.
+pub const FOOTER_LEN: usize = 1 + FOOTER_HANDLES_LEN + 4 + 4 + 8;
+
+/// Name of the full-file bloom filter in the metaindex.
+pub const FILTER_BLOCK_NAME: &[u8] = b"strata.filter.bloom";
+/// Name of the properties block in the metaindex.
+pub const PROPERTIES_BLOCK_NAME: &[u8] = b"strata.properties";
+
+/// Where a block lives in the file: its offset and its size without the trailer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockHandle {
+    /// Offset of the block's first byte.
+    pub offset: u64,
+    /// Length of the stored (possibly compressed) block, trailer excluded.
+    pub size: u64,
+}
+
+impl BlockHandle {
+    /// Appends the varint encoding.
+    pub fn encode_to(&self, dst: &mut Vec<u8>) {
+        put_varint64(dst, self.offset);
+        put_varint64(dst, self.size);
+    }
+
+    /// Reads a handle; `None` if the bytes are not two varints.
+    pub fn decode_from(d: &mut Decoder<'_>) -> Option<Self> {
+        Some(BlockHandle {
+            offset: d.varint64()?,
+            size: d.varint64()?,
+        })
+    }
+
+    /// Offset just past this block's trailer; `None` on overflow.
+    pub fn end_with_trailer(&self) -> Option<u64> {
+        self.offset
+            .checked_add(self.size)?
+            .checked_add(BLOCK_TRAILER_LEN as u64)
+    }
+}
+
+/// The decoded footer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footer {
+    /// Checksum type byte (validated by the reader).
+    pub checksum_code: u8,
+    /// Where the metaindex block is.
+    pub metaindex: BlockHandle,
+    /// Where the index block is.
+    pub index: BlockHandle,
+    /// Table format version.
+    pub format_version: u32,
+}
+
+impl Footer {
+    /// Encodes the footer into exactly [`FOOTER_LEN`] bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FOOTER_LEN);
+        out.push(self.checksum_code);
+        self.metaindex.encode_to(&mut out);
+        self.index.encode_to(&mut out);
+        out.resize(1 + FOOTER_HANDLES_LEN, 0);
+        out.extend_from_slice(&self.format_version.to_le_bytes());
+        let crc = crate::checksum::mask_crc(crc32c::crc32c(&out));
+        out.extend_from_slice(&crc.to_le_bytes());
+        out.extend_from_slice(&TABLE_MAGIC.to_le_bytes());
+        out
+    }
+
+    /// Decodes and checks a footer; the error is a reason for `Error::Corruption`.
+    pub fn decode(bytes: &[u8]) -> Result<Footer, String> {
+        if bytes.len() != FOOTER_LEN {
+            return Err(format!("footer is {} bytes, expected {FOOTER_LEN}", bytes.len()));
+        }
+        let mut d = Decoder::new(bytes);
+        let checksum_code = d.u8().ok_or("footer truncated")?;
+        let handles = d.bytes(FOOTER_HANDLES_LEN).ok_or("footer truncated")?;
+        let format_version = d.fixed32().ok_or("footer truncated")?;
+        let stored_crc = d.fixed32().ok_or("footer truncated")?;
+        let magic = d.fixed64().ok_or("footer truncated")?;
+        if magic != TABLE_MAGIC {
+            return Err(format!("bad magic number {magic:#018x}: not a Strata table file"));
+        }
+        let covered = bytes.get(..1 + FOOTER_HANDLES_LEN + 4).ok_or("footer truncated")?;
+        let actual = crate::checksum::mask_crc(crc32c::crc32c(covered));
+        if actual != stored_crc {
+            return Err(format!(
+                "footer checksum mismatch: stored {stored_crc:#010x}, computed {actual:#010x}"
+            ));
+        }
+        if format_version != FORMAT_VERSION {
+            return Err(format!("unsupported table format version {format_version}"));
+        }
+        let mut hd = Decoder::new(handles);
+        let metaindex = BlockHandle::decode_from(&mut hd).ok_or("bad metaindex handle")?;
+        let index = BlockHandle::decode_from(&mut hd).ok_or("bad index handle")?;
+        if hd.remaining().iter().any(|&b| b != 0) {
+            return Err("nonzero footer padding".into());
+        }
+        Ok(Footer {
+            checksum_code,
+            metaindex,
+            index,
+            format_version,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footer_golden_bytes() {
+        let f = Footer {
+            checksum_code: 4,
+            metaindex: BlockHandle { offset: 300, size: 20 },
+            index: BlockHandle { offset: 325, size: 1 },
+            format_version: 1,
+        };
+        let bytes = f.encode();
+        assert_eq!(bytes.len(), FOOTER_LEN);
+        // type, metaindex (300 = ac 02, 20 = 14), index (325 = c5 02, 1 = 01)
+        assert_eq!(&bytes[..8], &[4, 0xac, 0x02, 0x14, 0xc5, 0x02, 0x01, 0]);
+        assert!(bytes[8..41].iter().all(|&b| b == 0));
+        assert_eq!(&bytes[41..45], &[1, 0, 0, 0]);
+        assert_eq!(&bytes[49..], b"STRATAsb");
+        assert_eq!(Footer::decode(&bytes), Ok(f));
+    }
+
+    #[test]
+    fn every_footer_byte_is_checked() {
+        let f = Footer {
+            checksum_code: 1,
+            metaindex: BlockHandle { offset: 7, size: 9 },
+            index: BlockHandle { offset: 21, size: 3 },
+            format_version: FORMAT_VERSION,
+        };
+        let bytes = f.encode();
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x01;
+            assert!(Footer::decode(&bad).is_err(), "flip at byte {i} went unnoticed");
+        }
+    }
+}
