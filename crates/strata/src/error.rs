@@ -121,6 +121,41 @@ impl fmt::Display for Error {
     }
 }
 
+/// Iterators report a stored error each time their status is asked for, so errors
+/// must be cloneable; an `io::Error` is rebuilt from its OS code or its kind and text.
+impl Clone for Error {
+    fn clone(&self) -> Self {
+        match self {
+            Error::Io { op, path, source } => Error::Io {
+                op,
+                path: path.clone(),
+                source: match source.raw_os_error() {
+                    Some(code) => io::Error::from_raw_os_error(code),
+                    None => io::Error::new(source.kind(), source.to_string()),
+                },
+            },
+            Error::NoSpace { path } => Error::NoSpace { path: path.clone() },
+            Error::Corruption {
+                file,
+                offset,
+                reason,
+            } => Error::Corruption {
+                file: file.clone(),
+                offset: *offset,
+                reason: reason.clone(),
+            },
+            Error::InvalidArgument { field, reason } => Error::InvalidArgument {
+                field,
+                reason: reason.clone(),
+            },
+            Error::Busy { reason } => Error::Busy {
+                reason: reason.clone(),
+            },
+            Error::NotFound { what } => Error::NotFound { what: what.clone() },
+        }
+    }
+}
+
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
@@ -140,6 +175,16 @@ mod tests {
         assert!(matches!(e, Error::NoSpace { .. }));
         let e = Error::io("write", "/x", io::Error::from_raw_os_error(libc::EIO));
         assert!(matches!(e, Error::Io { op: "write", .. }));
+    }
+
+    #[test]
+    fn clone_keeps_os_error() {
+        let e = Error::io("read", "/x", io::Error::from_raw_os_error(libc::EIO));
+        let Error::Io { source, .. } = e.clone() else {
+            panic!("clone changed the variant");
+        };
+        assert_eq!(source.raw_os_error(), Some(libc::EIO));
+        assert_eq!(e.clone().to_string(), e.to_string());
     }
 
     #[test]

@@ -88,7 +88,9 @@ impl Block {
             .checked_mul(4)
             .and_then(|n| count_at.checked_sub(n))
             .ok_or_else(|| {
-                corrupt(format!("restart count {num_restarts} does not fit a {len}-byte block"))
+                corrupt(format!(
+                    "restart count {num_restarts} does not fit a {len}-byte block"
+                ))
             })?;
         if num_restarts == 0 {
             return Err(corrupt("block has no restart points".into()));
@@ -198,7 +200,8 @@ impl<O: KeyOrder> BlockIter<O> {
             self.set_corrupt("truncated entry header");
             return false;
         };
-        let (shared, unshared, value_len) = (shared as usize, unshared as usize, value_len as usize);
+        let (shared, unshared, value_len) =
+            (shared as usize, unshared as usize, value_len as usize);
         if shared > self.key.len() {
             self.set_corrupt("shared prefix longer than the previous key");
             return false;
@@ -340,21 +343,8 @@ impl<O: KeyOrder> InternalIterator for BlockIter<O> {
     fn status(&self) -> Result<()> {
         match &self.error {
             None => Ok(()),
-            Some(e) => Err(clone_error(e)),
+            Some(e) => Err(e.clone()),
         }
-    }
-}
-
-/// Errors are not `Clone` (they may hold an `io::Error`); block errors are always
-/// corruption, which can be rebuilt.
-fn clone_error(e: &Error) -> Error {
-    match e {
-        Error::Corruption {
-            file,
-            offset,
-            reason,
-        } => Error::corruption(file, *offset, reason.clone()),
-        other => Error::corruption("", 0, other.to_string()),
     }
 }
 

@@ -64,7 +64,12 @@ fn empty_block() {
 fn internal_keys_seek_to_visible_version() {
     let entries: Vec<_> = [(b"a", 9), (b"a", 5), (b"a", 2), (b"b", 7)]
         .iter()
-        .map(|(k, s)| (internal_key(*k, *s, ValueType::Put), s.to_string().into_bytes()))
+        .map(|(k, s)| {
+            (
+                internal_key(*k, *s, ValueType::Put),
+                s.to_string().into_bytes(),
+            )
+        })
         .collect();
     let mut b = BlockBuilder::new(2);
     for (k, v) in &entries {

@@ -114,7 +114,10 @@ impl Footer {
     /// Decodes and checks a footer; the error is a reason for `Error::Corruption`.
     pub fn decode(bytes: &[u8]) -> Result<Footer, String> {
         if bytes.len() != FOOTER_LEN {
-            return Err(format!("footer is {} bytes, expected {FOOTER_LEN}", bytes.len()));
+            return Err(format!(
+                "footer is {} bytes, expected {FOOTER_LEN}",
+                bytes.len()
+            ));
         }
         let mut d = Decoder::new(bytes);
         let checksum_code = d.u8().ok_or("footer truncated")?;
@@ -123,9 +126,13 @@ impl Footer {
         let stored_crc = d.fixed32().ok_or("footer truncated")?;
         let magic = d.fixed64().ok_or("footer truncated")?;
         if magic != TABLE_MAGIC {
-            return Err(format!("bad magic number {magic:#018x}: not a Strata table file"));
+            return Err(format!(
+                "bad magic number {magic:#018x}: not a Strata table file"
+            ));
         }
-        let covered = bytes.get(..1 + FOOTER_HANDLES_LEN + 4).ok_or("footer truncated")?;
+        let covered = bytes
+            .get(..1 + FOOTER_HANDLES_LEN + 4)
+            .ok_or("footer truncated")?;
         let actual = crate::checksum::mask_crc(crc32c::crc32c(covered));
         if actual != stored_crc {
             return Err(format!(
@@ -158,8 +165,14 @@ mod tests {
     fn footer_golden_bytes() {
         let f = Footer {
             checksum_code: 4,
-            metaindex: BlockHandle { offset: 300, size: 20 },
-            index: BlockHandle { offset: 325, size: 1 },
+            metaindex: BlockHandle {
+                offset: 300,
+                size: 20,
+            },
+            index: BlockHandle {
+                offset: 325,
+                size: 1,
+            },
             format_version: 1,
         };
         let bytes = f.encode();
@@ -177,14 +190,20 @@ mod tests {
         let f = Footer {
             checksum_code: 1,
             metaindex: BlockHandle { offset: 7, size: 9 },
-            index: BlockHandle { offset: 21, size: 3 },
+            index: BlockHandle {
+                offset: 21,
+                size: 3,
+            },
             format_version: FORMAT_VERSION,
         };
         let bytes = f.encode();
         for i in 0..bytes.len() {
             let mut bad = bytes.clone();
             bad[i] ^= 0x01;
-            assert!(Footer::decode(&bad).is_err(), "flip at byte {i} went unnoticed");
+            assert!(
+                Footer::decode(&bad).is_err(),
+                "flip at byte {i} went unnoticed"
+            );
         }
     }
 }

@@ -1,8 +1,24 @@
 //! Block-based table files (SSTs): immutable sorted runs of internal keys.
 //!
 //! The byte layout is drawn in [`format`]; [`block`] holds the entry format shared
-//! by data, index, metaindex and properties blocks.
+//! by data, index, metaindex and properties blocks. [`TableBuilder`] writes a
+//! table, [`TableReader`] opens one for point reads, iteration and verification.
 
 pub mod block;
 pub mod block_builder;
+pub mod builder;
+pub mod filter;
 pub mod format;
+pub mod iter;
+pub mod properties;
+pub mod reader;
+mod verify;
+
+pub use builder::TableBuilder;
+pub use iter::TableIterator;
+pub use properties::TableProperties;
+pub use reader::{TableEntry, TableReader};
+pub use verify::VerifyReport;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,258 @@
+//! Writes a table file from internal keys added in sorted order.
+
+use std::cmp::Ordering;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::compression::CompressionType;
+use crate::error::{Error, Result};
+use crate::fs::WritableFile;
+use crate::key::{compare_internal, short_successor, shortest_separator, ParsedInternalKey};
+use crate::options::TableOptions;
+use crate::table::block_builder::BlockBuilder;
+use crate::table::filter::BloomBuilder;
+use crate::table::format::{
+    BlockHandle, Footer, FILTER_BLOCK_NAME, FORMAT_VERSION, PROPERTIES_BLOCK_NAME,
+};
+use crate::table::properties::TableProperties;
+
+/// Builds one table file. Call [`add`](Self::add) with strictly increasing
+/// internal keys, then [`finish`](Self::finish), which writes the meta blocks and
+/// the footer and syncs the file.
+#[derive(Debug)]
+pub struct TableBuilder {
+    file: Box<dyn WritableFile>,
+    options: TableOptions,
+    data_block: BlockBuilder,
+    index_block: BlockBuilder,
+    filter: Option<BloomBuilder>,
+    /// Handle of the last flushed data block, whose index entry waits for the next
+    /// key so the separator can be shortened.
+    pending_index: Option<BlockHandle>,
+    last_key: Vec<u8>,
+    offset: u64,
+    props: TableProperties,
+    compressed: Vec<u8>,
+    creation_time: Option<u64>,
+}
+
+impl TableBuilder {
+    /// Starts a table in `file`, which must be newly created and empty.
+    pub fn new(file: Box<dyn WritableFile>, options: TableOptions) -> Result<Self> {
+        options.validate()?;
+        let filter = (options.bloom_bits_per_key > 0.0)
+            .then(|| BloomBuilder::new(options.bloom_bits_per_key));
+        let props = TableProperties {
+            compression: options.compression.name().to_string(),
+            checksum: options.checksum.name().to_string(),
+            bloom_millibits_per_key: (options.bloom_bits_per_key * 1000.0).round() as u64,
+            smallest_seqno: u64::MAX,
+            format_version: u64::from(FORMAT_VERSION),
+            ..TableProperties::default()
+        };
+        Ok(TableBuilder {
+            data_block: BlockBuilder::new(options.block_restart_interval),
+            index_block: BlockBuilder::new(1),
+            file,
+            options,
+            filter,
+            pending_index: None,
+            last_key: Vec::new(),
+            offset: 0,
+            props,
+            compressed: Vec::new(),
+            creation_time: None,
+        })
+    }
+
+    /// Records `secs` (since the Unix epoch) as the creation time instead of the
+    /// clock, for reproducible files.
+    pub fn with_creation_time(mut self, secs: u64) -> Self {
+        self.creation_time = Some(secs);
+        self
+    }
+
+    /// Appends an entry. `key` must be a valid internal key greater than the last.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        let parsed = ParsedInternalKey::parse(key)
+            .filter(|p| p.value_type().is_some())
+            .ok_or_else(|| Error::invalid_argument("key", "not a valid internal key"))?;
+        let first = self.props.num_entries == 0;
+        if !first && compare_internal(&self.last_key, key) != Ordering::Less {
+            return Err(Error::invalid_argument(
+                "key",
+                "keys must be added in strictly increasing internal-key order",
+            ));
+        }
+        if let Some(handle) = self.pending_index.take() {
+            let separator = shortest_separator(&self.last_key, key);
+            self.add_index_entry(&separator, handle);
+        }
+        let new_user_key = first || crate::key::user_key(&self.last_key) != parsed.user_key;
+        if let Some(filter) = self.filter.as_mut() {
+            if new_user_key {
+                filter.add_key(parsed.user_key);
+            }
+        }
+        if first {
+            self.props.smallest_user_key = parsed.user_key.to_vec();
+        }
+        if new_user_key {
+            self.props.largest_user_key.clear();
+            self.props
+                .largest_user_key
+                .extend_from_slice(parsed.user_key);
+        }
+        self.props.num_entries += 1;
+        if parsed.value_type() == Some(crate::key::ValueType::Delete) {
+            self.props.num_deletions += 1;
+        }
+        self.props.raw_key_size += key.len() as u64;
+        self.props.raw_value_size += value.len() as u64;
+        self.props.smallest_seqno = self.props.smallest_seqno.min(parsed.seq);
+        self.props.largest_seqno = self.props.largest_seqno.max(parsed.seq);
+
+        self.last_key.clear();
+        self.last_key.extend_from_slice(key);
+        self.data_block.add(key, value);
+        if self.data_block.estimated_size() >= self.options.block_size {
+            self.flush_data_block()?;
+        }
+        Ok(())
+    }
+
+    /// Entries added so far.
+    pub fn num_entries(&self) -> u64 {
+        self.props.num_entries
+    }
+
+    /// Bytes written so far plus the open data block: the size the file would have.
+    pub fn estimated_file_size(&self) -> u64 {
+        self.offset + self.data_block.estimated_size() as u64
+    }
+
+    fn add_index_entry(&mut self, separator: &[u8], handle: BlockHandle) {
+        let mut value = Vec::with_capacity(20);
+        handle.encode_to(&mut value);
+        self.index_block.add(separator, &value);
+    }
+
+    fn flush_data_block(&mut self) -> Result<()> {
+        if self.data_block.is_empty() {
+            return Ok(());
+        }
+        let compression = self.options.compression;
+        let raw = self.data_block.finish();
+        let mut stored_type = CompressionType::None;
+        if compression != CompressionType::None {
+            self.compressed.clear();
+            compression.compress_into(raw, &mut self.compressed)?;
+            // Keep the block raw unless compression saves at least 12.5%.
+            if self.compressed.len() < raw.len() - raw.len() / 8 {
+                stored_type = compression;
+            }
+        }
+        let contents = if stored_type == CompressionType::None {
+            raw
+        } else {
+            &self.compressed[..]
+        };
+        let handle = write_block(
+            &mut *self.file,
+            &mut self.offset,
+            contents,
+            stored_type,
+            self.options.checksum,
+        )?;
+        self.props.data_size += self.offset - handle.offset;
+        self.props.num_data_blocks += 1;
+        self.data_block.reset();
+        self.pending_index = Some(handle);
+        Ok(())
+    }
+
+    fn write_meta_block(&mut self, contents: &[u8]) -> Result<BlockHandle> {
+        write_block(
+            &mut *self.file,
+            &mut self.offset,
+            contents,
+            CompressionType::None,
+            self.options.checksum,
+        )
+    }
+
+    /// Writes the remaining blocks and the footer, then syncs the file.
+    /// Returns the file size and the table's properties.
+    pub fn finish(mut self) -> Result<(u64, TableProperties)> {
+        self.flush_data_block()?;
+        if let Some(handle) = self.pending_index.take() {
+            let separator = short_successor(&self.last_key);
+            self.add_index_entry(&separator, handle);
+        }
+        let mut metaindex = Vec::new();
+        if let Some(filter) = self.filter.take().filter(|f| !f.is_empty()) {
+            let start = self.offset;
+            let handle = self.write_meta_block(&filter.finish())?;
+            self.props.filter_size = self.offset - start;
+            metaindex.push((FILTER_BLOCK_NAME, handle));
+        }
+        let index_contents = self.index_block.finish().to_vec();
+        let index_start = self.offset;
+        let index_handle = self.write_meta_block(&index_contents)?;
+        self.props.index_size = self.offset - index_start;
+
+        if self.props.num_entries == 0 {
+            self.props.smallest_seqno = 0;
+        }
+        self.props.creation_time = self.creation_time.unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0)
+        });
+        let props_handle = self.write_meta_block(&self.props.encode())?;
+        metaindex.push((PROPERTIES_BLOCK_NAME, props_handle));
+        metaindex.sort_by_key(|(name, _)| *name);
+
+        let mut mb = BlockBuilder::new(1);
+        for (name, handle) in &metaindex {
+            let mut v = Vec::new();
+            handle.encode_to(&mut v);
+            mb.add(name, &v);
+        }
+        let metaindex_handle = self.write_meta_block(mb.finish())?;
+        let footer = Footer {
+            checksum_code: self.options.checksum.code(),
+            metaindex: metaindex_handle,
+            index: index_handle,
+            format_version: FORMAT_VERSION,
+        };
+        let footer = footer.encode();
+        self.file.append(&footer)?;
+        self.offset += footer.len() as u64;
+        self.file.sync()?;
+        Ok((self.offset, self.props))
+    }
+}
+
+/// Appends `contents` and its trailer at `*offset`, advancing it.
+fn write_block(
+    file: &mut dyn WritableFile,
+    offset: &mut u64,
+    contents: &[u8],
+    compression: CompressionType,
+    checksum: crate::checksum::ChecksumType,
+) -> Result<BlockHandle> {
+    let handle = BlockHandle {
+        offset: *offset,
+        size: contents.len() as u64,
+    };
+    let type_byte = compression.code();
+    let crc = checksum.checksum_with_byte(contents, type_byte);
+    let mut trailer = [0u8; 5];
+    trailer[0] = type_byte;
+    trailer[1..].copy_from_slice(&crc.to_le_bytes());
+    file.append(contents)?;
+    file.append(&trailer)?;
+    *offset += contents.len() as u64 + trailer.len() as u64;
+    Ok(handle)
+}

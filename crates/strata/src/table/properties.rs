@@ -1,0 +1,220 @@
+//! The properties block: facts about a table, stored as a block of
+//! `name -> value` entries in bytewise name order.
+//!
+//! Numbers are varint64 values; names, codecs and keys are raw bytes. Unknown
+//! names are ignored on read, so later versions can add properties freely.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::encoding::{put_varint64, Decoder};
+use crate::iter::InternalIterator;
+use crate::table::block::{Block, BytewiseOrder};
+use crate::table::block_builder::BlockBuilder;
+
+/// What a table file holds; written by the builder, read by the reader and tools.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableProperties {
+    /// Number of entries (puts and deletions).
+    pub num_entries: u64,
+    /// Number of deletion entries.
+    pub num_deletions: u64,
+    /// Sum of internal key lengths before prefix compression.
+    pub raw_key_size: u64,
+    /// Sum of value lengths before compression.
+    pub raw_value_size: u64,
+    /// Bytes of data blocks on disk, trailers included.
+    pub data_size: u64,
+    /// Bytes of the index block on disk, trailer included.
+    pub index_size: u64,
+    /// Bytes of the filter block on disk, trailer included (0 without filter).
+    pub filter_size: u64,
+    /// Number of data blocks.
+    pub num_data_blocks: u64,
+    /// Data block codec name ("none", "snappy", "lz4", "zstd").
+    pub compression: String,
+    /// Checksum function name ("crc32c", "xxh3").
+    pub checksum: String,
+    /// Bloom filter bits per key x 1000 (0 when there is no filter).
+    pub bloom_millibits_per_key: u64,
+    /// Smallest user key (empty when the table is empty).
+    pub smallest_user_key: Vec<u8>,
+    /// Largest user key.
+    pub largest_user_key: Vec<u8>,
+    /// Smallest sequence number (0 for an empty table).
+    pub smallest_seqno: u64,
+    /// Largest sequence number.
+    pub largest_seqno: u64,
+    /// Seconds since the Unix epoch when the table was written.
+    pub creation_time: u64,
+    /// Table format version.
+    pub format_version: u64,
+}
+
+// Property names, in bytewise order as a block requires.
+const CHECKSUM: &str = "strata.checksum";
+const COMPRESSION: &str = "strata.compression";
+const CREATION_TIME: &str = "strata.creation.time";
+const DATA_SIZE: &str = "strata.data.size";
+const FILTER_BITS: &str = "strata.filter.millibits.per.key";
+const FILTER_SIZE: &str = "strata.filter.size";
+const FORMAT_VERSION: &str = "strata.format.version";
+const INDEX_SIZE: &str = "strata.index.size";
+const LARGEST_KEY: &str = "strata.largest.user.key";
+const LARGEST_SEQNO: &str = "strata.largest.seqno";
+const NUM_DATA_BLOCKS: &str = "strata.num.data.blocks";
+const NUM_DELETIONS: &str = "strata.num.deletions";
+const NUM_ENTRIES: &str = "strata.num.entries";
+const RAW_KEY_SIZE: &str = "strata.raw.key.size";
+const RAW_VALUE_SIZE: &str = "strata.raw.value.size";
+const SMALLEST_KEY: &str = "strata.smallest.user.key";
+const SMALLEST_SEQNO: &str = "strata.smallest.seqno";
+
+impl TableProperties {
+    fn numbers(&self) -> [(&'static str, u64); 13] {
+        [
+            (CREATION_TIME, self.creation_time),
+            (DATA_SIZE, self.data_size),
+            (FILTER_BITS, self.bloom_millibits_per_key),
+            (FILTER_SIZE, self.filter_size),
+            (FORMAT_VERSION, self.format_version),
+            (INDEX_SIZE, self.index_size),
+            (LARGEST_SEQNO, self.largest_seqno),
+            (NUM_DATA_BLOCKS, self.num_data_blocks),
+            (NUM_DELETIONS, self.num_deletions),
+            (NUM_ENTRIES, self.num_entries),
+            (RAW_KEY_SIZE, self.raw_key_size),
+            (RAW_VALUE_SIZE, self.raw_value_size),
+            (SMALLEST_SEQNO, self.smallest_seqno),
+        ]
+    }
+
+    /// Encodes the properties as a block.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut entries: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
+        for (name, v) in self.numbers() {
+            let mut buf = Vec::new();
+            put_varint64(&mut buf, v);
+            entries.insert(name, buf);
+        }
+        entries.insert(CHECKSUM, self.checksum.clone().into_bytes());
+        entries.insert(COMPRESSION, self.compression.clone().into_bytes());
+        entries.insert(LARGEST_KEY, self.largest_user_key.clone());
+        entries.insert(SMALLEST_KEY, self.smallest_user_key.clone());
+        let mut b = BlockBuilder::new(1);
+        for (name, value) in &entries {
+            b.add(name.as_bytes(), value);
+        }
+        b.finish().to_vec()
+    }
+
+    /// Decodes a properties block; the error is a reason for `Error::Corruption`.
+    pub fn decode(block: &Block) -> Result<TableProperties, String> {
+        let mut p = TableProperties::default();
+        let mut it = block.iter::<BytewiseOrder>();
+        it.seek_to_first();
+        while it.valid() {
+            let (name, value) = (it.key(), it.value());
+            let text = || String::from_utf8(value.to_vec()).map_err(|_| "non-UTF-8 property");
+            let number = || {
+                let mut d = Decoder::new(value);
+                d.varint64().filter(|_| d.is_empty()).ok_or_else(|| {
+                    format!("property {} is not a number", String::from_utf8_lossy(name))
+                })
+            };
+            match std::str::from_utf8(name).unwrap_or("") {
+                CHECKSUM => p.checksum = text()?,
+                COMPRESSION => p.compression = text()?,
+                LARGEST_KEY => p.largest_user_key = value.to_vec(),
+                SMALLEST_KEY => p.smallest_user_key = value.to_vec(),
+                CREATION_TIME => p.creation_time = number()?,
+                DATA_SIZE => p.data_size = number()?,
+                FILTER_BITS => p.bloom_millibits_per_key = number()?,
+                FILTER_SIZE => p.filter_size = number()?,
+                FORMAT_VERSION => p.format_version = number()?,
+                INDEX_SIZE => p.index_size = number()?,
+                LARGEST_SEQNO => p.largest_seqno = number()?,
+                NUM_DATA_BLOCKS => p.num_data_blocks = number()?,
+                NUM_DELETIONS => p.num_deletions = number()?,
+                NUM_ENTRIES => p.num_entries = number()?,
+                RAW_KEY_SIZE => p.raw_key_size = number()?,
+                RAW_VALUE_SIZE => p.raw_value_size = number()?,
+                SMALLEST_SEQNO => p.smallest_seqno = number()?,
+                _ => {}
+            }
+            it.next();
+        }
+        it.status().map_err(|e| e.to_string())?;
+        Ok(p)
+    }
+
+    /// `name: value` lines, one per property, as `strata sst dump` prints them.
+    /// Keys are shown with `key_fmt` (plain or hex).
+    pub fn to_lines(&self, key_fmt: impl Fn(&[u8]) -> String) -> String {
+        let mut out = String::new();
+        let mut line = |name: &str, value: String| {
+            let _ = writeln!(out, "{name}: {value}");
+        };
+        line("# entries", self.num_entries.to_string());
+        line("# deletions", self.num_deletions.to_string());
+        line("# data blocks", self.num_data_blocks.to_string());
+        line("raw key size", self.raw_key_size.to_string());
+        line("raw value size", self.raw_value_size.to_string());
+        line("data block size", self.data_size.to_string());
+        line("index block size", self.index_size.to_string());
+        line("filter block size", self.filter_size.to_string());
+        line(
+            "filter bits per key",
+            format!("{}", self.bloom_millibits_per_key as f64 / 1000.0),
+        );
+        line("compression", self.compression.clone());
+        line("checksum", self.checksum.clone());
+        line("smallest user key", key_fmt(&self.smallest_user_key));
+        line("largest user key", key_fmt(&self.largest_user_key));
+        line("smallest seqno", self.smallest_seqno.to_string());
+        line("largest seqno", self.largest_seqno.to_string());
+        line("creation time", self.creation_time.to_string());
+        line("format version", self.format_version.to_string());
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::block::BlockOrigin;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    #[test]
+    fn roundtrip() {
+        let p = TableProperties {
+            num_entries: 10,
+            num_deletions: 2,
+            raw_key_size: 300,
+            raw_value_size: 4000,
+            data_size: 5000,
+            index_size: 60,
+            filter_size: 72,
+            num_data_blocks: 2,
+            compression: "lz4".into(),
+            checksum: "xxh3".into(),
+            bloom_millibits_per_key: 10_000,
+            smallest_user_key: b"".to_vec(),
+            largest_user_key: b"\xffzz".to_vec(),
+            smallest_seqno: 1,
+            largest_seqno: 99,
+            creation_time: 1_700_000_000,
+            format_version: 1,
+        };
+        let origin = BlockOrigin {
+            file: Arc::from(Path::new("t.sst")),
+            offset: 0,
+        };
+        let block = Block::new(bytes::Bytes::from(p.encode()), origin).unwrap();
+        assert_eq!(TableProperties::decode(&block).unwrap(), p);
+        assert!(p
+            .to_lines(|k| String::from_utf8_lossy(k).into_owned())
+            .contains("# entries: 10\n"));
+    }
+}

@@ -1,0 +1,295 @@
+//! Opens a table file and answers point reads.
+//!
+//! Open reads the footer, then the metaindex, properties, index and filter blocks,
+//! always verifying their checksums. Data blocks are read on demand through
+//! [`TableReader::read_block`], the one place where a block cache will plug in
+//! (each block is identified by the file and its offset).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::checksum::ChecksumType;
+use crate::compression::CompressionType;
+use crate::encoding::{decode_fixed32, Decoder};
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+use crate::iter::InternalIterator;
+use crate::key::{seek_key, ParsedInternalKey, SequenceNumber, ValueType};
+use crate::options::ReadOptions;
+use crate::table::block::{Block, BlockOrigin, BytewiseOrder, InternalOrder};
+use crate::table::filter::BloomFilter;
+use crate::table::format::{
+    BlockHandle, Footer, BLOCK_TRAILER_LEN, FILTER_BLOCK_NAME, FOOTER_LEN, PROPERTIES_BLOCK_NAME,
+};
+use crate::table::properties::TableProperties;
+
+/// The newest entry of a user key visible at the read's sequence number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableEntry {
+    /// Sequence number of the entry.
+    pub seq: SequenceNumber,
+    /// Put or delete.
+    pub value_type: ValueType,
+    /// The value (empty for a deletion), sharing the block's bytes.
+    pub value: Bytes,
+}
+
+/// Reads blocks of one file: bounds, checksum, decompression.
+#[derive(Debug)]
+struct BlockFetcher {
+    file: Arc<dyn RandomAccessFile>,
+    path: Arc<Path>,
+    file_size: u64,
+    checksum: ChecksumType,
+}
+
+/// An open table file. Shared between threads behind an `Arc`.
+#[derive(Debug)]
+pub struct TableReader {
+    fetcher: BlockFetcher,
+    footer: Footer,
+    index: Block,
+    filter: Option<BloomFilter>,
+    filter_handle: Option<BlockHandle>,
+    properties_handle: BlockHandle,
+    properties: TableProperties,
+}
+
+impl TableReader {
+    /// Opens the table in `file`; `path` names it in errors.
+    pub fn open(file: Arc<dyn RandomAccessFile>, path: &Path) -> Result<TableReader> {
+        let path: Arc<Path> = Arc::from(path);
+        let file_size = file.len();
+        let corrupt = |offset: u64, reason: String| Error::corruption(&path, offset, reason);
+        let footer_at = file_size.checked_sub(FOOTER_LEN as u64).ok_or_else(|| {
+            corrupt(
+                0,
+                format!("file of {file_size} bytes is too short for a table"),
+            )
+        })?;
+        let footer_bytes = file.read_at(footer_at, FOOTER_LEN)?;
+        let footer = Footer::decode(&footer_bytes).map_err(|r| corrupt(footer_at, r))?;
+        let checksum = ChecksumType::from_code(footer.checksum_code).ok_or_else(|| {
+            corrupt(
+                footer_at,
+                format!("unknown checksum type {}", footer.checksum_code),
+            )
+        })?;
+
+        let fetcher = BlockFetcher {
+            file,
+            path: path.clone(),
+            file_size,
+            checksum,
+        };
+        let metaindex = fetcher.read_block(footer.metaindex, true)?;
+        let (mut filter_handle, mut properties_handle) = (None, None);
+        let mut it = metaindex.iter::<BytewiseOrder>();
+        it.seek_to_first();
+        while it.valid() {
+            let handle =
+                BlockHandle::decode_from(&mut Decoder::new(it.value())).ok_or_else(|| {
+                    corrupt(footer.metaindex.offset, "bad handle in metaindex".into())
+                })?;
+            match it.key() {
+                FILTER_BLOCK_NAME => filter_handle = Some(handle),
+                PROPERTIES_BLOCK_NAME => properties_handle = Some(handle),
+                _ => {}
+            }
+            it.next();
+        }
+        it.status()?;
+        let properties_handle = properties_handle.ok_or_else(|| {
+            corrupt(
+                footer.metaindex.offset,
+                "metaindex lacks the properties block".into(),
+            )
+        })?;
+        let props_block = fetcher.read_block(properties_handle, true)?;
+        let properties = TableProperties::decode(&props_block)
+            .map_err(|r| corrupt(properties_handle.offset, r))?;
+        let index = fetcher.read_block(footer.index, true)?;
+        let filter = match filter_handle {
+            Some(handle) => {
+                let bytes = fetcher.read_block_contents(handle, true)?;
+                Some(BloomFilter::new(bytes).map_err(|r| corrupt(handle.offset, r))?)
+            }
+            None => None,
+        };
+        Ok(TableReader {
+            fetcher,
+            footer,
+            index,
+            filter,
+            filter_handle,
+            properties_handle,
+            properties,
+        })
+    }
+
+    /// The table's properties.
+    pub fn properties(&self) -> &TableProperties {
+        &self.properties
+    }
+
+    /// The file this table was opened from.
+    pub fn path(&self) -> &Path {
+        &self.fetcher.path
+    }
+
+    /// Size of the file in bytes.
+    pub fn file_size(&self) -> u64 {
+        self.fetcher.file_size
+    }
+
+    /// Reads, checks and decompresses one block.
+    pub fn read_block(&self, handle: BlockHandle, verify_checksum: bool) -> Result<Block> {
+        self.fetcher.read_block(handle, verify_checksum)
+    }
+
+    /// Reads a block's bytes without parsing them as entries (filter blocks).
+    pub(crate) fn read_block_contents(&self, handle: BlockHandle) -> Result<Bytes> {
+        self.fetcher.read_block_contents(handle, true)
+    }
+
+    /// False when the bloom filter proves `user_key` absent.
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
+    }
+
+    /// The newest entry for `user_key` with sequence number <= `seq`.
+    /// Checks the filter first, then the index, then one data block (two when the
+    /// key's versions straddle a block boundary).
+    pub fn get(
+        &self,
+        options: &ReadOptions,
+        user_key: &[u8],
+        seq: SequenceNumber,
+    ) -> Result<Option<TableEntry>> {
+        if !self.may_contain(user_key) {
+            return Ok(None);
+        }
+        let lookup = seek_key(user_key, seq);
+        let mut index = self.index.iter::<InternalOrder>();
+        index.seek(&lookup);
+        while index.valid() {
+            let handle = self.decode_index_value(index.value())?;
+            let block = self.read_block(handle, options.verify_checksums)?;
+            let mut it = block.iter::<InternalOrder>();
+            it.seek(&lookup);
+            it.status()?;
+            if it.valid() {
+                let parsed = self.parse_key(it.key(), handle.offset)?;
+                if parsed.user_key != user_key {
+                    return Ok(None);
+                }
+                let value_type = parsed.value_type().ok_or_else(|| {
+                    Error::corruption(self.path(), handle.offset, "unknown value type")
+                })?;
+                return Ok(Some(TableEntry {
+                    seq: parsed.seq,
+                    value_type,
+                    value: it.value_bytes(),
+                }));
+            }
+            index.next();
+        }
+        index.status()?;
+        Ok(None)
+    }
+
+    /// An iterator over every entry, in internal-key order.
+    pub fn iter(self: &Arc<Self>, options: &ReadOptions) -> super::iter::TableIterator {
+        super::iter::TableIterator::new(self.clone(), options.verify_checksums)
+    }
+
+    pub(crate) fn index_block(&self) -> &Block {
+        &self.index
+    }
+
+    pub(crate) fn filter(&self) -> Option<&BloomFilter> {
+        self.filter.as_ref()
+    }
+
+    /// Handles of the meta blocks (filter, index, properties, metaindex) in file
+    /// order, for `verify`.
+    pub(crate) fn meta_handles(&self) -> Vec<BlockHandle> {
+        let mut v: Vec<BlockHandle> = self.filter_handle.into_iter().collect();
+        v.extend([
+            self.footer.index,
+            self.properties_handle,
+            self.footer.metaindex,
+        ]);
+        v.sort_by_key(|h| h.offset);
+        v
+    }
+
+    pub(crate) fn decode_index_value(&self, value: &[u8]) -> Result<BlockHandle> {
+        let mut d = Decoder::new(value);
+        BlockHandle::decode_from(&mut d)
+            .filter(|_| d.is_empty())
+            .ok_or_else(|| {
+                Error::corruption(self.path(), self.footer.index.offset, "bad index entry")
+            })
+    }
+
+    pub(crate) fn parse_key<'a>(
+        &self,
+        key: &'a [u8],
+        block_offset: u64,
+    ) -> Result<ParsedInternalKey<'a>> {
+        ParsedInternalKey::parse(key).ok_or_else(|| {
+            Error::corruption(self.path(), block_offset, "entry key shorter than its tag")
+        })
+    }
+}
+
+impl BlockFetcher {
+    /// Reads, checks and decompresses one block.
+    fn read_block(&self, handle: BlockHandle, verify_checksum: bool) -> Result<Block> {
+        let contents = self.read_block_contents(handle, verify_checksum)?;
+        Block::new(
+            contents,
+            BlockOrigin {
+                file: self.path.clone(),
+                offset: handle.offset,
+            },
+        )
+    }
+
+    fn read_block_contents(&self, handle: BlockHandle, verify_checksum: bool) -> Result<Bytes> {
+        let corrupt = |reason: String| Error::corruption(&self.path, handle.offset, reason);
+        let blocks_end = self.file_size - FOOTER_LEN as u64;
+        let in_bounds = handle
+            .end_with_trailer()
+            .is_some_and(|end| end <= blocks_end);
+        let size = usize::try_from(handle.size)
+            .ok()
+            .filter(|_| in_bounds)
+            .ok_or_else(|| {
+                corrupt(format!(
+                "block handle (offset {}, size {}) runs past the blocks, which end at {blocks_end}",
+                handle.offset, handle.size
+            ))
+            })?;
+        let raw = self.file.read_at(handle.offset, size + BLOCK_TRAILER_LEN)?;
+        let (contents, trailer) = raw.split_at(size);
+        let type_byte = trailer[0];
+        if verify_checksum {
+            let stored = decode_fixed32(&trailer[1..]).unwrap_or(0);
+            let actual = self.checksum.checksum_with_byte(contents, type_byte);
+            if stored != actual {
+                return Err(corrupt(format!(
+                    "block checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
+                )));
+            }
+        }
+        match CompressionType::from_code(type_byte) {
+            Some(CompressionType::None) => Ok(raw.slice(..size)),
+            Some(codec) => codec.decompress(contents).map(Bytes::from).map_err(corrupt),
+            None => Err(corrupt(format!("unknown compression type {type_byte}"))),
+        }
+    }
+}

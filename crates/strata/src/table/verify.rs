@@ -1,0 +1,171 @@
+//! Full verification of a table file: every checksum, every entry, and that the
+//! blocks tile the file with no gap, so that any changed byte is detected.
+
+use std::cmp::Ordering;
+
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key::{compare_internal, user_key};
+use crate::table::block::InternalOrder;
+use crate::table::format::FOOTER_LEN;
+use crate::table::reader::TableReader;
+
+/// What a successful verification walked over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Blocks read and checked (data and meta blocks).
+    pub blocks: u64,
+    /// Entries decoded.
+    pub entries: u64,
+}
+
+impl TableReader {
+    /// Reads every block with checksum verification and checks the table's
+    /// structure: blocks contiguous from offset 0 to the footer, keys strictly
+    /// increasing and well formed, index separators between neighbouring blocks,
+    /// the filter matching every key, and the properties matching the contents.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let corrupt = |offset: u64, reason: String| Error::corruption(self.path(), offset, reason);
+        let mut report = VerifyReport {
+            blocks: 0,
+            entries: 0,
+        };
+        let mut expected_offset = 0u64;
+        let mut last_key: Option<Vec<u8>> = None;
+        let mut last_separator: Option<Vec<u8>> = None;
+        let mut deletions = 0u64;
+        let mut index = self.index_block().iter::<InternalOrder>();
+        index.seek_to_first();
+        while index.valid() {
+            let handle = self.decode_index_value(index.value())?;
+            if handle.offset != expected_offset {
+                return Err(corrupt(
+                    handle.offset,
+                    format!(
+                        "data block starts at {}, expected {expected_offset}",
+                        handle.offset
+                    ),
+                ));
+            }
+            let block = self.read_block(handle, true)?;
+            let mut it = block.iter::<InternalOrder>();
+            it.seek_to_first();
+            if !it.valid() {
+                it.status()?;
+                return Err(corrupt(handle.offset, "empty data block".into()));
+            }
+            if let Some(sep) = &last_separator {
+                if compare_internal(sep, it.key()) != Ordering::Less {
+                    return Err(corrupt(
+                        handle.offset,
+                        "index separator not below the block's first key".into(),
+                    ));
+                }
+            }
+            while it.valid() {
+                let parsed = self.parse_key(it.key(), handle.offset)?;
+                let value_type = parsed.value_type().ok_or_else(|| {
+                    corrupt(
+                        handle.offset,
+                        format!("unknown value type {}", parsed.type_code),
+                    )
+                })?;
+                if value_type == crate::key::ValueType::Delete {
+                    deletions += 1;
+                }
+                if let Some(prev) = &last_key {
+                    if compare_internal(prev, it.key()) != Ordering::Less {
+                        return Err(corrupt(handle.offset, "keys out of order".into()));
+                    }
+                }
+                let new_user_key = last_key
+                    .as_deref()
+                    .is_none_or(|p| user_key(p) != parsed.user_key);
+                if new_user_key
+                    && self
+                        .filter()
+                        .is_some_and(|f| !f.may_contain(parsed.user_key))
+                {
+                    return Err(corrupt(
+                        handle.offset,
+                        "bloom filter misses a key the table holds".into(),
+                    ));
+                }
+                last_key = Some(it.key().to_vec());
+                report.entries += 1;
+                it.next();
+            }
+            it.status()?;
+            let last = last_key.as_deref().unwrap_or_default();
+            if compare_internal(last, index.key()) == Ordering::Greater {
+                return Err(corrupt(
+                    handle.offset,
+                    "index separator below the block's last key".into(),
+                ));
+            }
+            last_separator = Some(index.key().to_vec());
+            report.blocks += 1;
+            expected_offset = handle.end_with_trailer().unwrap_or(u64::MAX);
+            index.next();
+        }
+        index.status()?;
+
+        for handle in self.meta_handles() {
+            if handle.offset != expected_offset {
+                return Err(corrupt(
+                    handle.offset,
+                    format!(
+                        "meta block starts at {}, expected {expected_offset}",
+                        handle.offset
+                    ),
+                ));
+            }
+            self.read_block_contents(handle)?;
+            report.blocks += 1;
+            expected_offset = handle.end_with_trailer().unwrap_or(u64::MAX);
+        }
+        let footer_at = self.file_size() - FOOTER_LEN as u64;
+        if expected_offset != footer_at {
+            return Err(corrupt(
+                expected_offset,
+                format!("blocks end at {expected_offset}, footer starts at {footer_at}"),
+            ));
+        }
+        self.check_properties(&report, deletions, last_key.as_deref())?;
+        Ok(report)
+    }
+
+    fn check_properties(
+        &self,
+        report: &VerifyReport,
+        deletions: u64,
+        last_key: Option<&[u8]>,
+    ) -> Result<()> {
+        let p = self.properties();
+        let mismatch = |what: &str, stored: u64, actual: u64| {
+            Error::corruption(
+                self.path(),
+                0,
+                format!("properties say {stored} {what}, the table holds {actual}"),
+            )
+        };
+        if p.num_entries != report.entries {
+            return Err(mismatch("entries", p.num_entries, report.entries));
+        }
+        if p.num_deletions != deletions {
+            return Err(mismatch("deletions", p.num_deletions, deletions));
+        }
+        let data_blocks = report.blocks - self.meta_handles().len() as u64;
+        if p.num_data_blocks != data_blocks {
+            return Err(mismatch("data blocks", p.num_data_blocks, data_blocks));
+        }
+        if last_key.map(user_key).unwrap_or_default() != p.largest_user_key.as_slice() {
+            return Err(Error::corruption(
+                self.path(),
+                0,
+                "largest user key property does not match",
+            ));
+        }
+        Ok(())
+    }
+}
