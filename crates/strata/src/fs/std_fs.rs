@@ -1,4 +1,744 @@
-//! Real files (placeholder until implemented).
-/// The real file system.
+//! [`StdFs`]: the real file system.
+//!
+//! Writes go through a user-space buffer (one `write` per 64 KiB instead of one per
+//! record). Reads come in three flavours chosen by [`ReadFileOptions`]: `pread`
+//! into a fresh buffer (the default), a shared memory mapping (`use_mmap_reads`),
+//! or `O_DIRECT` reads that bypass the page cache (`use_direct_reads`).
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::{FileLock, Fs, RandomAccessFile, ReadFileOptions, WritableFile};
+use crate::error::{Error, Result};
+
+/// Size of the user-space write buffer. Appends at least this large skip the buffer.
+const WRITE_BUFFER_BYTES: usize = 64 * 1024;
+
+/// Alignment of buffer address, file offset and length for `O_DIRECT` reads. 4096
+/// covers every logical block size in common use (512 and 4096).
+const DIRECT_IO_ALIGN: usize = 4096;
+
+/// The real file system. Stateless: every method goes straight to the OS.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdFs;
+
+impl Fs for StdFs {
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))
+    }
+
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io("create", path, e))?;
+        Ok(Box::new(StdWritableFile {
+            file,
+            path: path.to_path_buf(),
+            buffer: Vec::with_capacity(WRITE_BUFFER_BYTES),
+            bytes_handed_to_os: 0,
+        }))
+    }
+
+    fn open(&self, path: &Path, options: ReadFileOptions) -> Result<Arc<dyn RandomAccessFile>> {
+        if options.use_direct_reads {
+            return Ok(Arc::new(DirectFile::open(path)?));
+        }
+        let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io("stat", path, e))?
+            .len();
+        if options.use_mmap_reads {
+            return Ok(Arc::new(MmapFile::map(&file, path, len)?));
+        }
+        Ok(Arc::new(PreadFile {
+            file,
+            path: path.to_path_buf(),
+            len_at_open: len,
+        }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::rename(from, to).map_err(|e| Error::io("rename", from, e))
+    }
+
+    fn remove(&self, path: &Path) -> Result<()> {
+        std::fs::remove_file(path).map_err(|e| Error::io("remove", path, e))
+    }
+
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(|e| Error::io("list", dir, e))? {
+            let entry = entry.map_err(|e| Error::io("list", dir, e))?;
+            // Engine file names are ASCII numbers; a non-UTF-8 name is not ours.
+            if let Ok(name) = entry.file_name().into_string() {
+                names.push(name);
+            }
+        }
+        Ok(names)
+    }
+
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io("open lock file", path, e))?;
+        loop {
+            // SAFETY: `file` is open for the whole call, so its descriptor is valid;
+            // flock takes no pointers.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc == 0 {
+                break;
+            }
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EWOULDBLOCK) => {
+                    return Err(Error::Busy {
+                        reason: format!(
+                            "the lock on {} is held by another process or by another \
+                             handle in this process",
+                            path.display()
+                        ),
+                    })
+                }
+                _ => return Err(Error::io("lock", path, err)),
+            }
+        }
+        Ok(Box::new(StdFileLock {
+            file,
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io("sync directory", dir, e))
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        std::fs::metadata(path)
+            .map(|m| m.len())
+            .map_err(|e| Error::io("stat", path, e))
+    }
+
+    fn exists(&self, path: &Path) -> Result<bool> {
+        path.try_exists().map_err(|e| Error::io("stat", path, e))
+    }
+}
+
+/// A file being appended to through a user-space buffer.
+///
+/// Invariant: the file holds `bytes_handed_to_os` bytes and `buffer` holds the rest;
+/// `len() = bytes_handed_to_os + buffer.len()`.
+///
+/// Dropping it flushes the buffer on a best-effort basis and ignores errors: callers
+/// that care about their bytes must call [`WritableFile::flush`] or
+/// [`WritableFile::sync`] and check the result.
+struct StdWritableFile {
+    file: File,
+    path: PathBuf,
+    buffer: Vec<u8>,
+    bytes_handed_to_os: u64,
+}
+
+impl StdWritableFile {
+    /// Writes `data` to the file, counting every byte the OS accepted even when a
+    /// later `write` fails, so `len()` stays true to the file.
+    fn write_to_os(
+        file: &mut File,
+        path: &Path,
+        data: &[u8],
+        bytes_handed_to_os: &mut u64,
+    ) -> std::result::Result<(), (usize, Error)> {
+        let mut written = 0;
+        while written < data.len() {
+            match file.write(&data[written..]) {
+                Ok(0) => {
+                    let err = io::Error::new(io::ErrorKind::WriteZero, "write accepted no bytes");
+                    return Err((written, Error::io("write", path, err)));
+                }
+                Ok(n) => {
+                    written += n;
+                    *bytes_handed_to_os += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err((written, Error::io("write", path, e))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Empties the buffer into the file. On failure the bytes already written are
+    /// removed from the buffer, so a retry does not write them twice.
+    fn drain_buffer(&mut self) -> Result<()> {
+        let result = Self::write_to_os(
+            &mut self.file,
+            &self.path,
+            &self.buffer,
+            &mut self.bytes_handed_to_os,
+        );
+        match result {
+            Ok(()) => {
+                self.buffer.clear();
+                Ok(())
+            }
+            Err((written, err)) => {
+                self.buffer.drain(..written);
+                Err(err)
+            }
+        }
+    }
+}
+
+impl WritableFile for StdWritableFile {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        if self.buffer.len() + data.len() > WRITE_BUFFER_BYTES {
+            self.drain_buffer()?;
+        }
+        if data.len() >= WRITE_BUFFER_BYTES {
+            // Copying a large append into the buffer would only add a memcpy.
+            return Self::write_to_os(
+                &mut self.file,
+                &self.path,
+                data,
+                &mut self.bytes_handed_to_os,
+            )
+            .map_err(|(_, err)| err);
+        }
+        self.buffer.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.drain_buffer()
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.drain_buffer()?;
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io("fsync", &self.path, e))
+    }
+
+    fn len(&self) -> u64 {
+        self.bytes_handed_to_os + self.buffer.len() as u64
+    }
+}
+
+impl Drop for StdWritableFile {
+    fn drop(&mut self) {
+        // Best effort only: there is no way to report an error from drop.
+        let _ = self.drain_buffer();
+    }
+}
+
+impl fmt::Debug for StdWritableFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdWritableFile")
+            .field("path", &self.path)
+            .field("len", &self.len())
+            .field("buffered_bytes", &self.buffer.len())
+            .finish()
+    }
+}
+
+/// The error for a read that would go past the end of a file.
+fn past_eof(path: &Path, offset: u64, len: usize, file_len: u64) -> Error {
+    let err = io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!(
+            "read of {len} bytes at offset {offset} goes past the end of the {file_len}-byte file"
+        ),
+    );
+    Error::io("read", path, err)
+}
+
+/// `offset + len`, or a past-EOF error if it overflows `u64`.
+fn read_end(path: &Path, offset: u64, len: usize, file_len: u64) -> Result<u64> {
+    offset
+        .checked_add(len as u64)
+        .ok_or_else(|| past_eof(path, offset, len, file_len))
+}
+
+/// Checks that `[offset, end)` lies within the file before a buffer of that size is
+/// allocated. The size at open time answers almost always (tables never change once
+/// written); a read beyond it asks the OS again, since a file may have grown.
+fn check_within_file(
+    file: &File,
+    path: &Path,
+    offset: u64,
+    len: usize,
+    len_at_open: u64,
+) -> Result<()> {
+    let end = read_end(path, offset, len, len_at_open)?;
+    if end <= len_at_open {
+        return Ok(());
+    }
+    let current_len = file
+        .metadata()
+        .map_err(|e| Error::io("stat", path, e))?
+        .len();
+    if end > current_len {
+        return Err(past_eof(path, offset, len, current_len));
+    }
+    Ok(())
+}
+
+/// Reads with `pread` into a new buffer per call.
+#[derive(Debug)]
+struct PreadFile {
+    file: File,
+    path: PathBuf,
+    len_at_open: u64,
+}
+
+impl RandomAccessFile for PreadFile {
+    fn read_at(&self, offset: u64, len: usize) -> Result<Bytes> {
+        check_within_file(&self.file, &self.path, offset, len, self.len_at_open)?;
+        let mut buf = vec![0u8; len];
+        self.file
+            .read_exact_at(&mut buf, offset)
+            .map_err(|e| Error::io("read", &self.path, e))?;
+        Ok(Bytes::from(buf))
+    }
+
+    fn len(&self) -> u64 {
+        self.len_at_open
+    }
+}
+
+/// Serves reads from a read-only mapping of the whole file, made when it was opened.
+/// Every returned `Bytes` shares the mapping, which is unmapped when the last of
+/// them and this handle are dropped. Bytes appended after open are not visible.
+struct MmapFile {
+    /// The whole mapping (or an empty `Bytes` for an empty file, which cannot be
+    /// mapped: `mmap` rejects length 0).
+    mapping: Bytes,
+    path: PathBuf,
+}
+
+impl MmapFile {
+    fn map(file: &File, path: &Path, len: u64) -> Result<Self> {
+        if len == 0 {
+            return Ok(MmapFile {
+                mapping: Bytes::new(),
+                path: path.to_path_buf(),
+            });
+        }
+        // SAFETY: a mapping is only sound while nobody truncates or rewrites the
+        // file underneath it. The engine opens for reads only files that are
+        // complete and never modified again (tables, blob files); they are written
+        // once, synced, read, and finally unlinked, which keeps the pages of an
+        // existing mapping valid. Another process truncating the file would make
+        // accesses fault (SIGBUS), the accepted risk of `use_mmap_reads`, as in
+        // RocksDB.
+        let mmap = unsafe { memmap2::Mmap::map(file) }.map_err(|e| Error::io("mmap", path, e))?;
+        // Point lookups touch one block: readahead around it would only waste
+        // memory and I/O.
+        mmap.advise(memmap2::Advice::Random)
+            .map_err(|e| Error::io("madvise", path, e))?;
+        Ok(MmapFile {
+            mapping: Bytes::from_owner(mmap),
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+impl RandomAccessFile for MmapFile {
+    fn read_at(&self, offset: u64, len: usize) -> Result<Bytes> {
+        let file_len = self.mapping.len() as u64;
+        let end = read_end(&self.path, offset, len, file_len)?;
+        if end > file_len {
+            return Err(past_eof(&self.path, offset, len, file_len));
+        }
+        // Both bounds are <= the mapping length, a usize, so the casts are exact.
+        Ok(self.mapping.slice(offset as usize..end as usize))
+    }
+
+    fn len(&self) -> u64 {
+        self.mapping.len() as u64
+    }
+}
+
+impl fmt::Debug for MmapFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MmapFile")
+            .field("path", &self.path)
+            .field("len", &self.mapping.len())
+            .finish()
+    }
+}
+
+/// Reads with `O_DIRECT`: each read fetches the enclosing aligned range into an
+/// aligned buffer and copies the requested bytes out.
+#[derive(Debug)]
+struct DirectFile {
+    file: File,
+    path: PathBuf,
+    len_at_open: u64,
+}
+
+/// The error for a file system that refuses `O_DIRECT`.
+fn direct_io_unsupported(path: &Path) -> Error {
+    Error::invalid_argument(
+        "use_direct_reads",
+        format!(
+            "the file system holding {} does not support O_DIRECT; turn use_direct_reads off",
+            path.display()
+        ),
+    )
+}
+
+impl DirectFile {
+    fn open(path: &Path) -> Result<Self> {
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::EINVAL) => direct_io_unsupported(path),
+                _ => Error::io("open", path, e),
+            })?;
+        let len_at_open = file
+            .metadata()
+            .map_err(|e| Error::io("stat", path, e))?
+            .len();
+        Ok(DirectFile {
+            file,
+            path: path.to_path_buf(),
+            len_at_open,
+        })
+    }
+}
+
+impl RandomAccessFile for DirectFile {
+    fn read_at(&self, offset: u64, len: usize) -> Result<Bytes> {
+        check_within_file(&self.file, &self.path, offset, len, self.len_at_open)?;
+        if len == 0 {
+            return Ok(Bytes::new());
+        }
+        let align = DIRECT_IO_ALIGN as u64;
+        let end = read_end(&self.path, offset, len, self.len_at_open)?;
+        let aligned_start = offset - offset % align;
+        let aligned_end = end
+            .checked_next_multiple_of(align)
+            .ok_or_else(|| past_eof(&self.path, offset, len, self.len_at_open))?;
+        let span = usize::try_from(aligned_end - aligned_start)
+            .map_err(|_| past_eof(&self.path, offset, len, self.len_at_open))?;
+
+        // A Vec<u8> has no alignment guarantee, so over-allocate by one alignment
+        // unit and use the aligned window inside it: no unsafe allocation needed.
+        let mut storage = vec![0u8; span + DIRECT_IO_ALIGN];
+        let skip = storage.as_ptr().align_offset(DIRECT_IO_ALIGN);
+        let Some(buf) = storage.get_mut(skip..skip + span) else {
+            let err = io::Error::other("could not align the O_DIRECT read buffer");
+            return Err(Error::io("read", &self.path, err));
+        };
+
+        // Read until the requested bytes are in. Every read starts at an aligned
+        // offset; only the read that hits end-of-file may stop short of a block.
+        let wanted = end - aligned_start;
+        let mut filled = 0usize;
+        while (filled as u64) < wanted {
+            if filled % DIRECT_IO_ALIGN != 0 {
+                return Err(past_eof(
+                    &self.path,
+                    offset,
+                    len,
+                    aligned_start + filled as u64,
+                ));
+            }
+            match self
+                .file
+                .read_at(&mut buf[filled..], aligned_start + filled as u64)
+            {
+                Ok(0) => {
+                    return Err(past_eof(
+                        &self.path,
+                        offset,
+                        len,
+                        aligned_start + filled as u64,
+                    ))
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                    return Err(direct_io_unsupported(&self.path))
+                }
+                Err(e) => return Err(Error::io("read", &self.path, e)),
+            }
+        }
+        // `offset - aligned_start < align` and `len` fit the buffer by construction.
+        let start = (offset - aligned_start) as usize;
+        Ok(Bytes::copy_from_slice(&buf[start..start + len]))
+    }
+
+    fn len(&self) -> u64 {
+        self.len_at_open
+    }
+}
+
+/// An exclusive `flock` held through an open descriptor.
+struct StdFileLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl FileLock for StdFileLock {}
+
+impl Drop for StdFileLock {
+    fn drop(&mut self) {
+        // Closing the descriptor alone would release the lock, unless a forked
+        // child still shares it; unlock explicitly so the release is certain.
+        // SAFETY: `self.file` is still open here, so its descriptor is valid; flock
+        // takes no pointers. A failure leaves the lock to be released by the close.
+        let _ = unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+impl fmt::Debug for StdFileLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdFileLock")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MMAP: ReadFileOptions = ReadFileOptions {
+        use_mmap_reads: true,
+        use_direct_reads: false,
+    };
+    const DIRECT: ReadFileOptions = ReadFileOptions {
+        use_mmap_reads: false,
+        use_direct_reads: true,
+    };
+
+    /// Bytes that differ at every offset, so a misplaced read shows.
+    fn pattern(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 7 + i / 251) as u8).collect()
+    }
+
+    fn write_file(fs: &StdFs, path: &Path, data: &[u8]) {
+        let mut file = fs.create(path).unwrap();
+        file.append(data).unwrap();
+        file.sync().unwrap();
+        assert_eq!(file.len(), data.len() as u64);
+    }
+
+    fn assert_eof(err: Error) {
+        match err {
+            Error::Io { source, .. } => assert_eq!(source.kind(), io::ErrorKind::UnexpectedEof),
+            other => panic!("expected an UnexpectedEof I/O error, got {other:?}"),
+        }
+    }
+
+    /// Reads and past-EOF reads that every read mode must answer the same way.
+    fn check_reads(file: &dyn RandomAccessFile, data: &[u8]) {
+        let len = data.len() as u64;
+        assert_eq!(file.len(), len);
+        assert_eq!(&file.read_at(0, data.len()).unwrap()[..], data);
+        for (offset, n) in [
+            (0usize, 1usize),
+            (1, 4095),
+            (4095, 2),
+            (4096, 4096),
+            (5000, 9000),
+        ] {
+            if offset + n <= data.len() {
+                let got = file.read_at(offset as u64, n).unwrap();
+                assert_eq!(
+                    &got[..],
+                    &data[offset..offset + n],
+                    "offset {offset} len {n}"
+                );
+            }
+        }
+        let tail = file.read_at(len - 3, 3).unwrap();
+        assert_eq!(&tail[..], &data[data.len() - 3..]);
+        assert_eof(file.read_at(len - 3, 4).unwrap_err());
+        assert_eof(file.read_at(len + 10, 1).unwrap_err());
+        assert_eof(file.read_at(u64::MAX - 1, 10).unwrap_err());
+    }
+
+    #[test]
+    fn buffered_writes_reach_the_file_on_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000001.log");
+        let fs = StdFs;
+        let mut file = fs.create(&path).unwrap();
+        file.append(b"hello ").unwrap();
+        file.append(b"world").unwrap();
+        assert_eq!(file.len(), 11);
+        // Still in the user-space buffer.
+        assert_eq!(fs.file_size(&path).unwrap(), 0);
+        file.flush().unwrap();
+        assert_eq!(fs.file_size(&path).unwrap(), 11);
+        // A large append bypasses the buffer but keeps the order of bytes.
+        let big = pattern(3 * WRITE_BUFFER_BYTES + 5);
+        file.append(b"!").unwrap();
+        file.append(&big).unwrap();
+        file.sync().unwrap();
+        assert_eq!(file.len(), 12 + big.len() as u64);
+        let mut expected = b"hello world!".to_vec();
+        expected.extend_from_slice(&big);
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
+    }
+
+    #[test]
+    fn drop_flushes_best_effort() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x");
+        let mut file = StdFs.create(&path).unwrap();
+        file.append(b"abc").unwrap();
+        drop(file);
+        assert_eq!(std::fs::read(&path).unwrap(), b"abc");
+    }
+
+    #[test]
+    fn create_truncates() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x");
+        write_file(&StdFs, &path, b"long contents");
+        write_file(&StdFs, &path, b"short");
+        assert_eq!(std::fs::read(&path).unwrap(), b"short");
+    }
+
+    #[test]
+    fn pread_reads_back_and_rejects_past_eof() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000007.sst");
+        let data = pattern(20_000);
+        write_file(&StdFs, &path, &data);
+        let file = StdFs.open(&path, ReadFileOptions::default()).unwrap();
+        check_reads(file.as_ref(), &data);
+    }
+
+    #[test]
+    fn mmap_reads_back_without_copying() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000007.sst");
+        let data = pattern(20_000);
+        write_file(&StdFs, &path, &data);
+        let file = StdFs.open(&path, MMAP).unwrap();
+        check_reads(file.as_ref(), &data);
+        // Two reads of the same range point into the same mapping.
+        let a = file.read_at(100, 10).unwrap();
+        let b = file.read_at(100, 10).unwrap();
+        assert_eq!(a.as_ptr(), b.as_ptr());
+        // A slice outlives the handle: it keeps the mapping alive.
+        drop(file);
+        assert_eq!(&a[..], &data[100..110]);
+    }
+
+    #[test]
+    fn empty_file_in_every_read_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty");
+        write_file(&StdFs, &path, b"");
+        for options in [ReadFileOptions::default(), MMAP] {
+            let file = StdFs.open(&path, options).unwrap();
+            assert!(file.is_empty());
+            assert!(file.read_at(0, 0).unwrap().is_empty());
+            assert_eof(file.read_at(0, 1).unwrap_err());
+        }
+    }
+
+    #[test]
+    fn direct_reads_back_or_skip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000007.sst");
+        let data = pattern(3 * DIRECT_IO_ALIGN + 123);
+        write_file(&StdFs, &path, &data);
+        let file = match StdFs.open(&path, DIRECT) {
+            Ok(file) => file,
+            Err(Error::InvalidArgument { field, reason }) => {
+                assert_eq!(field, "use_direct_reads");
+                eprintln!("skipping direct_reads_back_or_skip: {reason}");
+                return;
+            }
+            Err(e) => panic!("unexpected error opening with O_DIRECT: {e}"),
+        };
+        match file.read_at(0, 1) {
+            Ok(_) => check_reads(file.as_ref(), &data),
+            Err(Error::InvalidArgument { reason, .. }) => {
+                eprintln!("skipping direct_reads_back_or_skip: {reason}");
+            }
+            Err(e) => panic!("unexpected error reading with O_DIRECT: {e}"),
+        }
+    }
+
+    #[test]
+    fn open_missing_file_is_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing");
+        for options in [ReadFileOptions::default(), MMAP, DIRECT] {
+            match StdFs.open(&path, options).unwrap_err() {
+                Error::Io { source, .. } => assert_eq!(source.kind(), io::ErrorKind::NotFound),
+                other => panic!("expected NotFound, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn second_lock_is_busy_until_the_first_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("LOCK");
+        let first = StdFs.lock(&path).unwrap();
+        match StdFs.lock(&path).unwrap_err() {
+            Error::Busy { reason } => {
+                assert!(reason.contains("LOCK"), "{reason}");
+                assert!(reason.contains("another process"), "{reason}");
+            }
+            other => panic!("expected Busy, got {other:?}"),
+        }
+        drop(first);
+        let _again = StdFs.lock(&path).unwrap();
+    }
+
+    #[test]
+    fn namespace_operations() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = StdFs;
+        let db = dir.path().join("db/sub");
+        fs.create_dir_all(&db).unwrap();
+        fs.create_dir_all(&db).unwrap();
+        write_file(&fs, &db.join("a"), b"12345");
+        write_file(&fs, &db.join("b"), b"");
+        let mut names = fs.list(&db).unwrap();
+        names.sort();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(fs.file_size(&db.join("a")).unwrap(), 5);
+
+        fs.rename(&db.join("a"), &db.join("b")).unwrap();
+        fs.sync_dir(&db).unwrap();
+        assert!(!fs.exists(&db.join("a")).unwrap());
+        assert_eq!(fs.file_size(&db.join("b")).unwrap(), 5);
+
+        fs.remove(&db.join("b")).unwrap();
+        assert!(!fs.exists(&db.join("b")).unwrap());
+        assert!(fs.exists(&db).unwrap());
+        assert!(fs.list(&db).unwrap().is_empty());
+        assert!(fs.remove(&db.join("b")).is_err());
+        assert!(fs.file_size(&db.join("b")).is_err());
+        assert!(fs.list(&db.join("nope")).is_err());
+    }
+}
