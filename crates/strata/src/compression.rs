@@ -6,8 +6,46 @@
 //! more memory than the stored bytes could ever justify. The numeric codes match
 //! RocksDB's `CompressionType`.
 
+use std::cell::RefCell;
+
 use crate::encoding::{put_varint32, Decoder};
 use crate::error::{Error, Result};
+
+thread_local! {
+    // zstd contexts are costly to create (tens of KiB of tables); creating one per
+    // 4 KiB block made zstd several times slower than the codec itself. Each thread
+    // keeps one decompressor and one compressor (for the last level used).
+    static ZSTD_DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { RefCell::new(None) };
+    static ZSTD_COMPRESSOR: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
+        const { RefCell::new(None) };
+}
+
+fn zstd_compress(raw: &[u8], out: &mut [u8], level: i32) -> std::io::Result<usize> {
+    ZSTD_COMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_none_or(|(l, _)| *l != level) {
+            *slot = Some((level, zstd::bulk::Compressor::new(level)?));
+        }
+        match slot.as_mut() {
+            Some((_, c)) => c.compress_to_buffer(raw, out),
+            None => zstd::bulk::compress_to_buffer(raw, out, level),
+        }
+    })
+}
+
+fn zstd_decompress(body: &[u8], out: &mut [u8]) -> std::io::Result<usize> {
+    ZSTD_DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(zstd::bulk::Decompressor::new()?);
+        }
+        match slot.as_mut() {
+            Some(d) => d.decompress_to_buffer(body, out),
+            None => zstd::bulk::decompress_to_buffer(body, out),
+        }
+    })
+}
 
 /// Compression codec for a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -122,7 +160,7 @@ impl CompressionType {
             CompressionType::Zstd { level } => {
                 let bound = zstd::zstd_safe::compress_bound(raw.len());
                 out.resize(start + bound, 0);
-                let n = zstd::bulk::compress_to_buffer(raw, &mut out[start..], level)
+                let n = zstd_compress(raw, &mut out[start..], level)
                     .map_err(|e| Error::invalid_argument("compression", e.to_string()))?;
                 out.truncate(start + n);
             }
@@ -166,8 +204,9 @@ impl CompressionType {
             CompressionType::Lz4 => {
                 lz4_flex::block::decompress_into(body, &mut out).map_err(|e| format!("lz4: {e}"))?
             }
-            CompressionType::Zstd { .. } => zstd::bulk::decompress_to_buffer(body, &mut out)
-                .map_err(|e| format!("zstd: {e}"))?,
+            CompressionType::Zstd { .. } => {
+                zstd_decompress(body, &mut out).map_err(|e| format!("zstd: {e}"))?
+            }
         };
         if produced != declared {
             return Err(format!(
