@@ -10,6 +10,7 @@ pub mod error;
 pub mod fs;
 pub mod iter;
 pub mod key;
+pub mod memtable;
 pub mod options;
 pub mod table;
 pub mod wal;
