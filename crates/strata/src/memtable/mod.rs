@@ -1,8 +1,196 @@
 //! The memtable: recent writes, sorted, in memory.
 //!
-//! [`skiplist`] is the concurrent sorted structure (the only `unsafe` code of the
-//! engine outside the file system); [`arena`] is its memory.
+//! [`skiplist`] is the concurrent sorted structure (with [`arena`], the only
+//! `unsafe` code of the engine outside the file system). [`MemTable`] stores
+//! internal keys in it and answers point reads and iteration.
 
 pub mod arena;
 pub mod skiplist;
 mod sync;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::error::Result;
+use crate::iter::InternalIterator;
+use crate::key::{pack_tag, seek_key, ParsedInternalKey, SequenceNumber, ValueType, TAG_LEN};
+use skiplist::{Cursor, SkipList};
+
+/// What a memtable knows about a user key at a sequence number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemGet {
+    /// The newest visible version is a value.
+    Found(Bytes),
+    /// The newest visible version is a deletion: stop looking in older sources.
+    Deleted,
+    /// No visible version here: look in older sources.
+    NotFound,
+}
+
+/// A sorted in-memory table of internal keys. Many threads may add and read at
+/// once; entries are never removed.
+#[derive(Debug)]
+pub struct MemTable {
+    list: Arc<SkipList>,
+}
+
+impl MemTable {
+    /// An empty memtable whose arena reserves `arena_capacity` bytes (pages are
+    /// touched only as entries arrive).
+    pub fn new(arena_capacity: usize) -> MemTable {
+        MemTable {
+            list: Arc::new(SkipList::new(arena_capacity)),
+        }
+    }
+
+    /// Adds an entry. `seq` must be unique across all entries of the memtable.
+    pub fn add(
+        &self,
+        seq: SequenceNumber,
+        value_type: ValueType,
+        user_key: &[u8],
+        value: &[u8],
+    ) -> Result<()> {
+        let tag = pack_tag(seq, value_type as u8).to_le_bytes();
+        self.list
+            .insert_with(user_key.len() + TAG_LEN, value.len(), |k, v| {
+                let (user, tag_slot) = k.split_at_mut(user_key.len());
+                user.copy_from_slice(user_key);
+                tag_slot.copy_from_slice(&tag);
+                v.copy_from_slice(value);
+            })
+    }
+
+    /// The newest version of `user_key` with sequence number <= `seq`.
+    pub fn get(&self, user_key: &[u8], seq: SequenceNumber) -> MemGet {
+        let lookup = seek_key(user_key, seq);
+        let Some((key, value)) = self.list.seek_entry(&lookup) else {
+            return MemGet::NotFound;
+        };
+        match ParsedInternalKey::parse(key) {
+            Some(p) if p.user_key == user_key => match p.value_type() {
+                Some(ValueType::Put) => MemGet::Found(Bytes::copy_from_slice(value)),
+                Some(ValueType::Delete) => MemGet::Deleted,
+                // Only this process writes memtable keys; an unknown type cannot
+                // occur, and treating it as absent is the safe reading.
+                None => MemGet::NotFound,
+            },
+            _ => MemGet::NotFound,
+        }
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// True when no entry has been added.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Bytes of memory in use (exact, from the arena).
+    pub fn memory_usage(&self) -> usize {
+        self.list.memory_usage()
+    }
+
+    /// An iterator over all entries in internal-key order.
+    pub fn iter(&self) -> MemTableIterator {
+        MemTableIterator {
+            cursor: Cursor::new(self.list.clone()),
+        }
+    }
+}
+
+/// Iterates a memtable; it keeps the memtable's memory alive while it exists.
+#[derive(Debug, Clone)]
+pub struct MemTableIterator {
+    cursor: Cursor,
+}
+
+impl InternalIterator for MemTableIterator {
+    fn valid(&self) -> bool {
+        self.cursor.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.cursor.seek_to_first();
+    }
+    fn seek_to_last(&mut self) {
+        self.cursor.seek_to_last();
+    }
+    fn seek(&mut self, target: &[u8]) {
+        self.cursor.seek(target);
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.cursor.seek_for_prev(target);
+    }
+    fn next(&mut self) {
+        self.cursor.next();
+    }
+    fn prev(&mut self) {
+        self.cursor.prev();
+    }
+    fn key(&self) -> &[u8] {
+        self.cursor.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.cursor.value()
+    }
+    fn status(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(all(test, not(feature = "shuttle")))]
+mod tests {
+    use super::*;
+    use crate::key::internal_key;
+
+    #[test]
+    fn get_sees_newest_visible_version() {
+        let m = MemTable::new(1 << 16);
+        m.add(1, ValueType::Put, b"k", b"v1").unwrap();
+        m.add(2, ValueType::Delete, b"k", b"").unwrap();
+        m.add(3, ValueType::Put, b"k", b"v3").unwrap();
+        m.add(4, ValueType::Put, b"", b"empty key").unwrap();
+        assert_eq!(m.get(b"k", 0), MemGet::NotFound);
+        assert_eq!(m.get(b"k", 1), MemGet::Found(Bytes::from_static(b"v1")));
+        assert_eq!(m.get(b"k", 2), MemGet::Deleted);
+        assert_eq!(m.get(b"k", 99), MemGet::Found(Bytes::from_static(b"v3")));
+        assert_eq!(
+            m.get(b"", 4),
+            MemGet::Found(Bytes::from_static(b"empty key"))
+        );
+        assert_eq!(m.get(b"j", 99), MemGet::NotFound);
+        assert_eq!(m.get(b"kk", 99), MemGet::NotFound);
+        assert_eq!(m.len(), 4);
+    }
+
+    #[test]
+    fn iterator_yields_internal_order() {
+        let m = MemTable::new(1 << 16);
+        m.add(5, ValueType::Put, b"b", b"2").unwrap();
+        m.add(6, ValueType::Put, b"a", b"1").unwrap();
+        m.add(7, ValueType::Put, b"b", b"3").unwrap();
+        let mut it = m.iter();
+        it.seek_to_first();
+        let mut keys = Vec::new();
+        while it.valid() {
+            keys.push(it.key().to_vec());
+            it.next();
+        }
+        assert_eq!(
+            keys,
+            vec![
+                internal_key(b"a", 6, ValueType::Put),
+                internal_key(b"b", 7, ValueType::Put),
+                internal_key(b"b", 5, ValueType::Put),
+            ]
+        );
+        drop(m);
+        // The iterator keeps the memory alive after the memtable handle is gone.
+        it.seek_to_last();
+        assert_eq!(it.value(), b"2");
+    }
+}
