@@ -13,10 +13,13 @@ pub mod key;
 pub mod memtable;
 pub mod options;
 pub mod table;
+pub mod version;
 pub mod wal;
+pub mod write;
 
 pub use checksum::ChecksumType;
 pub use compression::CompressionType;
 pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
 pub use options::{ReadOptions, TableOptions};
+pub use write::batch::WriteBatch;
