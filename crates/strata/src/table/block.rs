@@ -215,16 +215,27 @@ impl<O: KeyOrder> BlockIter<O> {
             self.set_corrupt("value runs past the entries");
             return false;
         }
+        // Restart points must fall on entry boundaries, and entries there must
+        // hold whole keys: otherwise forward and backward iteration (which
+        // restarts from them) would decode different entries.
+        while self.restart_index + 1 < self.block.num_restarts
+            && self.block.restart_point(self.restart_index + 1) <= self.current
+        {
+            self.restart_index += 1;
+            if self.block.restart_point(self.restart_index) != self.current {
+                self.set_corrupt("restart point inside an entry");
+                return false;
+            }
+        }
+        if shared != 0 && self.block.restart_point(self.restart_index) == self.current {
+            self.set_corrupt("entry at a restart point shares a prefix");
+            return false;
+        }
         self.key.truncate(shared);
         self.key.extend_from_slice(delta);
         self.value_start = value_start;
         self.value_len = value_len;
         self.next = value_start + value_len;
-        while self.restart_index + 1 < self.block.num_restarts
-            && self.block.restart_point(self.restart_index + 1) <= self.current
-        {
-            self.restart_index += 1;
-        }
         true
     }
 
@@ -328,6 +339,9 @@ impl<O: KeyOrder> InternalIterator for BlockIter<O> {
         }
         self.seek_to_restart(self.restart_index);
         while self.parse_next() && self.next < original {}
+        if self.valid() && self.next != original {
+            self.set_corrupt("entries do not end where the next one starts");
+        }
     }
 
     #[inline]
