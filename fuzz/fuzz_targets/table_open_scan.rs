@@ -32,7 +32,10 @@ fuzz_target!(|data: &[u8]| {
     };
     let table = Arc::new(table);
     for verify_checksums in [true, false] {
-        let ro = ReadOptions { verify_checksums };
+        let ro = ReadOptions {
+            verify_checksums,
+            ..ReadOptions::default()
+        };
         let mut it = table.iter(&ro);
         it.seek_to_first();
         let mut steps = 0;

@@ -7,6 +7,7 @@ pub mod checksum;
 pub mod compression;
 pub mod encoding;
 pub mod error;
+pub mod filename;
 pub mod fs;
 pub mod iter;
 pub mod key;

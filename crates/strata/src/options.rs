@@ -2,9 +2,13 @@
 //! a user's RocksDB knowledge carries over. Every field states its default and its
 //! trade-off; [`TableOptions::validate`] runs before use and names the bad field.
 
+use std::sync::Arc;
+
 use crate::checksum::ChecksumType;
 use crate::compression::CompressionType;
 use crate::error::{Error, Result};
+use crate::fs::{Fs, StdFs};
+use crate::key::SequenceNumber;
 
 /// How table files are built (RocksDB's `BlockBasedTableOptions` plus the
 /// compression setting that RocksDB keeps in column family options).
@@ -82,13 +86,123 @@ pub struct ReadOptions {
     /// Verify the checksum of every data block read. Default true. Index and
     /// filter blocks are verified when loaded whatever this says.
     pub verify_checksums: bool,
+    /// Read as of this snapshot's sequence number instead of the latest state.
+    /// Set it from [`crate::Snapshot::sequence`]; the snapshot must be kept alive
+    /// for as long as reads use it. Default none.
+    pub snapshot: Option<SequenceNumber>,
+    /// Iterators stop before user keys below this (inclusive bound). Default none.
+    pub iterate_lower_bound: Option<Vec<u8>>,
+    /// Iterators stop at user keys at or above this (exclusive bound). Default
+    /// none. Setting it lets an iterator skip work past the range.
+    pub iterate_upper_bound: Option<Vec<u8>>,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             verify_checksums: true,
+            snapshot: None,
+            iterate_lower_bound: None,
+            iterate_upper_bound: None,
         }
+    }
+}
+
+/// Options for one write (RocksDB's `WriteOptions`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Wait for the WAL to be fsynced before returning. Default false: the write
+    /// is acknowledged once its WAL bytes are handed to the OS, so a process crash
+    /// loses nothing acknowledged but a power loss may lose the latest writes.
+    pub sync: bool,
+    /// Skip the WAL: the write lives only in the memtable until flushed, and a
+    /// crash loses it. Default false.
+    pub disable_wal: bool,
+}
+
+/// How recovery treats a damaged or incomplete WAL (RocksDB's `WALRecoveryMode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WalRecoveryMode {
+    /// Stop replay at the first torn or corrupt record and keep everything before
+    /// it: the recovered state is a prefix of the history. The default.
+    #[default]
+    PointInTime,
+    /// Any torn tail or corruption fails the open.
+    AbsoluteConsistency,
+    /// Ignore a torn tail of the last WAL; corruption anywhere fails the open.
+    TolerateCorruptedTailRecords,
+}
+
+/// Options of a database (RocksDB's `DBOptions` and column family options).
+#[derive(Debug, Clone)]
+pub struct DbOptions {
+    /// Create the database if it does not exist. Default false.
+    pub create_if_missing: bool,
+    /// Fail to open if the database exists. Default false.
+    pub error_if_exists: bool,
+    /// Bytes of writes a memtable collects before it is switched out and flushed
+    /// to an L0 table. Default 64 MiB. Larger buffers mean fewer, larger L0 files
+    /// and more memory.
+    pub write_buffer_size: usize,
+    /// Memtables (active plus waiting to flush) allowed at once. Default 2. When
+    /// all are full, writes wait for a flush.
+    pub max_write_buffer_number: usize,
+    /// How table files are built and read.
+    pub table: TableOptions,
+    /// Read table files through `mmap` (advised for random access). Default false.
+    pub use_mmap_reads: bool,
+    /// Read table files with `O_DIRECT`, bypassing the page cache. Default false.
+    pub use_direct_reads: bool,
+    /// What recovery does with a damaged WAL. Default point-in-time.
+    pub wal_recovery_mode: WalRecoveryMode,
+    /// The file system under the database. Default: the real one.
+    pub fs: Arc<dyn Fs>,
+}
+
+impl Default for DbOptions {
+    fn default() -> Self {
+        DbOptions {
+            create_if_missing: false,
+            error_if_exists: false,
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            table: TableOptions::default(),
+            use_mmap_reads: false,
+            use_direct_reads: false,
+            wal_recovery_mode: WalRecoveryMode::default(),
+            fs: Arc::new(StdFs),
+        }
+    }
+}
+
+/// Smallest accepted `write_buffer_size` (64 KiB).
+pub const MIN_WRITE_BUFFER_SIZE: usize = 64 << 10;
+
+impl DbOptions {
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<()> {
+        if self.write_buffer_size < MIN_WRITE_BUFFER_SIZE || self.write_buffer_size > 64 << 30 {
+            return Err(Error::invalid_argument(
+                "write_buffer_size",
+                format!(
+                    "{} is outside {MIN_WRITE_BUFFER_SIZE}..=64 GiB",
+                    self.write_buffer_size
+                ),
+            ));
+        }
+        if !(2..=64).contains(&self.max_write_buffer_number) {
+            return Err(Error::invalid_argument(
+                "max_write_buffer_number",
+                format!("{} is outside 2..=64", self.max_write_buffer_number),
+            ));
+        }
+        if self.use_mmap_reads && self.use_direct_reads {
+            return Err(Error::invalid_argument(
+                "use_direct_reads",
+                "cannot be combined with use_mmap_reads",
+            ));
+        }
+        self.table.validate()
     }
 }
 

@@ -291,6 +291,7 @@ fn damage_detected(bytes: Vec<u8>) -> bool {
     };
     let unchecked = ReadOptions {
         verify_checksums: false,
+        ..ReadOptions::default()
     };
     let mut it = table.iter(&unchecked);
     it.seek_to_first();

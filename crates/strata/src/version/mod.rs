@@ -5,5 +5,12 @@
 //! Byte layout: `edit.rs` and `docs/format/manifest.md`.
 
 pub mod edit;
+pub mod set;
+pub mod super_version;
+#[allow(clippy::module_inception)]
+pub mod version;
 
 pub use edit::{FileMetaData, VersionEdit, BYTEWISE_COMPARATOR_NAME, MAX_LEVELS};
+pub use set::VersionSet;
+pub use super_version::SuperVersion;
+pub use version::{Version, NUM_LEVELS};

@@ -1,0 +1,185 @@
+//! A version: the set of live table files, by level, at one point in time.
+//! Immutable once built; a new version is built by applying an edit.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::key::{compare_internal, user_key};
+use crate::version::edit::{FileMetaData, VersionEdit};
+
+/// Number of levels (RocksDB's default `num_levels`).
+pub const NUM_LEVELS: usize = 7;
+
+/// The live files. L0 files may overlap and are ordered newest first (by largest
+/// sequence number, then file number); files of L1 and below do not overlap and
+/// are ordered by smallest key.
+#[derive(Debug, Clone, Default)]
+pub struct Version {
+    levels: [Vec<Arc<FileMetaData>>; NUM_LEVELS],
+}
+
+impl Version {
+    /// The files of `level` in search order.
+    pub fn files(&self, level: usize) -> &[Arc<FileMetaData>] {
+        self.levels.get(level).map_or(&[], |v| v.as_slice())
+    }
+
+    /// Number of files at `level`.
+    pub fn num_files(&self, level: usize) -> usize {
+        self.files(level).len()
+    }
+
+    /// Total bytes of the files at `level`.
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.files(level).iter().map(|f| f.file_size).sum()
+    }
+
+    /// Every live file with its level.
+    pub fn all_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMetaData>)> {
+        self.levels
+            .iter()
+            .enumerate()
+            .flat_map(|(level, files)| files.iter().map(move |f| (level, f)))
+    }
+
+    /// Files that may hold `user_key`, in the order a point read must consult
+    /// them: every overlapping L0 file newest first, then at most one per level.
+    pub fn files_for_key<'a>(
+        &'a self,
+        key: &'a [u8],
+    ) -> impl Iterator<Item = (usize, &'a Arc<FileMetaData>)> + 'a {
+        let l0 = self.levels[0]
+            .iter()
+            .filter(move |f| user_key(&f.smallest) <= key && key <= user_key(&f.largest))
+            .map(|f| (0, f));
+        let deeper = (1..NUM_LEVELS).filter_map(move |level| {
+            let files = &self.levels[level];
+            // First file whose largest user key is >= key.
+            let i = files.partition_point(|f| user_key(&f.largest) < key);
+            files
+                .get(i)
+                .filter(|f| user_key(&f.smallest) <= key)
+                .map(|f| (level, f))
+        });
+        l0.chain(deeper)
+    }
+
+    /// The version that results from applying `edit` to this one.
+    pub fn apply(&self, edit: &VersionEdit) -> Result<Version> {
+        let mut levels: Vec<BTreeMap<u64, Arc<FileMetaData>>> = self
+            .levels
+            .iter()
+            .map(|files| files.iter().map(|f| (f.number, f.clone())).collect())
+            .collect();
+        for &(level, number) in &edit.deleted_files {
+            let slot = levels
+                .get_mut(level as usize)
+                .ok_or_else(|| bad_level(level))?;
+            if slot.remove(&number).is_none() {
+                return Err(Error::corruption(
+                    "MANIFEST",
+                    0,
+                    format!("edit deletes file #{number} at L{level}, which is not there"),
+                ));
+            }
+        }
+        for (level, meta) in &edit.new_files {
+            let slot = levels
+                .get_mut(*level as usize)
+                .ok_or_else(|| bad_level(*level))?;
+            slot.insert(meta.number, Arc::new(meta.clone()));
+        }
+        let mut version = Version::default();
+        for (level, files) in levels.into_iter().enumerate() {
+            let mut files: Vec<_> = files.into_values().collect();
+            if level == 0 {
+                files.sort_by_key(|f| std::cmp::Reverse((f.largest_seqno, f.number)));
+            } else {
+                files.sort_by(|a, b| compare_internal(&a.smallest, &b.smallest));
+                if let Some(pair) = files
+                    .windows(2)
+                    .find(|w| compare_internal(&w[0].largest, &w[1].smallest) != Ordering::Less)
+                {
+                    return Err(Error::corruption(
+                        "MANIFEST",
+                        0,
+                        format!(
+                            "files #{} and #{} overlap at L{level}",
+                            pair[0].number, pair[1].number
+                        ),
+                    ));
+                }
+            }
+            version.levels[level] = files;
+        }
+        Ok(version)
+    }
+}
+
+fn bad_level(level: u32) -> Error {
+    Error::corruption(
+        "MANIFEST",
+        0,
+        format!("level {level} is beyond the {NUM_LEVELS} levels of this build"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{internal_key, ValueType};
+
+    fn meta(number: u64, lo: &[u8], hi: &[u8], seq: u64) -> FileMetaData {
+        FileMetaData {
+            number,
+            file_size: 100,
+            smallest: internal_key(lo, seq, ValueType::Put),
+            largest: internal_key(hi, seq, ValueType::Put),
+            smallest_seqno: seq,
+            largest_seqno: seq,
+        }
+    }
+
+    #[test]
+    fn apply_orders_l0_newest_first_and_finds_keys() {
+        let mut edit = VersionEdit::new();
+        edit.add_file(0, meta(1, b"a", b"m", 10));
+        edit.add_file(0, meta(2, b"k", b"z", 20));
+        edit.add_file(1, meta(4, b"n", b"p", 1));
+        edit.add_file(1, meta(3, b"a", b"c", 1));
+        let v = Version::default().apply(&edit).unwrap();
+        assert_eq!(
+            v.files(0).iter().map(|f| f.number).collect::<Vec<_>>(),
+            vec![2, 1]
+        );
+        assert_eq!(
+            v.files(1).iter().map(|f| f.number).collect::<Vec<_>>(),
+            vec![3, 4]
+        );
+        let hits = |k: &[u8]| {
+            v.files_for_key(k)
+                .map(|(l, f)| (l, f.number))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(hits(b"l"), vec![(0, 2), (0, 1)]);
+        assert_eq!(hits(b"b"), vec![(0, 1), (1, 3)]);
+        assert_eq!(hits(b"o"), vec![(0, 2), (1, 4)]);
+        assert_eq!(hits(b"d"), vec![(0, 1)]);
+
+        let mut del = VersionEdit::new();
+        del.delete_file(0, 1);
+        let v2 = v.apply(&del).unwrap();
+        assert_eq!(v2.num_files(0), 1);
+        assert!(v2.apply(&del).unwrap_err().is_corruption(), "double delete");
+    }
+
+    #[test]
+    fn overlap_below_l0_is_corruption() {
+        let mut edit = VersionEdit::new();
+        edit.add_file(1, meta(1, b"a", b"m", 1));
+        edit.add_file(1, meta(2, b"k", b"z", 1));
+        assert!(Version::default().apply(&edit).unwrap_err().is_corruption());
+    }
+}
