@@ -5,22 +5,27 @@
 
 pub mod checksum;
 pub mod compression;
+pub mod db;
 pub mod encoding;
 pub mod error;
 pub mod filename;
+pub mod flush;
 pub mod fs;
 pub mod iter;
 pub mod key;
 pub mod memtable;
 pub mod options;
 pub mod table;
+pub mod table_cache;
 pub mod version;
 pub mod wal;
 pub mod write;
 
+pub use bytes::Bytes;
 pub use checksum::ChecksumType;
 pub use compression::CompressionType;
+pub use db::{Db, Snapshot};
 pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
-pub use options::{ReadOptions, TableOptions};
+pub use options::{DbOptions, ReadOptions, TableOptions, WalRecoveryMode, WriteOptions};
 pub use write::batch::WriteBatch;

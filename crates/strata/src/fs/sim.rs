@@ -205,6 +205,9 @@ struct State {
     /// One-shot errors: (kind, value of that kind's op count at which to fail).
     pending_errors: Vec<(OpKind, u64)>,
     quota_bytes: Option<u64>,
+    /// Set by `halt`: the simulated process is dead and every operation fails
+    /// until `crash` reboots the machine.
+    halted: bool,
 }
 
 /// Lexically normalizes a path: drops `.` and resolves `..`, so `/db/x`,
@@ -245,6 +248,9 @@ fn past_eof(path: &Path, offset: u64, len: usize, file_len: usize) -> Error {
 impl State {
     /// Counts an operation and fails it if an injected error targets it.
     fn begin(&mut self, op: OpKind, path: &Path) -> Result<()> {
+        if self.halted {
+            return Err(os_error(op.name(), path, libc::EIO));
+        }
         let count = &mut self.op_counts[op as usize];
         *count += 1;
         let now = *count;
@@ -381,6 +387,7 @@ impl SimFs {
             generation: 0,
             op_counts: [0; OpKind::ALL.len()],
             pending_errors: Vec::new(),
+            halted: false,
             quota_bytes: None,
         };
         SimFs {
@@ -400,6 +407,7 @@ impl SimFs {
     pub fn crash(&self, mode: CrashMode) {
         let mut guard = self.state.lock();
         let state = &mut *guard;
+        state.halted = false;
         state.generation += 1;
         state.locks.clear();
         state.open_handles.clear();
@@ -417,6 +425,13 @@ impl SimFs {
             inode.synced_len = keep;
             inode.last_append = None;
         }
+    }
+
+    /// Stops the simulated process at this instant: every later operation fails
+    /// with EIO until [`crash`](Self::crash) reboots. Lets a test freeze the file
+    /// system mid-work, shut the engine's threads down, then crash.
+    pub fn halt(&self) {
+        self.state.lock().halted = true;
     }
 
     /// Injects a fault; see [`Fault`].

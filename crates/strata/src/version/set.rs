@@ -172,6 +172,13 @@ impl VersionSet {
         Ok(old)
     }
 
+    /// Installs the version `edit` produces without writing the MANIFEST: for
+    /// recovery, which then writes a whole new MANIFEST holding the result.
+    pub fn apply_unlogged(&mut self, edit: &VersionEdit) -> Result<()> {
+        self.current = Arc::new(self.current.apply(edit)?);
+        Ok(())
+    }
+
     /// Appends `edit` (completed with the current counters) to the MANIFEST,
     /// syncs it, and only then installs the resulting version. On error nothing
     /// is installed and the MANIFEST must not be written again: the caller stops

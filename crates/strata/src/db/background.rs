@@ -1,0 +1,104 @@
+//! The background flush thread: turns full memtables into L0 tables, oldest
+//! first, and installs each with a MANIFEST edit.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use super::info_log::info;
+use super::DbInner;
+use crate::error::{Error, Result};
+use crate::filename::{log_file_name, parse_file_name, FileType};
+use crate::flush::write_level0_table;
+use crate::version::VersionEdit;
+
+pub(super) fn spawn_flush_thread(inner: Arc<DbInner>) -> Result<JoinHandle<()>> {
+    let dir = inner.dir.clone();
+    std::thread::Builder::new()
+        .name("strata-flush".into())
+        .spawn(move || flush_loop(&inner))
+        .map_err(|e| Error::io("start the flush thread for", dir, e))
+}
+
+fn flush_loop(inner: &DbInner) {
+    loop {
+        // Wait for the oldest full memtable, or for shutdown.
+        let (imm, next_log_number, number) = {
+            let mut state = inner.state.lock();
+            loop {
+                if inner.shutting_down.load(Ordering::Acquire) {
+                    return;
+                }
+                if state.bg_error.is_none() {
+                    if let Some(oldest) = state.imm.back() {
+                        let job = (oldest.mem.clone(), oldest.next_log_number);
+                        let number = state.versions.new_file_number();
+                        break (job.0, job.1, number);
+                    }
+                }
+                inner.bg_cv.wait(&mut state);
+            }
+        };
+        info!(
+            inner.info_log,
+            "flush: memtable of {} entries, {} bytes -> table #{number}",
+            imm.len(),
+            imm.memory_usage()
+        );
+        let output = write_level0_table(&*inner.fs, &inner.dir, number, &imm, &inner.options.table);
+        let mut state = inner.state.lock();
+        let installed = output.and_then(|out| {
+            let mut edit = VersionEdit::new();
+            edit.set_log_number(next_log_number);
+            if let Some(file) = &out.file {
+                edit.add_file(0, file.clone());
+            }
+            state.versions.log_and_apply(&mut edit)?;
+            Ok(out)
+        });
+        match installed {
+            Ok(out) => {
+                state.imm.pop_back();
+                if state.imm.is_empty() {
+                    state.unpersisted_writes = false;
+                }
+                state.flushes_completed += 1;
+                inner.install_super_version(&state);
+                let log_number = state.versions.log_number();
+                drop(state);
+                info!(
+                    inner.info_log,
+                    "flush: table #{number} done, {} bytes in {} us; WALs below #{log_number} obsolete",
+                    out.file.as_ref().map_or(0, |f| f.file_size),
+                    out.micros
+                );
+                delete_obsolete_wals(inner, log_number);
+            }
+            Err(e) => {
+                info!(
+                    inner.info_log,
+                    "flush of table #{number} failed, writes stop: {e}"
+                );
+                state.bg_error.get_or_insert(e);
+            }
+        }
+        inner.bg_cv.notify_all();
+    }
+}
+
+/// Removes WAL files numbered below `log_number`: their memtables are in durable
+/// tables named by a durable MANIFEST edit.
+pub(super) fn delete_obsolete_wals(inner: &DbInner, log_number: u64) {
+    let Ok(names) = inner.fs.list(&inner.dir) else {
+        return;
+    };
+    for name in names {
+        if let Some(FileType::Log(n)) = parse_file_name(&name) {
+            if n < log_number {
+                if let Err(e) = inner.fs.remove(&log_file_name(&inner.dir, n)) {
+                    info!(inner.info_log, "could not delete obsolete WAL #{n}: {e}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! The database handle: open and recover, write, read, snapshot, flush, close.
+//!
+//! This module wires the parts together and holds no algorithm of its own:
+//! writes go through group commit ([`write`]), reads through the super version
+//! ([`read`]), flushes run on a background thread ([`background`]), and opening
+//! replays the MANIFEST and the WALs ([`open`]).
+//!
+//! Lock order: `state` before `wal`. Readers take neither: they load the super
+//! version and the visible sequence number from atomics.
+
+mod background;
+pub(crate) mod info_log;
+mod open;
+mod properties;
+mod read;
+pub mod snapshot;
+mod write;
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use arc_swap::ArcSwap;
+use bytes::Bytes;
+use parking_lot::{Condvar, Mutex};
+
+use crate::error::Result;
+use crate::fs::{FileLock, Fs};
+use crate::key::SequenceNumber;
+use crate::memtable::MemTable;
+use crate::options::{DbOptions, ReadOptions, WriteOptions};
+use crate::table_cache::TableCache;
+use crate::version::{SuperVersion, VersionSet};
+use crate::wal::LogWriter;
+use crate::write::WriteBatch;
+use info_log::InfoLog;
+pub use snapshot::Snapshot;
+use snapshot::SnapshotList;
+use write::WriteRequest;
+
+/// An open database. Cheap to share: `Db` is `Send + Sync`; wrap it in an `Arc`
+/// to use it from many threads. Dropping it closes the database cleanly.
+#[derive(Debug)]
+pub struct Db {
+    inner: Arc<DbInner>,
+    flush_thread: Option<JoinHandle<()>>,
+}
+
+/// A memtable waiting to be flushed, with the WAL that holds its writes and the
+/// WAL that came after it (the log number to record once it is flushed).
+#[derive(Debug)]
+pub(crate) struct ImmMemTable {
+    mem: Arc<MemTable>,
+    next_log_number: u64,
+}
+
+/// Metadata guarded by the DB mutex: never held across file I/O on the read or
+/// write hot paths.
+#[derive(Debug)]
+pub(crate) struct DbState {
+    writers: VecDeque<Arc<WriteRequest>>,
+    versions: VersionSet,
+    mem: Arc<MemTable>,
+    /// Full memtables, newest first.
+    imm: VecDeque<ImmMemTable>,
+    /// Set on a failed WAL or MANIFEST write: the database stops taking writes.
+    bg_error: Option<crate::Error>,
+    /// Writes made with `disable_wal` that no table holds yet.
+    unpersisted_writes: bool,
+    flushes_completed: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct DbInner {
+    dir: PathBuf,
+    options: DbOptions,
+    fs: Arc<dyn Fs>,
+    state: Mutex<DbState>,
+    /// Signalled when background work finishes, fails, or is needed.
+    bg_cv: Condvar,
+    super_version: ArcSwap<SuperVersion>,
+    /// Highest sequence number whose write is fully in the memtable: reads see
+    /// everything up to it, so a batch becomes visible all at once.
+    visible_seq: AtomicU64,
+    /// The active WAL, written by the commit leader only.
+    wal: Mutex<Option<LogWriter>>,
+    table_cache: TableCache,
+    snapshots: Arc<SnapshotList>,
+    info_log: InfoLog,
+    shutting_down: AtomicBool,
+    _lock: Box<dyn FileLock>,
+}
+
+impl Db {
+    /// Opens (or with `create_if_missing`, creates) the database in `path`,
+    /// recovering from the MANIFEST and every WAL written since the last flush.
+    pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
+        let inner = Arc::new(open::open(path.as_ref(), options)?);
+        let flush_thread = background::spawn_flush_thread(inner.clone())?;
+        Ok(Db {
+            inner,
+            flush_thread: Some(flush_thread),
+        })
+    }
+
+    /// Sets `key` to `value`.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put_opt(&WriteOptions::default(), key, value)
+    }
+
+    /// Sets `key` to `value` with write options.
+    pub fn put_opt(&self, options: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(key, value)?;
+        self.write(options, batch)
+    }
+
+    /// Deletes `key` (a no-op if absent).
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        self.delete_opt(&WriteOptions::default(), key)
+    }
+
+    /// Deletes `key` with write options.
+    pub fn delete_opt(&self, options: &WriteOptions, key: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete(key)?;
+        self.write(options, batch)
+    }
+
+    /// Applies every operation of `batch` atomically: readers see all of it or
+    /// none of it, and recovery restores all of it or none of it.
+    pub fn write(&self, options: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        write::write(&self.inner, options, batch)
+    }
+
+    /// The value of `key`, or `None`.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Bytes>> {
+        read::get(&self.inner, &ReadOptions::default(), key)
+    }
+
+    /// The value of `key` with read options (snapshot, checksum verification).
+    pub fn get_opt(&self, options: &ReadOptions, key: &[u8]) -> Result<Option<Bytes>> {
+        read::get(&self.inner, options, key)
+    }
+
+    /// The values of several keys, read at one consistent sequence number.
+    pub fn multi_get<K: AsRef<[u8]>>(
+        &self,
+        options: &ReadOptions,
+        keys: &[K],
+    ) -> Vec<Result<Option<Bytes>>> {
+        read::multi_get(&self.inner, options, keys)
+    }
+
+    /// A snapshot of the current state, released when dropped.
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner
+            .snapshots
+            .acquire(self.inner.visible_seq.load(Ordering::Acquire))
+    }
+
+    /// Flushes the active memtable to an L0 table and waits until every full
+    /// memtable is flushed.
+    pub fn flush(&self) -> Result<()> {
+        write::flush(&self.inner)
+    }
+
+    /// A property of the database (RocksDB's `GetProperty`), such as
+    /// `strata.num-files-at-level0`; `rocksdb.` names are accepted too.
+    pub fn property(&self, name: &str) -> Option<String> {
+        properties::property(&self.inner, name)
+    }
+
+    /// The last sequence number visible to reads.
+    pub fn latest_sequence_number(&self) -> SequenceNumber {
+        self.inner.visible_seq.load(Ordering::Acquire)
+    }
+
+    /// Closes the database, reporting any error. Writes made with `disable_wal`
+    /// are flushed first; the WAL is synced.
+    pub fn close(mut self) -> Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        let Some(thread) = self.flush_thread.take() else {
+            return Ok(());
+        };
+        let unpersisted = self.inner.state.lock().unpersisted_writes;
+        let flushed = if unpersisted { self.flush() } else { Ok(()) };
+        self.inner.shutting_down.store(true, Ordering::Release);
+        self.inner.bg_cv.notify_all();
+        let joined = thread.join();
+        let synced = match self.inner.wal.lock().as_mut() {
+            Some(wal) => wal.sync(),
+            None => Ok(()),
+        };
+        info_log::info!(self.inner.info_log, "closed");
+        flushed?;
+        synced?;
+        if joined.is_err() {
+            return Err(crate::Error::Busy {
+                reason: "the flush thread panicked".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            info_log::info!(self.inner.info_log, "error while closing: {e}");
+        }
+    }
+}
+
+impl DbInner {
+    /// Publishes a super version built from the state (call with the lock held).
+    fn install_super_version(&self, state: &DbState) {
+        self.super_version.store(Arc::new(SuperVersion {
+            mem: state.mem.clone(),
+            imm: state.imm.iter().map(|i| i.mem.clone()).collect(),
+            version: state.versions.current().clone(),
+        }));
+    }
+
+    /// Arena size for a new memtable: the switch happens at `write_buffer_size`,
+    /// so reserve that plus room for the group that crosses it.
+    fn memtable_arena_bytes(&self) -> usize {
+        self.options.write_buffer_size + self.options.write_buffer_size / 8
+    }
+}

@@ -1,0 +1,306 @@
+//! Opening a database: lock, read the MANIFEST, replay the WALs, and make the
+//! recovered state durable before anything old is deleted.
+//!
+//! Recovery is idempotent. Recovered memtables are written to L0 tables and
+//! synced, then a fresh MANIFEST naming them (and a new WAL) is synced and
+//! CURRENT switched to it; only then are the replayed WALs and the old MANIFEST
+//! deleted. A crash at any point leaves either the old MANIFEST with all its WALs
+//! (recovery runs again; tables it wrote are unreferenced and removed) or the new
+//! one, which no longer needs them.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use parking_lot::{Condvar, Mutex};
+
+use super::info_log::{info, InfoLog};
+use super::snapshot::SnapshotList;
+use super::{DbInner, DbState};
+use crate::error::{Error, Result};
+use crate::filename::{
+    current_file_name, lock_file_name, log_file_name, manifest_file_name, parse_file_name,
+    table_file_name, temp_file_name, FileType,
+};
+use crate::flush::write_level0_table;
+use crate::fs::{Fs, ReadFileOptions};
+use crate::memtable::MemTable;
+use crate::options::{DbOptions, WalRecoveryMode};
+use crate::table_cache::TableCache;
+use crate::version::{SuperVersion, VersionEdit, VersionSet};
+use crate::wal::{LogReader, LogWriter};
+use crate::write::WriteBatch;
+
+pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
+    options.validate()?;
+    let fs = options.fs.clone();
+    if !fs.exists(dir)? {
+        if !options.create_if_missing {
+            return Err(Error::invalid_argument(
+                "create_if_missing",
+                format!(
+                    "{} does not exist (create_if_missing is false)",
+                    dir.display()
+                ),
+            ));
+        }
+        fs.create_dir_all(dir)?;
+    }
+    let lock = fs.lock(&lock_file_name(dir)).map_err(|e| match e {
+        Error::Busy { .. } => Error::Busy {
+            reason: format!(
+                "the database {} is already open in another process or handle",
+                dir.display()
+            ),
+        },
+        other => other,
+    })?;
+    let exists = fs.exists(&current_file_name(dir))?;
+    if exists && options.error_if_exists {
+        return Err(Error::invalid_argument(
+            "error_if_exists",
+            format!("the database {} already exists", dir.display()),
+        ));
+    }
+    if !exists && !options.create_if_missing {
+        return Err(Error::invalid_argument(
+            "create_if_missing",
+            format!(
+                "{} is not a Strata database (no CURRENT file) and create_if_missing is false",
+                dir.display()
+            ),
+        ));
+    }
+    let info_log = InfoLog::open(&*fs, dir)?;
+    info!(
+        info_log,
+        "opening {} ({})",
+        dir.display(),
+        if exists { "existing" } else { "new" }
+    );
+    info!(info_log, "options: {options:?}");
+
+    let mut versions = if exists {
+        VersionSet::recover(fs.clone(), dir)?
+    } else {
+        VersionSet::new_empty(fs.clone(), dir)
+    };
+    let names = fs.list(dir)?;
+    let mut logs: Vec<u64> = Vec::new();
+    for name in &names {
+        match parse_file_name(name) {
+            Some(FileType::Log(n)) => {
+                versions.mark_file_number_used(n);
+                if n >= versions.log_number() {
+                    logs.push(n);
+                }
+            }
+            Some(FileType::Table(n) | FileType::Manifest(n) | FileType::Temp(n)) => {
+                versions.mark_file_number_used(n);
+            }
+            _ => {}
+        }
+    }
+    logs.sort_unstable();
+
+    let mut edit = VersionEdit::new();
+    replay_logs(
+        &*fs,
+        dir,
+        &options,
+        &info_log,
+        &logs,
+        &mut versions,
+        &mut edit,
+    )?;
+
+    // Make the recovered state durable in a new MANIFEST with a new WAL.
+    let new_log = versions.new_file_number();
+    let wal_file = fs.create(&log_file_name(dir, new_log))?;
+    fs.sync_dir(dir)?;
+    versions.apply_unlogged(&edit)?;
+    versions.write_new_manifest(Some(new_log))?;
+    info!(
+        info_log,
+        "recovered: {} files, last sequence {}, new WAL #{new_log}, MANIFEST #{}",
+        versions.current().all_files().count(),
+        versions.last_sequence(),
+        versions.manifest_number()
+    );
+
+    delete_obsolete_files(&*fs, dir, &versions, &info_log);
+
+    let arena_bytes = options.write_buffer_size + options.write_buffer_size / 8;
+    let mem = Arc::new(MemTable::new(arena_bytes));
+    let super_version = SuperVersion {
+        mem: mem.clone(),
+        imm: Vec::new(),
+        version: versions.current().clone(),
+    };
+    let last_sequence = versions.last_sequence();
+    let read_options = ReadFileOptions {
+        use_mmap_reads: options.use_mmap_reads,
+        use_direct_reads: options.use_direct_reads,
+    };
+    Ok(DbInner {
+        dir: dir.to_path_buf(),
+        table_cache: TableCache::new(fs.clone(), dir.to_path_buf(), read_options),
+        fs,
+        state: Mutex::new(DbState {
+            writers: VecDeque::new(),
+            versions,
+            mem,
+            imm: VecDeque::new(),
+            bg_error: None,
+            unpersisted_writes: false,
+            flushes_completed: 0,
+        }),
+        bg_cv: Condvar::new(),
+        super_version: ArcSwap::from_pointee(super_version),
+        visible_seq: AtomicU64::new(last_sequence),
+        wal: Mutex::new(Some(LogWriter::new(wal_file))),
+        snapshots: Arc::new(SnapshotList::default()),
+        info_log,
+        shutting_down: AtomicBool::new(false),
+        options,
+        _lock: lock,
+    })
+}
+
+/// Replays WALs in order into memtables, flushing each to an L0 table (recorded
+/// in `edit`) when it fills and at the end. Stops as `wal_recovery_mode` says.
+fn replay_logs(
+    fs: &dyn Fs,
+    dir: &Path,
+    options: &DbOptions,
+    info_log: &InfoLog,
+    logs: &[u64],
+    versions: &mut VersionSet,
+    edit: &mut VersionEdit,
+) -> Result<()> {
+    let arena_bytes = options.write_buffer_size + options.write_buffer_size / 8;
+    let mut mem = MemTable::new(arena_bytes);
+    let mut max_seq = versions.last_sequence();
+    'logs: for (i, &number) in logs.iter().enumerate() {
+        let path = log_file_name(dir, number);
+        let file = fs.open(&path, ReadFileOptions::default())?;
+        let mut reader = LogReader::new(file, &path);
+        let mut records = 0u64;
+        loop {
+            let record = match reader.read_record() {
+                Ok(Some((offset, payload))) => {
+                    WriteBatch::from_data(payload.to_vec()).map_err(|e| rewrap(e, &path, offset))
+                }
+                Ok(None) => break,
+                Err(e) => Err(e),
+            };
+            let batch = match record {
+                Ok(batch) => batch,
+                Err(e) => {
+                    info!(info_log, "WAL #{number}: {e}");
+                    match options.wal_recovery_mode {
+                        WalRecoveryMode::PointInTime => {
+                            info!(info_log, "point-in-time recovery: stopping replay at the damage; later writes are dropped");
+                            break 'logs;
+                        }
+                        _ => return Err(e),
+                    }
+                }
+            };
+            batch.insert_into(&mem)?;
+            records += 1;
+            if batch.count() > 0 {
+                max_seq = max_seq.max(batch.sequence() + u64::from(batch.count()) - 1);
+            }
+            if mem.memory_usage() >= options.write_buffer_size {
+                flush_recovered(fs, dir, options, versions, edit, &mem)?;
+                mem = MemTable::new(arena_bytes);
+            }
+        }
+        info!(info_log, "WAL #{number}: replayed {records} batches");
+        if let Some(torn) = reader.torn_tail() {
+            info!(
+                info_log,
+                "WAL #{number}: torn tail at offset {}: {}", torn.offset, torn.reason
+            );
+            let last_log = i + 1 == logs.len();
+            match options.wal_recovery_mode {
+                WalRecoveryMode::AbsoluteConsistency => {
+                    return Err(Error::corruption(
+                        &path,
+                        torn.offset,
+                        format!("incomplete record: {}", torn.reason),
+                    ));
+                }
+                WalRecoveryMode::TolerateCorruptedTailRecords if !last_log => {
+                    return Err(Error::corruption(
+                        &path,
+                        torn.offset,
+                        format!("incomplete record before the last WAL: {}", torn.reason),
+                    ));
+                }
+                WalRecoveryMode::PointInTime if !last_log => break 'logs,
+                _ => {}
+            }
+        }
+    }
+    flush_recovered(fs, dir, options, versions, edit, &mem)?;
+    versions.set_last_sequence(max_seq);
+    Ok(())
+}
+
+fn flush_recovered(
+    fs: &dyn Fs,
+    dir: &Path,
+    options: &DbOptions,
+    versions: &mut VersionSet,
+    edit: &mut VersionEdit,
+    mem: &MemTable,
+) -> Result<()> {
+    if mem.is_empty() {
+        return Ok(());
+    }
+    let number = versions.new_file_number();
+    if let Some(file) = write_level0_table(fs, dir, number, mem, &options.table)?.file {
+        edit.add_file(0, file);
+    }
+    Ok(())
+}
+
+fn rewrap(e: Error, path: &PathBuf, offset: u64) -> Error {
+    match e {
+        Error::Corruption { reason, .. } => Error::corruption(path, offset, reason),
+        other => other,
+    }
+}
+
+/// Removes files no longer needed: WALs below the log number, MANIFESTs other
+/// than the live one, tables not in the version, temp files. Runs only after the
+/// state naming what is live is durable.
+fn delete_obsolete_files(fs: &dyn Fs, dir: &Path, versions: &VersionSet, info_log: &InfoLog) {
+    let Ok(names) = fs.list(dir) else {
+        return;
+    };
+    let live: std::collections::HashSet<u64> = versions
+        .current()
+        .all_files()
+        .map(|(_, f)| f.number)
+        .collect();
+    for name in names {
+        let path = match parse_file_name(&name) {
+            Some(FileType::Log(n)) if n < versions.log_number() => log_file_name(dir, n),
+            Some(FileType::Manifest(n)) if n != versions.manifest_number() => {
+                manifest_file_name(dir, n)
+            }
+            Some(FileType::Table(n)) if !live.contains(&n) => table_file_name(dir, n),
+            Some(FileType::Temp(n)) => temp_file_name(dir, n),
+            _ => continue,
+        };
+        match fs.remove(&path) {
+            Ok(()) => info!(info_log, "deleted obsolete file {name}"),
+            Err(e) => info!(info_log, "could not delete obsolete file {name}: {e}"),
+        }
+    }
+}

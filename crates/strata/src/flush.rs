@@ -1,0 +1,82 @@
+//! Flush: turns a memtable into an L0 table file.
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::error::Result;
+use crate::filename::table_file_name;
+use crate::fs::Fs;
+use crate::iter::InternalIterator;
+use crate::memtable::MemTable;
+use crate::options::TableOptions;
+use crate::table::TableBuilder;
+use crate::version::FileMetaData;
+
+/// What a flush wrote.
+#[derive(Debug, Clone)]
+pub struct FlushOutput {
+    /// The new table, or `None` if the memtable was empty.
+    pub file: Option<FileMetaData>,
+    /// Wall time spent.
+    pub micros: u128,
+}
+
+/// Writes every entry of `mem` to table `number` in `dir` and syncs the file and
+/// the directory, so the table is durable before any MANIFEST edit names it. A
+/// partial file left by an error is removed.
+pub fn write_level0_table(
+    fs: &dyn Fs,
+    dir: &Path,
+    number: u64,
+    mem: &MemTable,
+    options: &TableOptions,
+) -> Result<FlushOutput> {
+    let start = Instant::now();
+    if mem.is_empty() {
+        return Ok(FlushOutput {
+            file: None,
+            micros: start.elapsed().as_micros(),
+        });
+    }
+    let path = table_file_name(dir, number);
+    let result = build(fs, &path, number, mem, options);
+    if result.is_err() {
+        // Best effort: the file is not referenced by any version.
+        let _ = fs.remove(&path);
+    }
+    let file = result?;
+    fs.sync_dir(dir)?;
+    Ok(FlushOutput {
+        file: Some(file),
+        micros: start.elapsed().as_micros(),
+    })
+}
+
+fn build(
+    fs: &dyn Fs,
+    path: &Path,
+    number: u64,
+    mem: &MemTable,
+    options: &TableOptions,
+) -> Result<FileMetaData> {
+    let mut builder = TableBuilder::new(fs.create(path)?, options.clone())?;
+    let mut it = mem.iter();
+    it.seek_to_first();
+    let smallest = it.key().to_vec();
+    let mut largest = Vec::new();
+    while it.valid() {
+        builder.add(it.key(), it.value())?;
+        largest.clear();
+        largest.extend_from_slice(it.key());
+        it.next();
+    }
+    let (file_size, props) = builder.finish()?;
+    Ok(FileMetaData {
+        number,
+        file_size,
+        smallest,
+        largest,
+        smallest_seqno: props.smallest_seqno,
+        largest_seqno: props.largest_seqno,
+    })
+}

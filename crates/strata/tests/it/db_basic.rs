@@ -1,0 +1,187 @@
+//! Basic behaviour of the database handle.
+
+use std::path::Path;
+
+use strata::fs::SimFs;
+use strata::{Db, DbOptions, Error, ReadOptions, WriteBatch, WriteOptions};
+
+use crate::util::{open_sim, sim_options};
+
+#[test]
+fn put_get_delete_and_reopen() {
+    let fs = SimFs::new(1);
+    {
+        let db = open_sim(&fs);
+        db.put(b"a", b"1").unwrap();
+        db.put(b"", b"empty key").unwrap();
+        db.put(b"b", b"").unwrap();
+        db.delete(b"a").unwrap();
+        db.put(b"c", b"3").unwrap();
+        assert_eq!(db.get(b"a").unwrap(), None);
+        assert_eq!(db.get(b"").unwrap().as_deref(), Some(&b"empty key"[..]));
+        assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b""[..]));
+        assert_eq!(db.get(b"zz").unwrap(), None);
+    }
+    // Reopen: recovered from the WAL.
+    let db = open_sim(&fs);
+    assert_eq!(db.get(b"a").unwrap(), None);
+    assert_eq!(db.get(b"c").unwrap().as_deref(), Some(&b"3"[..]));
+    db.flush().unwrap();
+    assert_eq!(
+        db.property("strata.num-files-at-level0").as_deref(),
+        Some("1")
+    );
+    assert_eq!(db.get(b"c").unwrap().as_deref(), Some(&b"3"[..]));
+    drop(db);
+    // Reopen: now from the table.
+    let db = open_sim(&fs);
+    assert_eq!(db.get(b"c").unwrap().as_deref(), Some(&b"3"[..]));
+    assert_eq!(db.get(b"a").unwrap(), None);
+    assert_eq!(
+        db.property("rocksdb.num-files-at-level0").as_deref(),
+        Some("1")
+    );
+}
+
+#[test]
+fn batches_snapshots_and_multi_get() {
+    let fs = SimFs::new(2);
+    let db = open_sim(&fs);
+    db.put(b"k", b"old").unwrap();
+    let snap = db.snapshot();
+    let mut batch = WriteBatch::new();
+    batch.put(b"k", b"new").unwrap();
+    batch.put(b"j", b"x").unwrap();
+    batch.delete(b"missing").unwrap();
+    db.write(&WriteOptions::default(), batch).unwrap();
+    let at_snap = ReadOptions {
+        snapshot: Some(snap.sequence()),
+        ..ReadOptions::default()
+    };
+    assert_eq!(
+        db.get_opt(&at_snap, b"k").unwrap().as_deref(),
+        Some(&b"old"[..])
+    );
+    assert_eq!(db.get_opt(&at_snap, b"j").unwrap(), None);
+    db.flush().unwrap();
+    // Still true once both versions are in a table.
+    assert_eq!(
+        db.get_opt(&at_snap, b"k").unwrap().as_deref(),
+        Some(&b"old"[..])
+    );
+    let got: Vec<_> = db
+        .multi_get(&ReadOptions::default(), &[&b"k"[..], b"j", b"nope"])
+        .into_iter()
+        .map(|r| r.unwrap().map(|v| v.to_vec()))
+        .collect();
+    assert_eq!(got, vec![Some(b"new".to_vec()), Some(b"x".to_vec()), None]);
+    drop(snap);
+    assert_eq!(db.property("strata.num-snapshots").as_deref(), Some("0"));
+}
+
+#[test]
+fn open_errors_are_clear() {
+    let fs = SimFs::new(3);
+    let mut options = sim_options(&fs);
+    options.create_if_missing = false;
+    let err = Db::open(Path::new("/nope"), options.clone()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidArgument {
+                field: "create_if_missing",
+                ..
+            }
+        ),
+        "{err}"
+    );
+
+    let db = open_sim(&fs);
+    let err = Db::open(Path::new("/db"), sim_options(&fs)).unwrap_err();
+    assert!(matches!(err, Error::Busy { .. }), "{err}");
+    assert!(err.to_string().contains("already open"), "{err}");
+    drop(db);
+
+    let mut options = sim_options(&fs);
+    options.error_if_exists = true;
+    let err = Db::open(Path::new("/db"), options).unwrap_err();
+    assert!(matches!(
+        err,
+        Error::InvalidArgument {
+            field: "error_if_exists",
+            ..
+        }
+    ));
+
+    let mut options = sim_options(&fs);
+    options.write_buffer_size = 1;
+    let err = Db::open(Path::new("/db"), options).unwrap_err();
+    assert!(matches!(
+        err,
+        Error::InvalidArgument {
+            field: "write_buffer_size",
+            ..
+        }
+    ));
+}
+
+#[test]
+fn oversized_key_is_invalid_argument() {
+    let fs = SimFs::new(4);
+    let db = open_sim(&fs);
+    let big = vec![0u8; (8 << 20) + 1];
+    let err = db.put(&big, b"v").unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidArgument { field: "key", .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn real_files_and_info_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = DbOptions {
+        create_if_missing: true,
+        write_buffer_size: 64 << 10,
+        ..DbOptions::default()
+    };
+    {
+        let db = Db::open(dir.path(), options.clone()).unwrap();
+        for i in 0..5000u32 {
+            db.put(format!("key{i:06}").as_bytes(), &[b'v'; 100])
+                .unwrap();
+        }
+        db.flush().unwrap();
+        db.close().unwrap();
+    }
+    let db = Db::open(dir.path(), options).unwrap();
+    assert_eq!(
+        db.get(b"key004999").unwrap().as_deref(),
+        Some(&[b'v'; 100][..])
+    );
+    let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+    assert!(log.contains("recovered"), "{log}");
+    let old_log = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().starts_with("LOG.old."))
+        .expect("previous LOG kept");
+    let old = std::fs::read_to_string(old_log.path()).unwrap();
+    assert!(old.contains("flush: table"), "{old}");
+}
+
+#[test]
+fn disable_wal_writes_are_flushed_on_close() {
+    let fs = SimFs::new(5);
+    {
+        let db = open_sim(&fs);
+        let no_wal = WriteOptions {
+            disable_wal: true,
+            ..WriteOptions::default()
+        };
+        db.put_opt(&no_wal, b"k", b"v").unwrap();
+        db.close().unwrap();
+    }
+    let db = open_sim(&fs);
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+}

@@ -1,0 +1,155 @@
+//! Simulated crashes: after recovery the database holds the state of some prefix
+//! of the write history that includes every write acknowledged with `sync`, and
+//! never part of a batch.
+
+use std::collections::BTreeMap;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use strata::fs::sim::{CrashMode, DataLoss};
+use strata::fs::SimFs;
+use strata::{WriteBatch, WriteOptions};
+
+use crate::util::open_sim;
+
+const KEYS: u32 = 40;
+
+fn key(n: u32) -> Vec<u8> {
+    format!("k{n:03}").into_bytes()
+}
+
+type Op = (Vec<u8>, Option<Vec<u8>>);
+
+fn apply(model: &mut BTreeMap<Vec<u8>, Vec<u8>>, batch: &[Op]) {
+    for (k, v) in batch {
+        match v {
+            Some(v) => model.insert(k.clone(), v.clone()),
+            None => model.remove(k),
+        };
+    }
+}
+
+fn run(seed: u64, mode: CrashMode) {
+    let fs = SimFs::new(seed);
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut db = open_sim(&fs);
+    // Acknowledged history, in commit order, and the state it started from.
+    let mut base: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    for round in 0..4 {
+        let mut history: Vec<Vec<Op>> = Vec::new();
+        let mut last_synced: Option<usize> = None;
+        let ops = rng.gen_range(1..600);
+        for _ in 0..ops {
+            let mut batch = WriteBatch::new();
+            let mut ops: Vec<Op> = Vec::new();
+            for _ in 0..rng.gen_range(1..6) {
+                let k = key(rng.gen_range(0..KEYS));
+                if rng.gen_bool(0.25) {
+                    batch.delete(&k).unwrap();
+                    ops.push((k, None));
+                } else {
+                    // Values name their batch so a partial batch is visible.
+                    let v = format!(
+                        "r{round}b{}-{}",
+                        history.len(),
+                        "x".repeat(rng.gen_range(0..200))
+                    );
+                    batch.put(&k, v.as_bytes()).unwrap();
+                    ops.push((k, Some(v.into_bytes())));
+                }
+            }
+            let sync = rng.gen_bool(0.05);
+            db.write(
+                &WriteOptions {
+                    sync,
+                    ..WriteOptions::default()
+                },
+                batch,
+            )
+            .unwrap();
+            history.push(ops);
+            if sync {
+                last_synced = Some(history.len() - 1);
+            }
+            if rng.gen_bool(0.01) {
+                db.flush().unwrap();
+            }
+        }
+        // The process dies now; then the machine loses what `mode` says.
+        fs.halt();
+        drop(db);
+        fs.crash(mode);
+        db = open_sim(&fs);
+
+        let recovered: BTreeMap<Vec<u8>, Vec<u8>> = (0..KEYS)
+            .filter_map(|n| db.get(&key(n)).unwrap().map(|v| (key(n), v.to_vec())))
+            .collect();
+        // Find the prefix of the history the recovered state equals.
+        let mut state = base.clone();
+        let must_have = last_synced.map_or(0, |i| i + 1);
+        let mut matched = None;
+        for p in 0..=history.len() {
+            if p > 0 {
+                apply(&mut state, &history[p - 1]);
+            }
+            if p >= must_have && state == recovered {
+                matched = Some(p);
+            }
+        }
+        let Some(p) = matched else {
+            panic!(
+                "seed {seed} round {round} {mode:?}: recovered state is no prefix of the history \
+                 holding all {must_have} synced batches ({} batches written)",
+                history.len()
+            );
+        };
+        let mut prefix_state = base.clone();
+        for b in &history[..p] {
+            apply(&mut prefix_state, b);
+        }
+        base = prefix_state;
+    }
+}
+
+#[test]
+fn power_loss_keeps_a_prefix_with_every_synced_write() {
+    for seed in 0..25 {
+        run(seed, CrashMode::POWER_LOSS);
+    }
+}
+
+#[test]
+fn torn_and_partial_writes_keep_a_prefix() {
+    for seed in 100..115 {
+        for data in [DataLoss::KeepRandomPrefix, DataLoss::TearLastWrite] {
+            run(
+                seed,
+                CrashMode {
+                    data,
+                    lose_unsynced_dir_entries: seed % 2 == 0,
+                },
+            );
+        }
+    }
+}
+
+#[test]
+fn process_kill_loses_nothing_acknowledged() {
+    for seed in 200..210 {
+        let fs = SimFs::new(seed);
+        let db = open_sim(&fs);
+        for i in 0..2000u32 {
+            db.put(&key(i % KEYS), format!("v{i}").as_bytes()).unwrap();
+        }
+        fs.halt();
+        drop(db);
+        fs.crash(CrashMode::PROCESS_KILL);
+        let db = open_sim(&fs);
+        for i in 2000 - KEYS..2000 {
+            assert_eq!(
+                db.get(&key(i % KEYS)).unwrap().as_deref(),
+                Some(format!("v{i}").as_bytes())
+            );
+        }
+    }
+}

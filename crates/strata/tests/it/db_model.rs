@@ -1,0 +1,147 @@
+//! Random operation sequences checked against a `BTreeMap` model, with flushes,
+//! reopens and hundreds of L0 files.
+
+use std::collections::BTreeMap;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use strata::fs::SimFs;
+use strata::{ReadOptions, WriteBatch, WriteOptions};
+
+use crate::util::open_sim;
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn random_key(rng: &mut SmallRng) -> Vec<u8> {
+    // A small key space so keys are overwritten and deleted often; the empty key
+    // is one of them.
+    let n = rng.gen_range(0..200u32);
+    if n == 0 {
+        Vec::new()
+    } else {
+        format!("key{n:04}").into_bytes()
+    }
+}
+
+fn random_value(rng: &mut SmallRng) -> Vec<u8> {
+    let len = rng.gen_range(0..300);
+    (0..len).map(|_| rng.gen_range(b'a'..=b'z')).collect()
+}
+
+fn check_all(db: &strata::Db, model: &Model, seed: u64, step: usize) {
+    for n in 0..200u32 {
+        let key = if n == 0 {
+            Vec::new()
+        } else {
+            format!("key{n:04}").into_bytes()
+        };
+        let got = db.get(&key).unwrap().map(|v| v.to_vec());
+        assert_eq!(
+            got.as_ref(),
+            model.get(&key),
+            "seed {seed} step {step} key {key:?}"
+        );
+    }
+}
+
+fn run(seed: u64, steps: usize) -> usize {
+    let fs = SimFs::new(seed);
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut db = open_sim(&fs);
+    let mut model = Model::new();
+    // Snapshots with the model state they must keep seeing.
+    let mut snapshots: Vec<(strata::Snapshot, Model)> = Vec::new();
+    for step in 0..steps {
+        match rng.gen_range(0..100) {
+            0..=44 => {
+                let (k, v) = (random_key(&mut rng), random_value(&mut rng));
+                db.put(&k, &v).unwrap();
+                model.insert(k, v);
+            }
+            45..=59 => {
+                let k = random_key(&mut rng);
+                db.delete(&k).unwrap();
+                model.remove(&k);
+            }
+            60..=74 => {
+                let mut batch = WriteBatch::new();
+                for _ in 0..rng.gen_range(1..10) {
+                    let k = random_key(&mut rng);
+                    if rng.gen_bool(0.3) {
+                        batch.delete(&k).unwrap();
+                        model.remove(&k);
+                    } else {
+                        let v = random_value(&mut rng);
+                        batch.put(&k, &v).unwrap();
+                        model.insert(k, v);
+                    }
+                }
+                let sync = rng.gen_bool(0.1);
+                db.write(
+                    &WriteOptions {
+                        sync,
+                        ..WriteOptions::default()
+                    },
+                    batch,
+                )
+                .unwrap();
+            }
+            75..=89 => {
+                let k = random_key(&mut rng);
+                assert_eq!(
+                    db.get(&k).unwrap().map(|v| v.to_vec()).as_ref(),
+                    model.get(&k),
+                    "seed {seed} step {step}"
+                );
+            }
+            90..=93 => {
+                if snapshots.len() < 4 {
+                    snapshots.push((db.snapshot(), model.clone()));
+                } else {
+                    snapshots.remove(rng.gen_range(0..snapshots.len()));
+                }
+            }
+            94..=96 => db.flush().unwrap(),
+            _ => {
+                // Reopen: snapshots do not survive it.
+                snapshots.clear();
+                drop(db);
+                db = open_sim(&fs);
+                check_all(&db, &model, seed, step);
+            }
+        }
+        if step % 500 == 0 {
+            for (snap, expected) in &snapshots {
+                let ro = ReadOptions {
+                    snapshot: Some(snap.sequence()),
+                    ..ReadOptions::default()
+                };
+                let k = random_key(&mut rng);
+                assert_eq!(
+                    db.get_opt(&ro, &k).unwrap().map(|v| v.to_vec()).as_ref(),
+                    expected.get(&k),
+                    "seed {seed} step {step}: snapshot read"
+                );
+            }
+        }
+    }
+    check_all(&db, &model, seed, steps);
+    db.property("strata.num-files-at-level0")
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn model_many_seeds() {
+    for seed in 0..12 {
+        run(seed, 3000);
+    }
+}
+
+#[test]
+fn model_with_hundreds_of_l0_files() {
+    // Small memtables and many writes: L0 grows without compaction.
+    let files = run(1000, 8_000);
+    assert!(files >= 100, "only {files} L0 files");
+}

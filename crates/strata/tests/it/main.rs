@@ -1,0 +1,9 @@
+//! Integration tests of the engine through its public API.
+// Test code may panic on failure: that is how a test reports it.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+mod db_basic;
+mod db_concurrency;
+mod db_crash;
+mod db_model;
+mod util;
