@@ -269,6 +269,20 @@ impl SkipList {
         }
     }
 
+    /// The first node with key >= `key` (null if none).
+    ///
+    /// Returns the successor observed *during* the search. Re-reading the
+    /// predecessor's link afterwards would be wrong: a concurrent insert may have
+    /// linked a node with a smaller key there in the meantime.
+    fn find_greater_or_equal(&self, key: &[u8]) -> *mut Node {
+        let mut x = self.head;
+        let mut next = ptr::null_mut();
+        for level in (0..self.max_height.load(Ordering::Relaxed)).rev() {
+            (x, next) = self.find_splice(key, x, level);
+        }
+        next
+    }
+
     /// The last node with key < `key` (the head if none).
     fn find_less_than(&self, key: &[u8]) -> NonNull<Node> {
         let mut x = self.head;
@@ -319,9 +333,7 @@ fn allocate_node(arena: &Arena, height: usize, key_len: usize, value_len: usize)
 impl SkipList {
     /// The first entry with key >= `key`, as `(key, value)` borrowed from the list.
     pub fn seek_entry(&self, key: &[u8]) -> Option<(&[u8], &[u8])> {
-        let before = self.find_less_than(key);
-        // SAFETY: `before` is the head or a published node; level 0 always exists.
-        let node = NonNull::new(unsafe { link(before, 0) }.load(Ordering::Acquire))?;
+        let node = NonNull::new(self.find_greater_or_equal(key))?;
         // SAFETY: a published node of this list, kept alive by `&self`.
         Some(unsafe { (node_key(node), node_value(node)) })
     }
@@ -366,9 +378,7 @@ impl Cursor {
 
     /// Moves to the first entry with key >= `key`.
     pub fn seek(&mut self, key: &[u8]) {
-        let before = self.list.find_less_than(key);
-        // SAFETY: `before` is the head or a published node; level 0 always exists.
-        self.node = NonNull::new(unsafe { link(before, 0) }.load(Ordering::Acquire));
+        self.node = NonNull::new(self.list.find_greater_or_equal(key));
     }
 
     /// Moves to the last entry with key <= `key`.

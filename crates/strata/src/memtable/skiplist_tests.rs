@@ -177,6 +177,23 @@ mod shuttle_model {
                         })
                     })
                     .collect();
+                let seeker = {
+                    let list = list.clone();
+                    shuttle::thread::spawn(move || {
+                        // A seek never lands before its target, even while inserts
+                        // link smaller nodes right where it is looking.
+                        let mut c = Cursor::new(list.clone());
+                        for target in [ikey(5, 1), ikey(2, 1), ikey(9, 1)] {
+                            c.seek(&target);
+                            if c.valid() {
+                                assert_ne!(compare_internal(c.key(), &target), KeyOrdering::Less);
+                            }
+                            if let Some((k, _)) = list.seek_entry(&target) {
+                                assert_ne!(compare_internal(k, &target), KeyOrdering::Less);
+                            }
+                        }
+                    })
+                };
                 let reader = {
                     let list = list.clone();
                     shuttle::thread::spawn(move || {
@@ -197,6 +214,7 @@ mod shuttle_model {
                     w.join().unwrap();
                 }
                 reader.join().unwrap();
+                seeker.join().unwrap();
                 let all = collect(list);
                 assert_eq!(all.len(), 12);
                 assert!(all
