@@ -1,6 +1,14 @@
 //! The write-ahead log record format (also the MANIFEST's): a file of 32 KiB
 //! blocks holding checksummed fragments of records. The byte layout is drawn in
 //! [`format`] and `docs/format/wal.md`.
+//!
+//! - [`LogWriter`] appends each record with one `append` call, so a group commit
+//!   is one write and a crash tears at most the record being written.
+//! - [`LogReader`] returns whole records with their file offsets, and tells the
+//!   end of the data apart three ways: a clean end (`Ok(None)`), a torn tail
+//!   (`Ok(None)` with [`LogReader::torn_tail`] set: what a crash mid-write
+//!   leaves), or corruption (`Error::Corruption` with the bad fragment's offset:
+//!   damage with more data after it). Recovery decides what each means.
 
 pub mod format;
 pub mod reader;

@@ -2,10 +2,12 @@
 //!
 //! A crash mid-write leaves an incomplete record at the end of the log: a header
 //! cut by end of file, a fragment whose payload runs past the end, a record whose
-//! LAST fragment never arrived, a final fragment whose checksum fails, or a
-//! zero-filled tail. These are a *torn tail*: the reader stops cleanly and reports
-//! where. Anything wrong that is followed by more data is *corruption*: an error,
-//! because silently skipping it would leave a hole in the history.
+//! LAST fragment never arrived, a final fragment whose checksum fails, or a tail
+//! that is all zeros from some point on (space the file system extended or
+//! preallocated but the data never reached). These are a *torn tail*: the reader
+//! stops cleanly and reports where the incomplete record starts. Anything wrong that
+//! is followed by more data is *corruption*: an error, because silently skipping it
+//! would leave a hole in the history.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,7 +30,7 @@ pub struct TornTail {
     pub reason: String,
 }
 
-/// Reads a log file record by record.
+/// Reads a log file record by record, one 32 KiB block `read_at` at a time.
 #[derive(Debug)]
 pub struct LogReader {
     file: Arc<dyn RandomAccessFile>,
@@ -36,21 +38,38 @@ pub struct LogReader {
     file_len: u64,
     /// The current block; shorter than `BLOCK_SIZE` only for the file's last block.
     block: Bytes,
-    /// File offset of `block`.
+    /// File offset of `block`; a multiple of `BLOCK_SIZE`.
     block_start: u64,
-    /// Read position inside `block`.
+    /// Read position inside `block`; `<= block.len()`.
     pos: usize,
+    /// The record being assembled from FIRST/MIDDLE/LAST fragments.
     record: Vec<u8>,
     torn_tail: Option<TornTail>,
-    done: bool,
+    /// How reading ended: `Some(Ok(()))` at a clean end or torn tail, `Some(Err)`
+    /// after corruption or an I/O error, which every later call returns again.
+    finished: Option<Result<()>>,
+    /// Where the file's all-zero suffix starts (`file_len` if its last byte is
+    /// nonzero). Computed the first time a fragment is bad, since only then does
+    /// it matter.
+    zero_tail_start: Option<u64>,
 }
 
+/// Where a whole record's payload is.
+enum Payload {
+    /// A FULL fragment: this range of the current block, returned without a copy.
+    InBlock(usize, usize),
+    /// Assembled from FIRST, MIDDLE*, LAST in `LogReader::record`.
+    Assembled,
+}
+
+/// What the next header in the block turned out to be.
 enum Step {
-    /// A fragment's payload range within the block, its type and file offset.
+    /// A fragment that passed its checksum: type, payload range within the block,
+    /// file offset of its header.
     Fragment(FragmentType, usize, usize, u64),
     /// The block is used up; move to the next one.
     NextBlock,
-    /// Clean end of data, or a torn tail (recorded).
+    /// Clean end of data, or a torn tail (recorded in `torn_tail`).
     End,
 }
 
@@ -67,8 +86,14 @@ impl LogReader {
             pos: 0,
             record: Vec::new(),
             torn_tail: None,
-            done: false,
+            finished: None,
+            zero_tail_start: None,
         }
+    }
+
+    /// Reads a log held in memory (tools, tests, fuzzing); `path` names it in errors.
+    pub fn from_bytes(bytes: Bytes, path: &Path) -> Self {
+        LogReader::new(Arc::new(MemLog(bytes)), path)
     }
 
     /// Set after `read_record` returned `Ok(None)` because the log ends with an
@@ -79,74 +104,78 @@ impl LogReader {
 
     /// The next record and the file offset where it starts, or `None` at the end
     /// of the data (check [`torn_tail`](Self::torn_tail)). The payload is valid
-    /// until the next call.
+    /// until the next call. After an error, every later call returns it again.
     pub fn read_record(&mut self) -> Result<Option<(u64, &[u8])>> {
-        if self.done {
-            return Ok(None);
+        if let Some(end) = &self.finished {
+            return end.clone().map(|()| None);
         }
+        match self.assemble() {
+            Ok(Some((offset, Payload::InBlock(start, end)))) => {
+                let payload = self.block.get(start..end).unwrap_or_default();
+                Ok(Some((offset, payload)))
+            }
+            Ok(Some((offset, Payload::Assembled))) => Ok(Some((offset, &self.record[..]))),
+            Ok(None) => {
+                self.finished = Some(Ok(()));
+                Ok(None)
+            }
+            Err(e) => {
+                self.finished = Some(Err(e.clone()));
+                Err(e)
+            }
+        }
+    }
+
+    /// Reads fragments until a record is whole; returns its offset and payload, or
+    /// `None` at the end of the data.
+    fn assemble(&mut self) -> Result<Option<(u64, Payload)>> {
         self.record.clear();
         // File offset of the first fragment of the record being assembled.
         let mut record_start: Option<u64> = None;
         loop {
-            let step = match self.next_fragment(record_start) {
-                Ok(step) => step,
-                Err(e) => {
-                    self.done = true;
-                    return Err(e);
-                }
-            };
-            let (fragment_type, start, end, offset) = match step {
+            let (fragment_type, start, end, offset) = match self.next_fragment(record_start)? {
                 Step::Fragment(t, s, e, o) => (t, s, e, o),
                 Step::NextBlock => {
                     self.load_next_block()?;
                     continue;
                 }
-                Step::End => {
-                    self.done = true;
-                    return Ok(None);
-                }
+                Step::End => return Ok(None),
             };
-            let corrupt = |reason: &str| Error::corruption(&self.path, offset, reason.to_string());
+            let corrupt = |reason: &str| Error::corruption(&self.path, offset, reason);
             match (fragment_type, record_start) {
                 (FragmentType::Full, None) => {
-                    return Ok(Some((offset, &self.block[start..end])));
+                    return Ok(Some((offset, Payload::InBlock(start, end))))
                 }
                 (FragmentType::First, None) => {
                     record_start = Some(offset);
-                    self.record.extend_from_slice(&self.block[start..end]);
+                    self.append_payload(start, end);
                 }
-                (FragmentType::Middle | FragmentType::Last, Some(_)) => {
+                (FragmentType::Middle | FragmentType::Last, Some(first)) => {
                     if self.record.len() + (end - start) > MAX_RECORD_SIZE {
-                        self.done = true;
                         return Err(corrupt("record larger than 1 GiB"));
                     }
-                    self.record.extend_from_slice(&self.block[start..end]);
+                    self.append_payload(start, end);
                     if fragment_type == FragmentType::Last {
-                        return Ok(record_start.map(|s| (s, &self.record[..])));
+                        return Ok(Some((first, Payload::Assembled)));
                     }
                 }
                 (FragmentType::Full | FragmentType::First, Some(_)) => {
-                    self.done = true;
                     return Err(corrupt("a new record starts before the previous one ended"));
                 }
                 (FragmentType::Middle | FragmentType::Last, None) => {
-                    self.done = true;
                     return Err(corrupt("a record continues without its first fragment"));
                 }
             }
         }
     }
 
-    fn tear(&mut self, offset: u64, reason: &str) -> Step {
-        self.torn_tail = Some(TornTail {
-            offset,
-            reason: reason.to_string(),
-        });
-        Step::End
+    fn append_payload(&mut self, start: usize, end: usize) {
+        self.record
+            .extend_from_slice(self.block.get(start..end).unwrap_or_default());
     }
 
     /// Decodes the fragment at the read position, classifying every way the data
-    /// can end or go wrong.
+    /// can end or go wrong. Advances past the fragment only when it is good.
     fn next_fragment(&mut self, record_start: Option<u64>) -> Result<Step> {
         let here = self.block_start + self.pos as u64;
         let tail_offset = record_start.unwrap_or(here);
@@ -169,108 +198,177 @@ impl LogReader {
             }
             return Ok(Step::End);
         };
-        let last_block = self.block_start + self.block.len() as u64 >= self.file_len;
         let stored_crc = u32::from_le_bytes([c0, c1, c2, c3]);
         let len = usize::from(u16::from_le_bytes([l0, l1]));
-        if type_code == 0 && len == 0 && stored_crc == 0 {
-            return if self.zeros_to_end_of_file(here)? {
-                Ok(self.tear(tail_offset, "zero-filled tail"))
-            } else {
-                Err(Error::corruption(
-                    &self.path,
-                    here,
-                    "zeroed fragment followed by data",
-                ))
-            };
-        }
         let start = self.pos + HEADER_SIZE;
         let end = start + len;
-        if end > self.block.len() {
-            // A write cut by a crash looks like this; so does a damaged length
-            // field, except that the checksum then fits a nearby length.
-            if last_block && !self.length_looks_damaged(type_code, stored_crc, len) {
-                return Ok(self.tear(tail_offset, "fragment runs past end of file"));
+        let defect = if type_code == 0 && len == 0 && stored_crc == 0 {
+            "zero-filled fragment header".to_string()
+        } else {
+            match self.block.get(start..end) {
+                None if end > BLOCK_SIZE => format!("fragment length {len} runs past its block"),
+                None => format!("fragment length {len} runs past the end of the file"),
+                Some(payload) if fragment_checksum(type_code, payload) != stored_crc => {
+                    "fragment checksum mismatch".to_string()
+                }
+                Some(_) => {
+                    let Some(fragment_type) = FragmentType::from_code(type_code) else {
+                        // A valid checksum over an unknown type was written so on
+                        // purpose, by a newer or foreign writer: never a torn write.
+                        return Err(Error::corruption(
+                            &self.path,
+                            here,
+                            format!("unknown fragment type {type_code}"),
+                        ));
+                    };
+                    self.pos = end;
+                    return Ok(Step::Fragment(fragment_type, start, end, here));
+                }
             }
-            return Err(Error::corruption(
-                &self.path,
-                here,
-                format!("fragment length {len} runs past its block"),
-            ));
-        }
-        let payload = &self.block[start..end];
-        if fragment_checksum(type_code, payload) != stored_crc {
-            if self.block_start + end as u64 == self.file_len {
-                return Ok(self.tear(tail_offset, "checksum mismatch in the final fragment"));
-            }
-            return Err(Error::corruption(
-                &self.path,
-                here,
-                "fragment checksum mismatch",
-            ));
-        }
-        let Some(fragment_type) = FragmentType::from_code(type_code) else {
-            return Err(Error::corruption(
-                &self.path,
-                here,
-                format!("unknown fragment type {type_code}"),
-            ));
         };
-        self.pos = end;
-        Ok(Step::Fragment(fragment_type, start, end, here))
+        if self.explained_by_crash(type_code, stored_crc, len)? {
+            return Ok(self.tear(tail_offset, &format!("{defect} at offset {here}")));
+        }
+        Err(Error::corruption(&self.path, here, defect))
     }
 
-    /// True if the fragment's checksum matches a shorter payload whose length
-    /// differs from the stored one in a single byte: the length field was damaged
-    /// and the data is intact (corruption), rather than the write cut short by a
-    /// crash (torn tail). Called only when a fragment claims to run past the end
-    /// of the file; costs one checksum pass over the available payload.
+    /// Whether the bad fragment at the read position is what a crash leaves: the
+    /// last thing in the file, its bytes cut by the end of the file or running
+    /// into an all-zero tail. Anything with other data after it is damage.
+    fn explained_by_crash(&mut self, type_code: u8, stored_crc: u32, len: usize) -> Result<bool> {
+        // The writer keeps every fragment inside its block, so a length crossing
+        // the block boundary was never written: no crash explains it.
+        if self.pos + HEADER_SIZE + len > BLOCK_SIZE {
+            return Ok(false);
+        }
+        let here = self.block_start + self.pos as u64;
+        let claimed_end = here + (HEADER_SIZE + len) as u64;
+        let at_end = claimed_end >= self.file_len || self.zero_tail_start()? < claimed_end;
+        // A damaged length field can also make a fragment look cut; then its
+        // checksum fits a nearby length and whole data follows, so it is damage.
+        Ok(at_end && !self.length_looks_damaged(type_code, stored_crc, len))
+    }
+
+    fn tear(&mut self, offset: u64, reason: &str) -> Step {
+        self.torn_tail = Some(TornTail {
+            offset,
+            reason: reason.to_string(),
+        });
+        Step::End
+    }
+
+    /// True if the fragment's checksum matches a payload whose length differs from
+    /// the stored one in a single byte: the length field was damaged and the data
+    /// is intact (corruption), rather than the write cut short by a crash (torn
+    /// tail). Called only for a bad fragment at the end of the data; costs at most
+    /// two checksum passes over the fragment's bytes in this block.
     fn length_looks_damaged(&self, type_code: u8, stored_crc: u32, claimed: usize) -> bool {
         let available = self.block.get(self.pos + HEADER_SIZE..).unwrap_or_default();
-        let mut candidates: Vec<usize> = (0..256usize)
-            .flat_map(|x| [(claimed & 0xff00) | x, (x << 8) | (claimed & 0xff)])
-            .filter(|&len| len != claimed && len <= available.len())
-            .collect();
-        candidates.sort_unstable();
-        candidates.dedup();
-        let mut crc = crc32c::crc32c(&[type_code]);
-        let mut done = 0;
-        candidates.into_iter().any(|len| {
-            crc = crc32c::crc32c_append(crc, &available[done..len]);
-            done = len;
-            crate::checksum::mask_crc(crc) == stored_crc
-        })
+        let (high, low) = (claimed & 0xff00, claimed & 0xff);
+        let matches = |lengths: &mut dyn Iterator<Item = usize>| {
+            prefix_checksum_matches(available, type_code, stored_crc, claimed, lengths)
+        };
+        matches(&mut (0..256).map(|x| high | x)) || matches(&mut (0..256).map(|x| x << 8 | low))
     }
 
     fn load_next_block(&mut self) -> Result<()> {
         self.block_start += self.block.len() as u64;
         let len = (self.file_len.saturating_sub(self.block_start)).min(BLOCK_SIZE as u64) as usize;
-        self.block = if len == 0 {
-            Bytes::new()
-        } else {
-            self.file.read_at(self.block_start, len)?
-        };
+        self.block = self.read_exact(self.block_start, len)?;
         self.pos = 0;
         Ok(())
     }
 
-    /// True if every byte from `offset` to the end of the file is zero.
-    fn zeros_to_end_of_file(&self, offset: u64) -> Result<bool> {
-        let mut at = offset;
-        while at < self.file_len {
-            let n = (self.file_len - at).min(BLOCK_SIZE as u64) as usize;
-            let chunk = self.file.read_at(at, n)?;
-            if chunk.iter().any(|&b| b != 0) {
-                return Ok(false);
-            }
-            at += n as u64;
+    /// `read_at`, checked: a file returning fewer bytes than asked must not make the
+    /// reader spin on an empty block.
+    fn read_exact(&self, offset: u64, len: usize) -> Result<Bytes> {
+        if len == 0 {
+            return Ok(Bytes::new());
         }
-        Ok(true)
+        let bytes = self.file.read_at(offset, len)?;
+        if bytes.len() != len {
+            return Err(Error::io(
+                "read",
+                &self.path,
+                std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "asked for {len} bytes at offset {offset}, got {}",
+                        bytes.len()
+                    ),
+                ),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// The offset from which every byte to the end of the file is zero, scanning
+    /// backwards one block at a time (once per reader).
+    fn zero_tail_start(&mut self) -> Result<u64> {
+        if let Some(start) = self.zero_tail_start {
+            return Ok(start);
+        }
+        let mut end = self.file_len;
+        let start = loop {
+            if end == 0 {
+                break 0;
+            }
+            let chunk_start = (end - 1) / BLOCK_SIZE as u64 * BLOCK_SIZE as u64;
+            let chunk = self.read_exact(chunk_start, (end - chunk_start) as usize)?;
+            let nonzero_end = end_of_nonzero(&chunk);
+            if nonzero_end > 0 {
+                break chunk_start + nonzero_end as u64;
+            }
+            end = chunk_start;
+        };
+        self.zero_tail_start = Some(start);
+        Ok(start)
     }
 }
 
-/// Reads a whole record stream from an in-memory buffer (tools and fuzzing).
+/// Whether a prefix of `bytes` of one of `lengths` (ascending), other than
+/// `claimed`, has the fragment checksum `stored_crc`. Each prefix's crc extends the
+/// previous one, so the cost is one pass over `bytes`.
+fn prefix_checksum_matches(
+    bytes: &[u8],
+    type_code: u8,
+    stored_crc: u32,
+    claimed: usize,
+    lengths: &mut dyn Iterator<Item = usize>,
+) -> bool {
+    let mut crc = crc32c::crc32c(&[type_code]);
+    let mut done = 0;
+    for len in lengths.take_while(|&len| len <= bytes.len()) {
+        crc = crc32c::crc32c_append(crc, bytes.get(done..len).unwrap_or_default());
+        done = len;
+        if len != claimed && crate::checksum::mask_crc(crc) == stored_crc {
+            return true;
+        }
+    }
+    false
+}
+
+/// The index just past the last nonzero byte of `bytes` (0 if all are zero).
+/// Compares 64-byte runs against zeros first: a zero tail can be megabytes of
+/// preallocated space, and `memcmp` stays fast even in unoptimised builds.
+fn end_of_nonzero(bytes: &[u8]) -> usize {
+    const ZEROS: [u8; 64] = [0; 64];
+    let mut end = bytes.len();
+    while end > 0 {
+        let start = end.saturating_sub(ZEROS.len());
+        let run = bytes.get(start..end).unwrap_or_default();
+        if Some(run) != ZEROS.get(..run.len()) {
+            return start + run.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+        }
+        end = start;
+    }
+    0
+}
+
+/// Reads a whole record stream from an in-memory buffer (tools and fuzzing): the
+/// whole records, then how the data ended.
 pub fn read_all_records(bytes: Bytes) -> (Vec<Vec<u8>>, Result<Option<TornTail>>) {
-    let mut reader = LogReader::new(Arc::new(MemLog(bytes)), Path::new("memory"));
+    let mut reader = LogReader::from_bytes(bytes, Path::new("memory"));
     let mut records = Vec::new();
     loop {
         match reader.read_record() {
