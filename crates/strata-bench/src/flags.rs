@@ -1,0 +1,512 @@
+//! Command-line flags, parsed by hand so that they behave exactly like db_bench's
+//! gflags: `--name=value` and `-name=value` both work, booleans take
+//! `0/1/true/false` (and gflags' `yes/no/t/f/y/n`), a bare `--bool` means true and
+//! `--nobool` means false. Names, meanings and defaults are db_bench's, so one
+//! command line runs against both engines; where Strata differs the help says so.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use strata::{ChecksumType, CompressionType, DbOptions, TableOptions};
+
+/// The benchmarks this tool knows, by db_bench name.
+pub const KNOWN_BENCHMARKS: &[&str] = &[
+    "fillseq",
+    "fillrandom",
+    "overwrite",
+    "readrandom",
+    "readseq",
+    "readreverse",
+    "seekrandom",
+];
+
+/// The suite run when `--benchmarks` is not given (db_bench's default list minus
+/// the benchmarks Strata has no counterpart for yet).
+pub const DEFAULT_BENCHMARKS: &str =
+    "fillseq,fillrandom,readrandom,readseq,readreverse,seekrandom,overwrite";
+
+/// Used when `--seed=0`. db_bench (RocksDB 7.x) derives seed 0 from the clock;
+/// Strata keeps runs reproducible instead and uses LevelDB's fixed seed.
+pub const DEFAULT_SEED: u64 = 301;
+
+/// Every setting of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flags {
+    pub benchmarks: Vec<String>,
+    pub num: u64,
+    /// Already resolved: a negative `--reads` means `num`, as in db_bench.
+    pub reads: u64,
+    pub key_size: usize,
+    pub value_size: usize,
+    pub threads: usize,
+    /// `None`: a temporary directory removed at exit.
+    pub db: Option<PathBuf>,
+    pub use_existing_db: bool,
+    pub disable_wal: bool,
+    pub sync: bool,
+    /// Already resolved: `--seed=0` becomes [`DEFAULT_SEED`].
+    pub seed: u64,
+    pub write_buffer_size: usize,
+    pub max_write_buffer_number: usize,
+    pub block_size: usize,
+    /// Already resolved: db_bench's `-1` (no filter) becomes 0.
+    pub bloom_bits: f64,
+    pub compression_type: CompressionType,
+    pub checksum_type: ChecksumType,
+    pub mmap_read: bool,
+    pub use_direct_reads: bool,
+    pub histogram: bool,
+    pub compression_ratio: f64,
+}
+
+impl Default for Flags {
+    fn default() -> Self {
+        Flags {
+            benchmarks: DEFAULT_BENCHMARKS.split(',').map(String::from).collect(),
+            num: 1_000_000,
+            reads: 1_000_000,
+            key_size: 16,
+            value_size: 100,
+            threads: 1,
+            db: None,
+            use_existing_db: false,
+            disable_wal: false,
+            sync: false,
+            seed: DEFAULT_SEED,
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            block_size: 4096,
+            bloom_bits: 0.0,
+            compression_type: CompressionType::Snappy,
+            checksum_type: ChecksumType::default(),
+            mmap_read: false,
+            use_direct_reads: false,
+            histogram: false,
+            compression_ratio: 0.5,
+        }
+    }
+}
+
+impl Flags {
+    /// The engine options these flags ask for.
+    pub fn db_options(&self) -> DbOptions {
+        DbOptions {
+            // db_bench: `create_if_missing = !FLAGS_use_existing_db`, so a
+            // missing DB with --use_existing_db=1 is an error, not an empty run.
+            create_if_missing: !self.use_existing_db,
+            write_buffer_size: self.write_buffer_size,
+            max_write_buffer_number: self.max_write_buffer_number,
+            table: TableOptions {
+                block_size: self.block_size,
+                bloom_bits_per_key: self.bloom_bits,
+                compression: self.compression_type,
+                checksum: self.checksum_type,
+                ..TableOptions::default()
+            },
+            use_mmap_reads: self.mmap_read,
+            use_direct_reads: self.use_direct_reads,
+            ..DbOptions::default()
+        }
+    }
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    Run(Box<Flags>),
+    Help,
+}
+
+/// A command-line error; the message names the flag at fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagError(pub String);
+
+impl fmt::Display for FlagError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FlagError {}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, FlagError> {
+    Err(FlagError(msg.into()))
+}
+
+/// Names of the boolean flags: only these may appear bare or with a `no` prefix.
+const BOOL_FLAGS: &[&str] = &[
+    "use_existing_db",
+    "disable_wal",
+    "sync",
+    "mmap_read",
+    "use_direct_reads",
+    "histogram",
+];
+
+/// Parses the arguments after the program name.
+pub fn parse<I, S>(args: I) -> Result<Command, FlagError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut flags = Flags::default();
+    // Kept raw until every flag is seen: their meaning depends on `num`.
+    let mut reads: i64 = -1;
+    let mut seed: u64 = 0;
+    let mut bloom_bits: f64 = -1.0;
+    for arg in args {
+        let arg = arg.as_ref();
+        let Some(body) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
+            return err(format!(
+                "unexpected argument {arg:?}: flags are written --name=value"
+            ));
+        };
+        if matches!(body, "help" | "h" | "helpfull") {
+            return Ok(Command::Help);
+        }
+        let (name, value) = match body.split_once('=') {
+            Some((name, value)) => (name, value),
+            // gflags: a bare boolean is true and `--noname` is false.
+            None if BOOL_FLAGS.contains(&body) => (body, "true"),
+            None => match body.strip_prefix("no") {
+                Some(name) if BOOL_FLAGS.contains(&name) => (name, "false"),
+                _ if is_known(body) => {
+                    return err(format!("flag --{body} needs a value: --{body}=VALUE"));
+                }
+                _ => return err(format!("unknown flag --{body} (see --help)")),
+            },
+        };
+        match name {
+            "benchmarks" => {
+                // Empty names are skipped, as db_bench does for "a,,b" or "a,".
+                flags.benchmarks = value
+                    .split(',')
+                    .filter(|b| !b.is_empty())
+                    .map(String::from)
+                    .collect();
+                if let Some(bad) = flags
+                    .benchmarks
+                    .iter()
+                    .find(|b| !KNOWN_BENCHMARKS.contains(&b.as_str()))
+                {
+                    return err(format!(
+                        "--benchmarks: unknown benchmark {bad:?}; known: {}",
+                        KNOWN_BENCHMARKS.join(",")
+                    ));
+                }
+            }
+            "num" => flags.num = number(name, value)?,
+            "reads" => reads = number(name, value)?,
+            "key_size" => flags.key_size = number(name, value)?,
+            "value_size" => flags.value_size = number(name, value)?,
+            "threads" => flags.threads = number(name, value)?,
+            "db" => {
+                if value.is_empty() {
+                    return err("--db: the path is empty");
+                }
+                flags.db = Some(PathBuf::from(value));
+            }
+            "use_existing_db" => flags.use_existing_db = boolean(name, value)?,
+            "disable_wal" => flags.disable_wal = boolean(name, value)?,
+            "sync" => flags.sync = boolean(name, value)?,
+            "seed" => seed = number(name, value)?,
+            "write_buffer_size" => flags.write_buffer_size = number(name, value)?,
+            "max_write_buffer_number" => flags.max_write_buffer_number = number(name, value)?,
+            "block_size" => flags.block_size = number(name, value)?,
+            "bloom_bits" => bloom_bits = number(name, value)?,
+            "compression_type" => {
+                flags.compression_type = CompressionType::parse(value)
+                    .or_else(|_| err(format!("--compression_type: unknown or unsupported compression {value:?}; expected none, snappy, lz4 or zstd")))?;
+            }
+            "checksum_type" => flags.checksum_type = checksum(value)?,
+            "mmap_read" => flags.mmap_read = boolean(name, value)?,
+            "use_direct_reads" => flags.use_direct_reads = boolean(name, value)?,
+            "histogram" => flags.histogram = boolean(name, value)?,
+            "compression_ratio" => flags.compression_ratio = number(name, value)?,
+            _ => return err(format!("unknown flag --{name} (see --help)")),
+        }
+    }
+    flags.reads = u64::try_from(reads).unwrap_or(flags.num);
+    flags.seed = if seed == 0 { DEFAULT_SEED } else { seed };
+    // db_bench's -1 means "no filter policy"; Strata spells that 0.
+    flags.bloom_bits = if bloom_bits < 0.0 { 0.0 } else { bloom_bits };
+    validate(&flags)?;
+    Ok(Command::Run(Box::new(flags)))
+}
+
+fn is_known(name: &str) -> bool {
+    matches!(
+        name,
+        "benchmarks"
+            | "num"
+            | "reads"
+            | "key_size"
+            | "value_size"
+            | "threads"
+            | "db"
+            | "seed"
+            | "write_buffer_size"
+            | "max_write_buffer_number"
+            | "block_size"
+            | "bloom_bits"
+            | "compression_type"
+            | "checksum_type"
+            | "compression_ratio"
+    ) || BOOL_FLAGS.contains(&name)
+}
+
+fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, FlagError> {
+    value
+        .trim()
+        .parse()
+        .or_else(|_| err(format!("--{name}: {value:?} is not a valid number")))
+}
+
+/// gflags' boolean spellings, case-insensitive.
+fn boolean(name: &str, value: &str) -> Result<bool, FlagError> {
+    match value.to_ascii_lowercase().as_str() {
+        "1" | "true" | "t" | "yes" | "y" => Ok(true),
+        "0" | "false" | "f" | "no" | "n" => Ok(false),
+        _ => err(format!(
+            "--{name}: {value:?} is not a boolean (0/1/true/false)"
+        )),
+    }
+}
+
+/// RocksDB's numeric `ChecksumType` codes, or names with or without RocksDB's
+/// `k` prefix (`kXXH3`).
+fn checksum(value: &str) -> Result<ChecksumType, FlagError> {
+    let lower = value.to_ascii_lowercase();
+    let name = match lower.strip_prefix('k') {
+        Some(rest) if !rest.is_empty() => rest,
+        _ => lower.as_str(),
+    };
+    ChecksumType::parse(name).or_else(|_| {
+        err(format!(
+            "--checksum_type: {value:?} is not supported; expected 1 (crc32c) or 4 (xxh3)"
+        ))
+    })
+}
+
+/// Rejects settings the benchmarks cannot run with, before anything is created.
+fn validate(flags: &Flags) -> Result<(), FlagError> {
+    if flags.key_size == 0 {
+        return err("--key_size: must be at least 1");
+    }
+    if flags.threads == 0 {
+        return err("--threads: must be at least 1");
+    }
+    if !(flags.compression_ratio > 0.0 && flags.compression_ratio.is_finite()) {
+        return err(format!(
+            "--compression_ratio: {} must be a number above 0",
+            flags.compression_ratio
+        ));
+    }
+    // The engine's own checks, reported with the flag name a user typed.
+    flags.db_options().validate().or_else(|e| match e {
+        strata::Error::InvalidArgument { field, reason } => {
+            let flag = match field {
+                "bloom_bits_per_key" => "bloom_bits",
+                "use_direct_reads" => "use_direct_reads (with --mmap_read)",
+                other => other,
+            };
+            err(format!("--{flag}: {reason}"))
+        }
+        other => err(other.to_string()),
+    })
+}
+
+/// The text of `--help`.
+pub fn usage() -> String {
+    let d = Flags::default();
+    format!(
+        "\
+strata-bench: db_bench for Strata. Same flag names, meanings and result lines as
+RocksDB's db_bench, so one command line runs against both.
+
+Usage: strata-bench [--flag=value | -flag=value]...
+
+Benchmarks (run in the order given, each timed separately):
+  fillseq      write num keys in order into a fresh DB
+  fillrandom   write num random keys into a fresh DB
+  overwrite    write num random keys into the existing DB
+  readrandom   get reads random keys in [0, num); reports (found of reads found)
+  readseq      scan the whole DB forward with an iterator
+  readreverse  scan the whole DB backward with an iterator
+  seekrandom   seek reads random keys and read the entry there; reports found
+With --threads=N every thread does the full count (as db_bench) on one shared DB.
+Fill benchmarks are skipped with --use_existing_db=1 (as db_bench).
+
+Flags (default in brackets):
+  --benchmarks=LIST          [{benchmarks}]
+  --num=N                    keys per fill, key range of reads [{num}]
+  --reads=N                  reads per thread; -1 means num [-1]
+  --key_size=N               [{key_size}]  keys are db_bench's: the number as 8
+                             big-endian bytes, padded with '0' to key_size
+  --value_size=N             [{value_size}]
+  --compression_ratio=R      [{ratio}]  values compress to about R (db_bench's generator)
+  --threads=N                [{threads}]
+  --db=PATH                  [a temporary directory, removed at exit]
+  --use_existing_db=0|1      [0]  otherwise the DB in --db is destroyed first
+  --disable_wal=0|1          [0]
+  --sync=0|1                 [0]  fsync the WAL on every write
+  --seed=N                   [0]  0 means the fixed seed {seed} (RocksDB's db_bench
+                             takes the clock instead: pass --seed to compare)
+  --write_buffer_size=BYTES  [{wbs}]
+  --max_write_buffer_number=N [{mwbn}]
+  --block_size=BYTES         [{block_size}]
+  --bloom_bits=N             [-1]  bits per key of the bloom filter; -1 (db_bench's
+                             default, no filter) and 0 both mean none
+  --compression_type=none|snappy|lz4|zstd [snappy]
+  --checksum_type=1|4        [4]  RocksDB codes: 1 crc32c, 4 xxh3 (names accepted);
+                             the default is the engine's, as in db_bench
+  --mmap_read=0|1            [0]
+  --use_direct_reads=0|1     [0]
+  --histogram=0|1            [0]  per-op latency percentiles
+  --help
+",
+        benchmarks = DEFAULT_BENCHMARKS,
+        num = d.num,
+        key_size = d.key_size,
+        value_size = d.value_size,
+        ratio = d.compression_ratio,
+        threads = d.threads,
+        seed = DEFAULT_SEED,
+        wbs = d.write_buffer_size,
+        mwbn = d.max_write_buffer_number,
+        block_size = d.block_size,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Flags {
+        match parse(args) {
+            Ok(Command::Run(flags)) => *flags,
+            other => panic!("{args:?} gave {other:?}"),
+        }
+    }
+
+    fn error(args: &[&str]) -> String {
+        match parse(args) {
+            Err(FlagError(msg)) => msg,
+            other => panic!("{args:?} gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn no_flags_gives_db_bench_defaults() {
+        let f = run(&[]);
+        assert_eq!(f, Flags::default());
+        assert_eq!(f.num, 1_000_000);
+        assert_eq!(f.reads, f.num);
+        assert_eq!(f.benchmarks.len(), 7);
+        assert_eq!(f.bloom_bits, 0.0);
+        assert_eq!(f.seed, DEFAULT_SEED);
+        assert_eq!(f.compression_type, CompressionType::Snappy);
+    }
+
+    #[test]
+    fn both_spellings_work() {
+        for prefix in ["--", "-"] {
+            let f = run(&[
+                &format!("{prefix}num=2000"),
+                &format!("{prefix}value_size=50"),
+                &format!("{prefix}benchmarks=fillseq,readrandom"),
+                &format!("{prefix}db=/tmp/x"),
+            ]);
+            assert_eq!(f.num, 2000);
+            assert_eq!(f.reads, 2000, "reads follows num");
+            assert_eq!(f.value_size, 50);
+            assert_eq!(f.benchmarks, ["fillseq", "readrandom"]);
+            assert_eq!(f.db, Some(PathBuf::from("/tmp/x")));
+        }
+    }
+
+    #[test]
+    fn booleans_take_gflags_spellings() {
+        for (value, want) in [
+            ("1", true),
+            ("0", false),
+            ("true", true),
+            ("false", false),
+            ("TRUE", true),
+            ("yes", true),
+            ("n", false),
+        ] {
+            assert_eq!(run(&[&format!("--histogram={value}")]).histogram, want);
+        }
+        assert!(run(&["--sync"]).sync, "a bare boolean is true");
+        assert!(!run(&["--sync=1", "-nosync"]).sync, "--noX is false");
+        assert!(error(&["--histogram=2"]).contains("--histogram"));
+    }
+
+    #[test]
+    fn unknown_flag_is_named() {
+        let msg = error(&["--num=10", "--frobnicate=3"]);
+        assert!(msg.contains("unknown flag --frobnicate"), "{msg}");
+        assert!(error(&["--nonum"]).contains("unknown flag --nonum"));
+        assert!(error(&["num=3"]).contains("unexpected argument"));
+    }
+
+    #[test]
+    fn bad_numbers_are_named() {
+        assert!(error(&["--num=abc"]).contains("--num"));
+        assert!(error(&["--num=-5"]).contains("--num"));
+        assert!(error(&["--key_size=1.5"]).contains("--key_size"));
+        assert!(error(&["--num"]).contains("needs a value"));
+        assert!(error(&["--threads=0"]).contains("--threads"));
+        assert!(error(&["--compression_ratio=0"]).contains("--compression_ratio"));
+    }
+
+    #[test]
+    fn db_bench_semantics_of_special_values() {
+        let f = run(&["--num=100", "--reads=-1"]);
+        assert_eq!(f.reads, 100);
+        assert_eq!(run(&["--num=100", "--reads=7"]).reads, 7);
+        assert_eq!(run(&["--bloom_bits=-1"]).bloom_bits, 0.0);
+        assert_eq!(run(&["--bloom_bits=10"]).bloom_bits, 10.0);
+        assert_eq!(run(&["--seed=0"]).seed, DEFAULT_SEED);
+        assert_eq!(run(&["--seed=42"]).seed, 42);
+        assert_eq!(run(&["--benchmarks=fillseq,,readseq,"]).benchmarks.len(), 2);
+    }
+
+    #[test]
+    fn engine_options_are_parsed_and_checked() {
+        let f = run(&[
+            "--checksum_type=1",
+            "--compression_type=zstd",
+            "--block_size=16384",
+            "--write_buffer_size=1048576",
+            "--max_write_buffer_number=4",
+        ]);
+        assert_eq!(f.checksum_type, ChecksumType::Crc32c);
+        assert!(matches!(f.compression_type, CompressionType::Zstd { .. }));
+        let o = f.db_options();
+        assert_eq!(o.table.block_size, 16384);
+        assert_eq!(o.write_buffer_size, 1 << 20);
+        assert_eq!(o.max_write_buffer_number, 4);
+        assert_eq!(
+            run(&["--checksum_type=kXXH3"]).checksum_type,
+            ChecksumType::Xxh3
+        );
+        assert_eq!(
+            run(&["--checksum_type=xxh3"]).checksum_type,
+            ChecksumType::Xxh3
+        );
+        assert!(error(&["--checksum_type=2"]).contains("--checksum_type"));
+        assert!(error(&["--compression_type=zlib"]).contains("--compression_type"));
+        assert!(error(&["--benchmarks=fillseq,bogus"]).contains("\"bogus\""));
+        assert!(error(&["--block_size=0"]).contains("--block_size"));
+        assert!(error(&["--mmap_read=1", "--use_direct_reads=1"]).contains("use_direct_reads"));
+    }
+
+    #[test]
+    fn help_is_recognized() {
+        assert_eq!(parse(["--help"]), Ok(Command::Help));
+        assert_eq!(parse(["-help"]), Ok(Command::Help));
+        assert!(usage().contains("--compression_ratio"));
+    }
+}

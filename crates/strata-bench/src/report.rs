@@ -1,0 +1,350 @@
+//! What a run prints: db_bench's header and result lines, then the figures
+//! db_bench leaves out but design §7 asks for (CPU per op, peak RSS, space),
+//! and latency percentiles.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use strata::CompressionType;
+
+use crate::flags::Flags;
+
+const MB: f64 = 1048576.0;
+
+/// Counts of one benchmark thread, merged across threads for the result line.
+#[derive(Debug)]
+pub struct Stats {
+    pub start: Instant,
+    pub finish: Instant,
+    /// Sum of the threads' own elapsed times: db_bench divides this by the
+    /// operations for micros/op, so with N threads it is per-thread latency.
+    pub thread_seconds: f64,
+    pub done: u64,
+    /// Key plus value bytes written, or read and found.
+    pub bytes: u64,
+    /// Point lookups and seeks: how many were tried and how many found a key.
+    pub reads: u64,
+    pub found: u64,
+    /// Per-operation latency in nanoseconds, with `--histogram=1`.
+    pub hist: Option<Histogram<u64>>,
+}
+
+impl Stats {
+    pub fn new(histogram: bool) -> Result<Stats, String> {
+        let now = Instant::now();
+        let hist = if histogram {
+            // Three significant digits, growing as needed: a stall of seconds
+            // must not be clipped.
+            Some(Histogram::new(3).map_err(|e| format!("histogram: {e}"))?)
+        } else {
+            None
+        };
+        Ok(Stats {
+            start: now,
+            finish: now,
+            thread_seconds: 0.0,
+            done: 0,
+            bytes: 0,
+            reads: 0,
+            found: 0,
+            hist,
+        })
+    }
+
+    /// Notes one finished operation that began at `op_start` (only read when
+    /// the histogram is on, so callers pass `None` otherwise to skip the clock).
+    #[inline]
+    pub fn finished_op(&mut self, op_start: Option<Instant>) -> Result<(), String> {
+        self.done += 1;
+        if let (Some(hist), Some(t)) = (self.hist.as_mut(), op_start) {
+            let nanos = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            hist.record(nanos).map_err(|e| format!("histogram: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Adds another thread's counts (db_bench's `Stats::Merge`).
+    pub fn merge(&mut self, other: Stats) -> Result<(), String> {
+        self.start = self.start.min(other.start);
+        self.finish = self.finish.max(other.finish);
+        self.thread_seconds += other.thread_seconds;
+        self.done += other.done;
+        self.bytes += other.bytes;
+        self.reads += other.reads;
+        self.found += other.found;
+        match (self.hist.as_mut(), other.hist) {
+            (Some(mine), Some(theirs)) => {
+                mine.add(&theirs).map_err(|e| format!("histogram: {e}"))?;
+            }
+            (None, theirs) => self.hist = theirs,
+            (Some(_), None) => {}
+        }
+        Ok(())
+    }
+
+    fn elapsed(&self) -> f64 {
+        self.finish.duration_since(self.start).as_secs_f64()
+    }
+}
+
+/// db_bench's result line, field for field:
+/// `name : X micros/op N ops/sec S seconds N operations; R MB/s (F of R found)`.
+/// db_bench bumps zero operations to one to avoid dividing by zero; here the
+/// line says 0 operations and 0 ops/sec instead.
+pub fn result_line(name: &str, stats: &Stats, show_found: bool) -> String {
+    let elapsed = stats.elapsed();
+    let micros_per_op = if stats.done > 0 {
+        stats.thread_seconds * 1e6 / stats.done as f64
+    } else {
+        0.0
+    };
+    let ops_per_sec = if elapsed > 0.0 {
+        (stats.done as f64 / elapsed) as u64
+    } else {
+        0
+    };
+    let mut extra = String::new();
+    if stats.bytes > 0 && elapsed > 0.0 {
+        // Rate over wall time, not summed thread time (as db_bench).
+        let _ = write!(extra, "{:6.1} MB/s", stats.bytes as f64 / MB / elapsed);
+    }
+    if show_found {
+        if !extra.is_empty() {
+            extra.push(' ');
+        }
+        let _ = write!(extra, "({} of {} found)", stats.found, stats.reads);
+    }
+    let sep = if extra.is_empty() { "" } else { " " };
+    format!(
+        "{name:<12} : {micros_per_op:11.3} micros/op {ops_per_sec} ops/sec {elapsed:.3} seconds {} operations;{sep}{extra}",
+        stats.done
+    )
+}
+
+/// db_bench's latency block (without its bucket table): count, mean, spread and
+/// the percentiles design §7 quotes, in microseconds.
+pub fn histogram_lines(hist: &Histogram<u64>) -> String {
+    let us = |nanos: f64| nanos / 1000.0;
+    let q = |quantile: f64| us(hist.value_at_quantile(quantile) as f64);
+    format!(
+        "Microseconds per op:\n\
+         Count: {} Average: {:.4}  StdDev: {:.2}\n\
+         Min: {:.3}  Median: {:.4}  Max: {:.3}\n\
+         Percentiles: P50: {:.2} P75: {:.2} P99: {:.2} P99.9: {:.2} P99.99: {:.2}\n\
+         ------------------------------------------------------",
+        hist.len(),
+        us(hist.mean()),
+        us(hist.stdev()),
+        us(hist.min() as f64),
+        q(0.5),
+        us(hist.max() as f64),
+        q(0.5),
+        q(0.75),
+        q(0.99),
+        q(0.999),
+        q(0.9999),
+    )
+}
+
+/// CPU time of the whole process (all threads, the engine's background flush
+/// thread included), from `getrusage(RUSAGE_SELF)`.
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    pub user: Duration,
+    pub system: Duration,
+    /// Peak resident set size in KiB (Linux reports `ru_maxrss` in KiB).
+    pub max_rss_kib: u64,
+}
+
+impl Usage {
+    pub fn now() -> Result<Usage, String> {
+        let mut ru = std::mem::MaybeUninit::<libc::rusage>::uninit();
+        // SAFETY: `ru` points to writable memory of the size of `rusage`, which
+        // getrusage fills completely when it returns 0.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+        if rc != 0 {
+            return Err(format!("getrusage: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: getrusage returned 0, so it initialized the whole struct.
+        let ru = unsafe { ru.assume_init() };
+        let tv = |t: libc::timeval| {
+            Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+                + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+        };
+        Ok(Usage {
+            user: tv(ru.ru_utime),
+            system: tv(ru.ru_stime),
+            max_rss_kib: u64::try_from(ru.ru_maxrss).unwrap_or(0),
+        })
+    }
+}
+
+/// The lines printed under each result line: CPU per operation over the
+/// benchmark, peak RSS of the process so far, and the DB's size on disk.
+pub fn resource_lines(before: &Usage, after: &Usage, done: u64, db: &Path) -> String {
+    let user = after.user.saturating_sub(before.user).as_secs_f64();
+    let system = after.system.saturating_sub(before.system).as_secs_f64();
+    let per_op = |secs: f64| {
+        if done > 0 {
+            secs * 1e6 / done as f64
+        } else {
+            0.0
+        }
+    };
+    let (bytes, files) = dir_size(db);
+    format!(
+        "  cpu per op:  {:.3} micros (user {:.3} + system {:.3}, all threads)\n  \
+         peak rss:    {:.1} MB\n  \
+         db size:     {:.1} MB in {files} files",
+        per_op(user + system),
+        per_op(user),
+        per_op(system),
+        after.max_rss_kib as f64 / 1024.0,
+        bytes as f64 / MB,
+    )
+}
+
+/// Total size and count of the files directly in `dir` (Strata keeps all its
+/// files there). Files that vanish while being listed, as a flush deletes a
+/// WAL, are skipped rather than failing the run.
+pub fn dir_size(dir: &Path) -> (u64, u64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (0, 0);
+    };
+    let mut bytes = 0;
+    let mut files = 0;
+    for entry in entries.flatten() {
+        if let Ok(meta) = entry.metadata() {
+            if meta.is_file() {
+                bytes += meta.len();
+                files += 1;
+            }
+        }
+    }
+    (bytes, files)
+}
+
+/// RocksDB's names for the codecs, so the header reads like db_bench's.
+fn compression_label(c: CompressionType) -> &'static str {
+    match c {
+        CompressionType::None => "NoCompression",
+        CompressionType::Snappy => "Snappy",
+        CompressionType::Lz4 => "LZ4",
+        CompressionType::Zstd { .. } => "ZSTD",
+    }
+}
+
+/// The header db_bench prints before the first benchmark, with the fields that
+/// apply to Strata and the engine settings a comparison must match.
+pub fn header(flags: &Flags, db: &Path) -> String {
+    let mut out = String::new();
+    if cfg!(debug_assertions) {
+        // db_bench warns likewise: numbers from a debug build mean little.
+        out.push_str("WARNING: Optimization is disabled: benchmarks unnecessarily slow\n");
+    }
+    let compressed = (flags.value_size as f64 * flags.compression_ratio + 0.5) as u64;
+    let num = flags.num as f64;
+    let raw = (flags.key_size + flags.value_size) as f64 * num / MB;
+    let file =
+        (flags.key_size as f64 + flags.value_size as f64 * flags.compression_ratio) * num / MB;
+    let _ = writeln!(out, "Strata:     version {}", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(out, "Keys:       {} bytes each", flags.key_size);
+    let _ = writeln!(
+        out,
+        "Values:     {} bytes each ({compressed} bytes after compression)",
+        flags.value_size
+    );
+    let _ = writeln!(out, "Entries:    {}", flags.num);
+    let _ = writeln!(out, "RawSize:    {raw:.1} MB (estimated)");
+    let _ = writeln!(out, "FileSize:   {file:.1} MB (estimated)");
+    let _ = writeln!(
+        out,
+        "Compression: {}",
+        compression_label(flags.compression_type)
+    );
+    let _ = writeln!(
+        out,
+        "Checksum:   {} ({})",
+        flags.checksum_type.name(),
+        flags.checksum_type.code()
+    );
+    let _ = writeln!(out, "Bloom bits: {}", flags.bloom_bits);
+    let _ = writeln!(
+        out,
+        "Memtables:  {} x {:.1} MB",
+        flags.max_write_buffer_number,
+        flags.write_buffer_size as f64 / MB
+    );
+    let _ = writeln!(
+        out,
+        "Threads:    {}  Seed: {}  WAL: {}  Sync: {}",
+        flags.threads,
+        flags.seed,
+        if flags.disable_wal { "off" } else { "on" },
+        u8::from(flags.sync)
+    );
+    let _ = writeln!(out, "DB:         {}", db.display());
+    out.push_str("------------------------------------------------");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(done: u64, secs: f64, bytes: u64) -> Stats {
+        let mut s = Stats::new(false).unwrap();
+        s.finish = s.start + Duration::from_secs_f64(secs);
+        s.thread_seconds = secs;
+        s.done = done;
+        s.bytes = bytes;
+        s
+    }
+
+    #[test]
+    fn result_line_has_db_bench_fields() {
+        let s = stats(2_000_000, 8.786, 2_000_000 * 116);
+        let line = result_line("fillrandom", &s, false);
+        assert_eq!(
+            line,
+            "fillrandom   :       4.393 micros/op 227634 ops/sec 8.786 seconds 2000000 operations;   25.2 MB/s"
+        );
+    }
+
+    #[test]
+    fn found_counts_follow_the_rate() {
+        let mut s = stats(500_000, 2.0, 1000);
+        s.reads = 500_000;
+        s.found = 432_069;
+        let line = result_line("readrandom", &s, true);
+        assert!(line.ends_with("MB/s (432069 of 500000 found)"), "{line}");
+        let mut none = stats(10, 1.0, 0);
+        none.reads = 10;
+        let line = result_line("readrandom", &none, true);
+        assert!(line.ends_with("operations; (0 of 10 found)"), "{line}");
+        let empty = stats(0, 0.0, 0);
+        assert!(result_line("readseq", &empty, false).ends_with("0 operations;"));
+    }
+
+    #[test]
+    fn merged_threads_sum_work_and_span_time() {
+        let mut a = Stats::new(true).unwrap();
+        let mut b = Stats::new(true).unwrap();
+        a.finished_op(Some(Instant::now())).unwrap();
+        b.finished_op(Some(Instant::now())).unwrap();
+        b.finish = a.start + Duration::from_secs(3);
+        a.merge(b).unwrap();
+        assert_eq!(a.done, 2);
+        assert_eq!(a.hist.as_ref().map(|h| h.len()), Some(2));
+        assert!(a.elapsed() >= 3.0);
+        assert!(histogram_lines(a.hist.as_ref().unwrap()).contains("P99.99:"));
+    }
+
+    #[test]
+    fn usage_is_read() {
+        let u = Usage::now().unwrap();
+        assert!(u.max_rss_kib > 0);
+    }
+}

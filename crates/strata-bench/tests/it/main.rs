@@ -1,0 +1,153 @@
+//! Runs the `strata-bench` binary end to end and checks what it prints: db_bench's
+//! result lines, field by field, and the counts the benchmarks must reach.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use std::process::{Command, Output};
+
+fn bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata-bench"))
+        .args(args)
+        .output()
+        .expect("strata-bench runs")
+}
+
+/// One db_bench result line:
+/// `name : X micros/op N ops/sec S seconds N operations; [R MB/s] [(F of R found)]`.
+#[derive(Debug)]
+struct ResultLine {
+    name: String,
+    micros_per_op: f64,
+    ops_per_sec: u64,
+    seconds: f64,
+    operations: u64,
+    /// What follows `operations;`, trimmed.
+    extra: String,
+}
+
+fn parse_result(line: &str) -> Option<ResultLine> {
+    let (head, extra) = line.split_once("operations;")?;
+    let (name, rest) = head.split_once(" : ")?;
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let [micros, "micros/op", ops, "ops/sec", secs, "seconds", operations] = words[..] else {
+        return None;
+    };
+    Some(ResultLine {
+        name: name.trim_end().to_string(),
+        micros_per_op: micros.parse().ok()?,
+        ops_per_sec: ops.parse().ok()?,
+        seconds: secs.parse().ok()?,
+        operations: operations.parse().ok()?,
+        extra: extra.trim().to_string(),
+    })
+}
+
+/// `(F of R found)` at the end of a result line.
+fn found(extra: &str) -> Option<(u64, u64)> {
+    let inner = extra.rsplit_once('(')?.1.strip_suffix(" found)")?;
+    let (f, r) = inner.split_once(" of ")?;
+    Some((f.parse().ok()?, r.parse().ok()?))
+}
+
+#[test]
+fn every_benchmark_prints_a_db_bench_result_line() {
+    let out = bench(&[
+        "--num=2000",
+        "--benchmarks=fillseq,readrandom,readseq,readreverse,seekrandom,overwrite,fillrandom",
+        "-histogram=1",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Keys:       16 bytes each"), "{stdout}");
+    assert!(stdout.contains("Values:     100 bytes each (50 bytes after compression)"));
+    let results: Vec<ResultLine> = stdout.lines().filter_map(parse_result).collect();
+    let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "fillseq",
+            "readrandom",
+            "readseq",
+            "readreverse",
+            "seekrandom",
+            "overwrite",
+            "fillrandom"
+        ],
+        "{stdout}"
+    );
+    for r in &results {
+        assert_eq!(r.operations, 2000, "{r:?}");
+        assert!(
+            r.micros_per_op > 0.0 && r.seconds > 0.0 && r.ops_per_sec > 0,
+            "{r:?}"
+        );
+        // Every benchmark here moves data, so every line carries a rate.
+        assert!(r.extra.contains(" MB/s"), "{r:?}");
+    }
+    // Name padded to 12 and micros/op right-aligned in 11, as db_bench.
+    let line = stdout.lines().find(|l| l.starts_with("fillseq ")).unwrap();
+    assert!(line.starts_with("fillseq      : "), "{line}");
+    assert_eq!(line.find("micros/op"), Some(15 + 11 + 1), "{line}");
+
+    let by_name = |n: &str| results.iter().find(|r| r.name == n).unwrap();
+    assert_eq!(found(&by_name("readrandom").extra), Some((2000, 2000)));
+    assert_eq!(found(&by_name("seekrandom").extra), Some((2000, 2000)));
+    assert_eq!(found(&by_name("readseq").extra), None);
+    // CPU, memory and space follow each result; percentiles with --histogram.
+    assert_eq!(stdout.matches("cpu per op:").count(), 7);
+    assert_eq!(stdout.matches("peak rss:").count(), 7);
+    assert_eq!(stdout.matches("db size:").count(), 7);
+    assert_eq!(stdout.matches("Percentiles: P50:").count(), 7);
+}
+
+#[test]
+fn reads_of_an_empty_db_find_nothing() {
+    let out = bench(&["--num=100", "--benchmarks=readrandom,readseq"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let results: Vec<ResultLine> = stdout.lines().filter_map(parse_result).collect();
+    assert_eq!(found(&results[0].extra), Some((0, 100)), "{stdout}");
+    assert_eq!(results[1].operations, 0);
+}
+
+#[test]
+fn existing_db_is_reused_and_fills_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().display());
+    let out = bench(&[&db, "--num=500", "--benchmarks=fillseq"]);
+    assert!(out.status.success());
+    let out = bench(&[
+        &db,
+        "--num=500",
+        "--use_existing_db=1",
+        "--benchmarks=fillrandom,readrandom",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("fillrandom   : skipped (--use_existing_db is true)"));
+    let r = stdout.lines().find_map(parse_result).unwrap();
+    assert_eq!(found(&r.extra), Some((500, 500)), "{stdout}");
+    // The directory named by --db is kept.
+    assert!(dir.path().join("CURRENT").exists());
+}
+
+#[test]
+fn flag_errors_exit_1_naming_the_flag() {
+    let out = bench(&["--num=10", "--no_such_flag=1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--no_such_flag"), "{stderr}");
+    assert!(out.stdout.is_empty());
+
+    let out = bench(&["-num=ten"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--num"));
+
+    let out = bench(&["--help"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--benchmarks"));
+}
