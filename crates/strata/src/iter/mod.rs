@@ -1,6 +1,12 @@
 //! The cursor interface shared by every internal iterator (block, table, and later
 //! memtable, level and merging iterators).
 
+pub mod db_iter;
+pub mod merging;
+
+#[cfg(test)]
+mod tests;
+
 use crate::error::Result;
 
 /// A positioned cursor over internal keys in [`crate::key::compare_internal`] order.

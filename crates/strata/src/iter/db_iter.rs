@@ -1,0 +1,474 @@
+//! The user-facing iterator: user keys and values as of a snapshot, within
+//! optional bounds, over an internal iterator (normally a [`MergingIterator`]).
+//!
+//! The inner iterator yields every version of every key, newest first within a
+//! user key. [`DbIterator`] shows, for each user key, only its newest version with
+//! sequence number <= the snapshot, and only when that version is a value; a
+//! deletion hides every older version. The logic is LevelDB's `DBIter` (RocksDB's
+//! `DBIter` without merge operands), with RocksDB's `iterate_lower_bound`
+//! (inclusive) and `iterate_upper_bound` (exclusive).
+//!
+//! Two modes, which decide where the inner iterator stands and where the current
+//! entry lives:
+//! - Forward: the inner iterator is on the current entry itself, the newest
+//!   visible version of the current user key, so key and value are read from it.
+//! - Reverse: going backward meets a user key's versions oldest first, so the
+//!   newest visible one is only known after passing all of them. The inner
+//!   iterator then stands before every entry of the current user key, and every
+//!   entry between it and the current user key's entries is invisible; the current
+//!   key and value are copies in `saved_key` / `saved_value`.
+//!
+//! [`DbRange`] wraps two of these into a Rust [`Iterator`] that can be consumed
+//! from both ends.
+//!
+//! [`MergingIterator`]: crate::iter::merging::MergingIterator
+
+use std::fmt;
+use std::iter::FusedIterator;
+
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key::{
+    pack_tag, ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN,
+    VALUE_TYPE_FOR_SEEK,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// One decoded inner entry, checked for a known type.
+struct Entry<'a> {
+    user_key: &'a [u8],
+    seq: SequenceNumber,
+    value_type: ValueType,
+}
+
+/// Decodes an inner key; a malformed one is corruption of the source it came from.
+fn parse_entry(ikey: &[u8]) -> Result<Entry<'_>> {
+    let Some(parsed) = ParsedInternalKey::parse(ikey) else {
+        return Err(Error::corruption(
+            "",
+            0,
+            format!(
+                "internal key of {} bytes is shorter than its {TAG_LEN}-byte tag",
+                ikey.len()
+            ),
+        ));
+    };
+    let Some(value_type) = parsed.value_type() else {
+        return Err(Error::corruption(
+            "",
+            0,
+            format!(
+                "unknown value type {:#04x} in internal key at sequence number {}",
+                parsed.type_code, parsed.seq
+            ),
+        ));
+    };
+    Ok(Entry {
+        user_key: parsed.user_key,
+        seq: parsed.seq,
+        value_type,
+    })
+}
+
+/// Writes into `buf` the internal key `(user_key, seq, type_code)`.
+fn build_internal_key(buf: &mut Vec<u8>, user_key: &[u8], seq: SequenceNumber, type_code: u8) {
+    buf.clear();
+    buf.extend_from_slice(user_key);
+    buf.extend_from_slice(&pack_tag(seq, type_code).to_le_bytes());
+}
+
+/// A cursor over the user keys visible at a snapshot, within optional bounds.
+///
+/// Like every cursor here, positioning never fails directly: an error makes the
+/// iterator invalid and is reported by [`status`](Self::status).
+pub struct DbIterator {
+    inner: Box<dyn InternalIterator + Send>,
+    /// The snapshot: versions with a larger sequence number are invisible.
+    seq: SequenceNumber,
+    /// Smallest user key shown (inclusive).
+    lower_bound: Option<Vec<u8>>,
+    /// User keys shown are smaller than this (exclusive).
+    upper_bound: Option<Vec<u8>>,
+    direction: Direction,
+    valid: bool,
+    /// Reverse: the current user key. Forward: scratch, the user key being skipped.
+    saved_key: Vec<u8>,
+    /// Reverse: the current value. Unused forward.
+    saved_value: Vec<u8>,
+    /// Scratch for building the internal seek keys; reused.
+    seek_buf: Vec<u8>,
+    /// Corruption found by this iterator since the last seek.
+    error: Option<Error>,
+}
+
+impl DbIterator {
+    /// A view of `inner` at snapshot `seq`, showing user keys in
+    /// `[lower_bound, upper_bound)` (either side open when `None`). Unpositioned.
+    pub fn new(
+        inner: Box<dyn InternalIterator + Send>,
+        seq: SequenceNumber,
+        lower_bound: Option<Vec<u8>>,
+        upper_bound: Option<Vec<u8>>,
+    ) -> Self {
+        DbIterator {
+            inner,
+            // Every stored sequence number fits in 56 bits; a larger snapshot sees
+            // the same entries, and clamping keeps seek keys well formed.
+            seq: seq.min(MAX_SEQUENCE_NUMBER),
+            lower_bound,
+            upper_bound,
+            direction: Direction::Forward,
+            valid: false,
+            saved_key: Vec::new(),
+            saved_value: Vec::new(),
+            seek_buf: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// True when positioned on a visible entry.
+    pub fn valid(&self) -> bool {
+        self.valid
+    }
+
+    /// The current user key; empty when not valid.
+    pub fn key(&self) -> &[u8] {
+        if !self.valid {
+            return &[];
+        }
+        match self.direction {
+            Direction::Forward => crate::key::user_key(self.inner.key()),
+            Direction::Reverse => &self.saved_key,
+        }
+    }
+
+    /// The current value; empty when not valid.
+    pub fn value(&self) -> &[u8] {
+        if !self.valid {
+            return &[];
+        }
+        match self.direction {
+            Direction::Forward => self.inner.value(),
+            Direction::Reverse => &self.saved_value,
+        }
+    }
+
+    /// The first error met: corruption seen here, or the inner iterator's error.
+    pub fn status(&self) -> Result<()> {
+        match &self.error {
+            Some(e) => Err(e.clone()),
+            None => self.inner.status(),
+        }
+    }
+
+    /// Positions on the first visible key (at or after the lower bound).
+    pub fn seek_to_first(&mut self) {
+        self.error = None;
+        self.direction = Direction::Forward;
+        match &self.lower_bound {
+            Some(lower) => {
+                build_internal_key(&mut self.seek_buf, lower, self.seq, VALUE_TYPE_FOR_SEEK);
+                self.inner.seek(&self.seek_buf);
+            }
+            None => self.inner.seek_to_first(),
+        }
+        self.find_next_user_entry(false);
+    }
+
+    /// Positions on the last visible key (before the upper bound).
+    pub fn seek_to_last(&mut self) {
+        self.error = None;
+        match &self.upper_bound {
+            Some(upper) => {
+                // The smallest internal key of `upper` (newest possible version and
+                // the seek type): every entry of a smaller user key sorts before it.
+                build_internal_key(
+                    &mut self.seek_buf,
+                    upper,
+                    MAX_SEQUENCE_NUMBER,
+                    VALUE_TYPE_FOR_SEEK,
+                );
+                self.inner.seek_for_prev(&self.seek_buf);
+            }
+            None => self.inner.seek_to_last(),
+        }
+        self.find_prev_user_entry();
+    }
+
+    /// Positions on the first visible key >= `target` (and >= the lower bound).
+    pub fn seek(&mut self, target: &[u8]) {
+        self.error = None;
+        self.direction = Direction::Forward;
+        let target = match &self.lower_bound {
+            Some(lower) if target < lower.as_slice() => lower.as_slice(),
+            _ => target,
+        };
+        // Seeking to `(target, snapshot)` skips the versions newer than the snapshot.
+        build_internal_key(&mut self.seek_buf, target, self.seq, VALUE_TYPE_FOR_SEEK);
+        self.inner.seek(&self.seek_buf);
+        self.find_next_user_entry(false);
+    }
+
+    /// Positions on the last visible key <= `target` (and below the upper bound).
+    pub fn seek_for_prev(&mut self, target: &[u8]) {
+        if matches!(&self.upper_bound, Some(upper) if target >= upper.as_slice()) {
+            self.seek_to_last();
+            return;
+        }
+        self.error = None;
+        // Sequence 0 and type 0 make the largest internal key of `target`, so the
+        // inner iterator lands on the last entry whose user key is <= `target`.
+        build_internal_key(&mut self.seek_buf, target, 0, 0);
+        self.inner.seek_for_prev(&self.seek_buf);
+        self.find_prev_user_entry();
+    }
+
+    /// Moves to the next visible key. Does nothing when not valid.
+    pub fn next(&mut self) {
+        if !self.valid {
+            return;
+        }
+        match self.direction {
+            Direction::Forward => {
+                // Skip every remaining (older) version of the current user key.
+                self.saved_key.clear();
+                self.saved_key
+                    .extend_from_slice(crate::key::user_key(self.inner.key()));
+                self.inner.next();
+            }
+            Direction::Reverse => {
+                // The inner iterator stands before the current key's entries with
+                // only invisible entries in between; step into them and skip them
+                // (`saved_key` already names the key to skip).
+                self.direction = Direction::Forward;
+                if self.inner.valid() {
+                    self.inner.next();
+                } else {
+                    self.inner.seek_to_first();
+                }
+            }
+        }
+        self.find_next_user_entry(true);
+    }
+
+    /// Moves to the previous visible key. Does nothing when not valid.
+    pub fn prev(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.direction == Direction::Forward {
+            // Step off the current entry. The entries of its user key before it
+            // are all newer than the snapshot (the current entry is the first
+            // visible one), so the backward scan passes over them unseen.
+            self.inner.prev();
+        }
+        self.find_prev_user_entry();
+    }
+
+    /// Forward scan from the inner position to the newest visible value of a user
+    /// key, skipping invisible versions, deleted keys and, when `skipping`, the
+    /// versions of `saved_key`. Stops (invalid) at the upper bound.
+    fn find_next_user_entry(&mut self, mut skipping: bool) {
+        while self.inner.valid() {
+            let entry = match parse_entry(self.inner.key()) {
+                Ok(entry) => entry,
+                Err(e) => return self.fail(e),
+            };
+            if matches!(&self.upper_bound, Some(upper) if entry.user_key >= upper.as_slice()) {
+                break;
+            }
+            if entry.seq <= self.seq {
+                match entry.value_type {
+                    ValueType::Delete => {
+                        // Older versions of this key are hidden; user keys only
+                        // grow from here, so the skip key can be replaced.
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(entry.user_key);
+                        skipping = true;
+                    }
+                    ValueType::Put => {
+                        if !(skipping && entry.user_key <= self.saved_key.as_slice()) {
+                            self.valid = true;
+                            return;
+                        }
+                    }
+                }
+            }
+            self.inner.next();
+        }
+        self.valid = false;
+    }
+
+    /// Backward scan from the inner position: the last user key (before the
+    /// current one) whose newest visible version is a value. Versions arrive
+    /// oldest first, so each visible one overwrites the saved candidate; the scan
+    /// ends on the first visible entry of a smaller user key once a value is held,
+    /// which leaves the inner iterator at the reverse-mode position.
+    fn find_prev_user_entry(&mut self) {
+        self.direction = Direction::Reverse;
+        let mut holding_value = false;
+        while self.inner.valid() {
+            let entry = match parse_entry(self.inner.key()) {
+                Ok(entry) => entry,
+                Err(e) => return self.fail(e),
+            };
+            if matches!(&self.lower_bound, Some(lower) if entry.user_key < lower.as_slice()) {
+                break;
+            }
+            if entry.seq <= self.seq {
+                if holding_value && entry.user_key < self.saved_key.as_slice() {
+                    break;
+                }
+                match entry.value_type {
+                    ValueType::Delete => holding_value = false,
+                    ValueType::Put => {
+                        holding_value = true;
+                        if self.saved_key != entry.user_key {
+                            self.saved_key.clear();
+                            self.saved_key.extend_from_slice(entry.user_key);
+                        }
+                        self.saved_value.clear();
+                        self.saved_value.extend_from_slice(self.inner.value());
+                    }
+                }
+            }
+            self.inner.prev();
+        }
+        // An inner error mid-scan may hide newer versions of the held key: the
+        // candidate cannot be trusted. The error itself is reported by status().
+        if !self.inner.valid() && self.inner.status().is_err() {
+            holding_value = false;
+        }
+        self.valid = holding_value;
+        if !holding_value {
+            self.saved_key.clear();
+            self.saved_value.clear();
+        }
+    }
+
+    fn fail(&mut self, e: Error) {
+        self.error.get_or_insert(e);
+        self.valid = false;
+        self.saved_key.clear();
+        self.saved_value.clear();
+    }
+}
+
+impl fmt::Debug for DbIterator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DbIterator")
+            .field("seq", &self.seq)
+            .field("lower_bound", &self.lower_bound)
+            .field("upper_bound", &self.upper_bound)
+            .field("direction", &self.direction)
+            .field("valid", &self.valid)
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A Rust iterator over `(key, value)` pairs, consumable from both ends.
+///
+/// It holds two [`DbIterator`]s over the same data (same sources, snapshot and
+/// bounds): the front one walks forward from the first key, the back one backward
+/// from the last. The ends stop when they meet, so every key is yielded once.
+/// An error is yielded once, as `Some(Err(_))`, and ends the iteration.
+#[derive(Debug)]
+pub struct DbRange {
+    front: DbIterator,
+    back: DbIterator,
+    front_started: bool,
+    back_started: bool,
+    /// The last key yielded by each end (buffers reused); the other end stops
+    /// on reaching it. Meaningful only once that end has yielded something.
+    front_last: Vec<u8>,
+    back_last: Vec<u8>,
+    front_yielded: bool,
+    back_yielded: bool,
+    finished: bool,
+}
+
+impl DbRange {
+    /// Combines a front and a back iterator over the same data. Both are
+    /// repositioned (to the first and the last key) on first use.
+    pub fn new(front: DbIterator, back: DbIterator) -> Self {
+        DbRange {
+            front,
+            back,
+            front_started: false,
+            back_started: false,
+            front_last: Vec::new(),
+            back_last: Vec::new(),
+            front_yielded: false,
+            back_yielded: false,
+            finished: false,
+        }
+    }
+
+    /// Ends the iteration, turning an iterator error into the last item.
+    fn finish(&mut self, status: Result<()>) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        self.finished = true;
+        status.err().map(Err)
+    }
+}
+
+impl Iterator for DbRange {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.finished {
+            return None;
+        }
+        if self.front_started {
+            self.front.next();
+        } else {
+            self.front.seek_to_first();
+            self.front_started = true;
+        }
+        if !self.front.valid() {
+            let status = self.front.status();
+            return self.finish(status);
+        }
+        let key = self.front.key();
+        if self.back_yielded && key >= self.back_last.as_slice() {
+            return self.finish(Ok(()));
+        }
+        self.front_last.clear();
+        self.front_last.extend_from_slice(key);
+        self.front_yielded = true;
+        Some(Ok((key.to_vec(), self.front.value().to_vec())))
+    }
+}
+
+impl DoubleEndedIterator for DbRange {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.finished {
+            return None;
+        }
+        if self.back_started {
+            self.back.prev();
+        } else {
+            self.back.seek_to_last();
+            self.back_started = true;
+        }
+        if !self.back.valid() {
+            let status = self.back.status();
+            return self.finish(status);
+        }
+        let key = self.back.key();
+        if self.front_yielded && key <= self.front_last.as_slice() {
+            return self.finish(Ok(()));
+        }
+        self.back_last.clear();
+        self.back_last.extend_from_slice(key);
+        self.back_yielded = true;
+        Some(Ok((key.to_vec(), self.back.value().to_vec())))
+    }
+}
+
+impl FusedIterator for DbRange {}
