@@ -27,5 +27,6 @@ pub use compression::CompressionType;
 pub use db::{Db, Snapshot};
 pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
+pub use iter::db_iter::{DbIterator, DbRange};
 pub use options::{DbOptions, ReadOptions, TableOptions, WalRecoveryMode, WriteOptions};
 pub use write::batch::WriteBatch;

@@ -17,6 +17,7 @@ pub mod snapshot;
 mod write;
 
 use std::collections::VecDeque;
+use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::error::Result;
 use crate::fs::{FileLock, Fs};
+use crate::iter::db_iter::{DbIterator, DbRange};
 use crate::key::SequenceNumber;
 use crate::memtable::MemTable;
 use crate::options::{DbOptions, ReadOptions, WriteOptions};
@@ -154,6 +156,37 @@ impl Db {
         read::multi_get(&self.inner, options, keys)
     }
 
+    /// A cursor over the database at the read's snapshot (or now), within
+    /// `iterate_lower_bound` / `iterate_upper_bound`. Unpositioned: call a seek.
+    pub fn iter(&self, options: &ReadOptions) -> DbIterator {
+        read::iter(
+            &self.inner,
+            options,
+            options.iterate_lower_bound.clone(),
+            options.iterate_upper_bound.clone(),
+        )
+    }
+
+    /// The entries in `range`, as a double-ended Rust iterator of
+    /// `Result<(key, value)>`; `options` bounds narrow it further.
+    pub fn range(&self, options: &ReadOptions, range: impl RangeBounds<[u8]>) -> DbRange {
+        // The smallest key after `k` is `k` followed by a zero byte.
+        let after = |k: &[u8]| [k, &[0u8]].concat();
+        let lower = match range.start_bound() {
+            Bound::Included(k) => Some(k.to_vec()),
+            Bound::Excluded(k) => Some(after(k)),
+            Bound::Unbounded => None,
+        };
+        let upper = match range.end_bound() {
+            Bound::Included(k) => Some(after(k)),
+            Bound::Excluded(k) => Some(k.to_vec()),
+            Bound::Unbounded => None,
+        };
+        let lower = tighter(lower, options.iterate_lower_bound.clone(), std::cmp::max);
+        let upper = tighter(upper, options.iterate_upper_bound.clone(), std::cmp::min);
+        read::range(&self.inner, options, lower, upper)
+    }
+
     /// A snapshot of the current state, released when dropped.
     pub fn snapshot(&self) -> Snapshot {
         self.inner
@@ -206,6 +239,18 @@ impl Db {
             });
         }
         Ok(())
+    }
+}
+
+/// Combines two optional bounds, keeping the tighter one.
+fn tighter(
+    a: Option<Vec<u8>>,
+    b: Option<Vec<u8>>,
+    pick: fn(Vec<u8>, Vec<u8>) -> Vec<u8>,
+) -> Option<Vec<u8>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(pick(a, b)),
+        (a, b) => a.or(b),
     }
 }
 

@@ -11,7 +11,10 @@ use bytes::Bytes;
 
 use super::DbInner;
 use crate::error::Result;
-use crate::key::{SequenceNumber, ValueType};
+use crate::iter::db_iter::{DbIterator, DbRange};
+use crate::iter::merging::{BoxedIterator, MergingIterator};
+use crate::iter::InternalIterator;
+use crate::key::{user_key, SequenceNumber, ValueType};
 use crate::memtable::MemGet;
 use crate::options::ReadOptions;
 use crate::version::SuperVersion;
@@ -71,4 +74,87 @@ fn get_in(
         }
     }
     Ok(None)
+}
+
+/// Everything an iterator reads: the memtables and every table, merged, at the
+/// read's sequence number, limited to the bounds.
+pub(super) fn iter(
+    inner: &DbInner,
+    options: &ReadOptions,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+) -> DbIterator {
+    let seq = read_sequence(inner, options);
+    let sv = inner.super_version.load();
+    build_iter(inner, &sv, options, seq, lower, upper)
+}
+
+/// A double-ended Rust iterator over `[lower, upper)`: two cursors over one
+/// super version and sequence number, meeting in the middle.
+pub(super) fn range(
+    inner: &DbInner,
+    options: &ReadOptions,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+) -> DbRange {
+    let seq = read_sequence(inner, options);
+    let sv = inner.super_version.load();
+    let front = build_iter(inner, &sv, options, seq, lower.clone(), upper.clone());
+    let back = build_iter(inner, &sv, options, seq, lower, upper);
+    DbRange::new(front, back)
+}
+
+fn build_iter(
+    inner: &DbInner,
+    sv: &SuperVersion,
+    options: &ReadOptions,
+    seq: SequenceNumber,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+) -> DbIterator {
+    let mut children: Vec<BoxedIterator> = Vec::with_capacity(1 + sv.imm.len());
+    children.push(Box::new(sv.mem.iter()));
+    children.extend(sv.imm.iter().map(|m| Box::new(m.iter()) as BoxedIterator));
+    for (_, file) in sv.version.all_files() {
+        // Tables wholly outside the bounds cannot contribute.
+        let below = lower
+            .as_deref()
+            .is_some_and(|l| user_key(&file.largest) < l);
+        let above = upper
+            .as_deref()
+            .is_some_and(|u| user_key(&file.smallest) >= u);
+        if below || above || file.smallest_seqno > seq {
+            continue;
+        }
+        match inner.table_cache.get(file.number, file.file_size) {
+            Ok(table) => children.push(Box::new(table.iter(options))),
+            Err(e) => children.push(Box::new(FailedIterator(e))),
+        }
+    }
+    DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
+}
+
+/// Stands in for a table that could not be opened: never valid, always failing,
+/// so the merged iterator reports the error instead of skipping the table.
+struct FailedIterator(crate::Error);
+
+impl InternalIterator for FailedIterator {
+    fn valid(&self) -> bool {
+        false
+    }
+    fn seek_to_first(&mut self) {}
+    fn seek_to_last(&mut self) {}
+    fn seek(&mut self, _target: &[u8]) {}
+    fn seek_for_prev(&mut self, _target: &[u8]) {}
+    fn next(&mut self) {}
+    fn prev(&mut self) {}
+    fn key(&self) -> &[u8] {
+        &[]
+    }
+    fn value(&self) -> &[u8] {
+        &[]
+    }
+    fn status(&self) -> Result<()> {
+        Err(self.0.clone())
+    }
 }

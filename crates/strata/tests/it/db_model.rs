@@ -44,6 +44,105 @@ fn check_all(db: &strata::Db, model: &Model, seed: u64, step: usize) {
     }
 }
 
+/// Scans in both directions with random bounds, seeks and direction changes,
+/// comparing with the model; also the double-ended `range`.
+fn check_iteration(db: &strata::Db, model: &Model, rng: &mut SmallRng, seed: u64, step: usize) {
+    let lower = rng.gen_bool(0.5).then(|| random_key(rng));
+    let upper = rng.gen_bool(0.5).then(|| random_key(rng));
+    let expected: Vec<(Vec<u8>, Vec<u8>)> = model
+        .iter()
+        .filter(|(k, _)| {
+            lower.as_ref().is_none_or(|l| *k >= l) && upper.as_ref().is_none_or(|u| *k < u)
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let ro = ReadOptions {
+        iterate_lower_bound: lower.clone(),
+        iterate_upper_bound: upper.clone(),
+        ..ReadOptions::default()
+    };
+    let ctx = format!("seed {seed} step {step} bounds {lower:?}..{upper:?}");
+    let mut it = db.iter(&ro);
+    let mut forward = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        forward.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(forward, expected, "{ctx}: forward");
+    let mut backward = Vec::new();
+    it.seek_to_last();
+    while it.valid() {
+        backward.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    backward.reverse();
+    assert_eq!(backward, expected, "{ctx}: backward");
+    // A seek, then a few steps in mixed directions.
+    let target = random_key(rng);
+    it.seek(&target);
+    let mut pos = expected.iter().position(|(k, _)| *k >= target);
+    for _ in 0..6 {
+        match pos {
+            Some(i) => {
+                assert!(it.valid(), "{ctx}: seek {target:?} should find entry {i}");
+                assert_eq!(it.key(), &expected[i].0[..], "{ctx}");
+                if rng.gen_bool(0.5) {
+                    it.next();
+                    pos = (i + 1 < expected.len()).then_some(i + 1);
+                } else {
+                    it.prev();
+                    pos = i.checked_sub(1);
+                }
+            }
+            None => {
+                assert!(!it.valid(), "{ctx}: seek {target:?} should find nothing");
+                break;
+            }
+        }
+    }
+    // The Rust range, from both ends at once.
+    let mut range = db.range(
+        &ReadOptions::default(),
+        (
+            lower
+                .as_deref()
+                .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Included),
+            upper
+                .as_deref()
+                .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded),
+        ),
+    );
+    let (mut front, mut back) = (Vec::new(), Vec::new());
+    loop {
+        let item = if rng.gen_bool(0.5) {
+            range.next().map(|r| (true, r))
+        } else {
+            range.next_back().map(|r| (false, r))
+        };
+        match item {
+            Some((true, r)) => front.push(r.unwrap()),
+            Some((false, r)) => back.push(r.unwrap()),
+            None => break,
+        }
+    }
+    back.reverse();
+    let keys = |v: &[(Vec<u8>, Vec<u8>)]| -> Vec<String> {
+        v.iter()
+            .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+            .collect()
+    };
+    let (front_keys, back_keys) = (keys(&front), keys(&back));
+    front.extend(back);
+    if front != expected {
+        panic!(
+            "{ctx}: range: front {front_keys:?} back {back_keys:?} expected {:?}",
+            keys(&expected)
+        );
+    }
+}
+
 fn run(seed: u64, steps: usize) -> usize {
     let fs = SimFs::new(seed);
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -86,7 +185,7 @@ fn run(seed: u64, steps: usize) -> usize {
                 )
                 .unwrap();
             }
-            75..=89 => {
+            75..=85 => {
                 let k = random_key(&mut rng);
                 assert_eq!(
                     db.get(&k).unwrap().map(|v| v.to_vec()).as_ref(),
@@ -94,6 +193,7 @@ fn run(seed: u64, steps: usize) -> usize {
                     "seed {seed} step {step}"
                 );
             }
+            86..=89 => check_iteration(&db, &model, &mut rng, seed, step),
             90..=93 => {
                 if snapshots.len() < 4 {
                     snapshots.push((db.snapshot(), model.clone()));
@@ -122,6 +222,12 @@ fn run(seed: u64, steps: usize) -> usize {
                     expected.get(&k),
                     "seed {seed} step {step}: snapshot read"
                 );
+                let seen: Vec<(Vec<u8>, Vec<u8>)> = db.range(&ro, ..).map(|r| r.unwrap()).collect();
+                let want: Vec<(Vec<u8>, Vec<u8>)> = expected
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                assert_eq!(seen, want, "seed {seed} step {step}: snapshot iteration");
             }
         }
     }
