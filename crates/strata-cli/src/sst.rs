@@ -12,6 +12,7 @@ use strata::table::{TableBuilder, TableReader};
 use strata::{ChecksumType, CompressionType, ReadOptions, TableOptions};
 
 use crate::hex;
+use crate::kv_line::parse_line;
 
 /// Errors of the `sst` commands: engine errors keep their own message.
 type CliResult<T = ()> = Result<T, String>;
@@ -92,16 +93,6 @@ pub fn run(cmd: SstCommand) -> CliResult {
     }
 }
 
-/// Splits a `key ==> value` line.
-fn parse_line(line: &str, number: usize, hex_input: bool) -> CliResult<(Vec<u8>, Vec<u8>)> {
-    let (k, v) = line
-        .split_once(" ==> ")
-        .ok_or_else(|| format!("line {number}: expected `key ==> value`, got {line:?}"))?;
-    let key = hex::parse(k, hex_input).map_err(|e| format!("line {number}: {e}"))?;
-    let value = hex::parse(v, hex_input).map_err(|e| format!("line {number}: {e}"))?;
-    Ok((key, value))
-}
-
 fn read_input(args: &BuildArgs) -> CliResult<Vec<(Vec<u8>, Vec<u8>)>> {
     let stdin = io::stdin().lock();
     let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
@@ -111,7 +102,7 @@ fn read_input(args: &BuildArgs) -> CliResult<Vec<(Vec<u8>, Vec<u8>)>> {
         if line.is_empty() {
             continue;
         }
-        let (key, value) = parse_line(&line, number, args.hex)?;
+        let (key, value) = parse_line(line.as_bytes(), number, args.hex, args.hex)?;
         if !args.sort {
             if let Some((last, _)) = entries.last() {
                 if key <= *last {
@@ -269,27 +260,4 @@ fn verify(args: VerifyArgs) -> CliResult {
     );
     println!("OK");
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parse_line_splits_on_arrow() {
-        assert_eq!(
-            parse_line("a ==> b", 1, false).unwrap(),
-            (b"a".to_vec(), b"b".to_vec())
-        );
-        assert_eq!(
-            parse_line("a ==> b ==> c", 1, false).unwrap(),
-            (b"a".to_vec(), b"b ==> c".to_vec())
-        );
-        assert_eq!(
-            parse_line(" ==> ", 1, false).unwrap(),
-            (Vec::new(), Vec::new())
-        );
-        let err = parse_line("no arrow", 7, false).unwrap_err();
-        assert!(err.starts_with("line 7:"), "{err}");
-    }
 }

@@ -206,6 +206,16 @@ impl Db {
         properties::property(&self.inner, name)
     }
 
+    /// Every table file of the current version as `(level, file number, size in
+    /// bytes)`, level by level (what `strata checkconsistency` verifies).
+    pub fn live_files(&self) -> Vec<(usize, u64, u64)> {
+        let sv = self.inner.super_version.load();
+        sv.version
+            .all_files()
+            .map(|(level, f)| (level, f.number, f.file_size))
+            .collect()
+    }
+
     /// The last sequence number visible to reads.
     pub fn latest_sequence_number(&self) -> SequenceNumber {
         self.inner.visible_seq.load(Ordering::Acquire)

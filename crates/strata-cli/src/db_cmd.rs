@@ -1,0 +1,479 @@
+//! The database commands, in the form and with the output of RocksDB's `ldb`:
+//! `strata --db=DIR [--create_if_missing] [--hex|--key_hex|--value_hex] COMMAND`.
+//!
+//! Each command opens the database, does one thing, and closes it with
+//! [`Db::close`], reporting a failure to close like any other. Stdout carries
+//! only data (`OK` for writes, as ldb prints it); failures go to stderr as
+//! `Failed: <message>` with exit status 1.
+
+use std::ffi::OsString;
+use std::io::{self, BufRead, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use strata::{Db, DbOptions, ReadOptions, WriteBatch, WriteOptions};
+
+use crate::cli_error::{context, stdout_error, CliError, CliResult};
+use crate::{hex, inspect, kv_line};
+
+/// Options every database command takes, before or after the command name
+/// (ldb accepts them in either place).
+#[derive(Debug, Clone, Default, Args)]
+pub struct DbFlags {
+    /// The database directory.
+    #[arg(long = "db", value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// Create the database if it does not exist.
+    #[arg(long = "create_if_missing")]
+    pub create_if_missing: bool,
+    /// Keys and values are given and printed as `0x` + hex.
+    #[arg(long)]
+    pub hex: bool,
+    /// Keys are given and printed as `0x` + hex.
+    #[arg(long = "key_hex")]
+    pub key_hex: bool,
+    /// Values are given and printed as `0x` + hex.
+    #[arg(long = "value_hex")]
+    pub value_hex: bool,
+}
+
+impl DbFlags {
+    /// True when no flag was given.
+    pub fn is_empty(&self) -> bool {
+        self.db.is_none() && !(self.create_if_missing || self.hex || self.key_hex || self.value_hex)
+    }
+
+    /// Combines the flags given before the command with those after it.
+    fn merge(&self, after: &DbFlags) -> CliResult<DbFlags> {
+        let db = match (&self.db, &after.db) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(CliError::Failed(format!(
+                    "--db given twice: {} and {}",
+                    a.display(),
+                    b.display()
+                )))
+            }
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
+        Ok(DbFlags {
+            db,
+            create_if_missing: self.create_if_missing || after.create_if_missing,
+            hex: self.hex || after.hex,
+            key_hex: self.key_hex || after.key_hex,
+            value_hex: self.value_hex || after.value_hex,
+        })
+    }
+
+    /// Keys are hex (`--hex` or `--key_hex`).
+    pub fn is_key_hex(&self) -> bool {
+        self.hex || self.key_hex
+    }
+
+    /// Values are hex (`--hex` or `--value_hex`).
+    pub fn is_value_hex(&self) -> bool {
+        self.hex || self.value_hex
+    }
+
+    /// The `--db` directory, which every command that opens the DB needs.
+    pub fn db_dir(&self) -> CliResult<&Path> {
+        self.db
+            .as_deref()
+            .ok_or_else(|| CliError::Failed("--db=<path> must be specified".into()))
+    }
+
+    fn key(&self, arg: &OsString) -> CliResult<Vec<u8>> {
+        Ok(hex::parse_arg(arg, self.is_key_hex())?)
+    }
+
+    fn value(&self, arg: &OsString) -> CliResult<Vec<u8>> {
+        Ok(hex::parse_arg(arg, self.is_value_hex())?)
+    }
+}
+
+/// The database commands (ldb's names).
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Set KEY to VALUE; prints OK.
+    Put(PutArgs),
+    /// Print the value of KEY; a missing key fails with NotFound.
+    Get(KeyArgs),
+    /// Delete KEY; prints OK.
+    Delete(KeyArgs),
+    /// Set several keys atomically: KEY1 VALUE1 [KEY2 VALUE2 ...]; prints OK.
+    #[command(name = "batchput")]
+    BatchPut(BatchPutArgs),
+    /// Print `key : value` lines in key order.
+    Scan(ScanArgs),
+    /// Print `key ==> value` lines (the input format of `load`) and a count.
+    Dump(DumpArgs),
+    /// Apply `key ==> value` lines from stdin in order (later lines win).
+    Load(FlagsOnly),
+    /// Print a property: `NAME: value`.
+    #[command(name = "get_property")]
+    GetProperty(PropertyArgs),
+    /// Print every edit of the live MANIFEST without opening the DB.
+    #[command(name = "manifest_dump")]
+    ManifestDump(inspect::ManifestDumpArgs),
+    /// Print the write batches of a WAL file (or of every WAL in a directory).
+    #[command(name = "dump_wal")]
+    DumpWal(inspect::DumpWalArgs),
+    /// Open the DB, read every WAL and verify every live table; prints OK.
+    #[command(name = "checkconsistency")]
+    CheckConsistency(FlagsOnly),
+}
+
+#[derive(Debug, Args)]
+pub struct FlagsOnly {
+    #[command(flatten)]
+    flags: DbFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct PutArgs {
+    #[command(flatten)]
+    flags: DbFlags,
+    #[arg(allow_hyphen_values = true)]
+    key: OsString,
+    #[arg(allow_hyphen_values = true)]
+    value: OsString,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyArgs {
+    #[command(flatten)]
+    flags: DbFlags,
+    #[arg(allow_hyphen_values = true)]
+    key: OsString,
+}
+
+#[derive(Debug, Args)]
+pub struct BatchPutArgs {
+    #[command(flatten)]
+    flags: DbFlags,
+    /// KEY1 VALUE1 [KEY2 VALUE2 ...]
+    #[arg(allow_hyphen_values = true, value_name = "KEY VALUE")]
+    pairs: Vec<OsString>,
+}
+
+/// The key range of `scan` and `dump`.
+#[derive(Debug, Args)]
+pub struct RangeArgs {
+    /// First key to print (inclusive).
+    #[arg(long, allow_hyphen_values = true)]
+    from: Option<OsString>,
+    /// Key to stop before (exclusive).
+    #[arg(long, allow_hyphen_values = true)]
+    to: Option<OsString>,
+    /// Print at most this many keys (negative: no limit).
+    #[arg(long = "max_keys", allow_hyphen_values = true)]
+    max_keys: Option<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    flags: DbFlags,
+    #[command(flatten)]
+    range: RangeArgs,
+    /// Print only the keys.
+    #[arg(long = "no_value")]
+    no_value: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    #[command(flatten)]
+    flags: DbFlags,
+    #[command(flatten)]
+    range: RangeArgs,
+    /// Print only the count.
+    #[arg(long = "count_only")]
+    count_only: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PropertyArgs {
+    #[command(flatten)]
+    flags: DbFlags,
+    /// A property name such as strata.num-files-at-level0 (rocksdb. works too).
+    name: String,
+}
+
+/// Runs one database command; `before` holds the flags given before its name.
+pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
+    match cmd {
+        DbCommand::Put(a) => put(&before.merge(&a.flags)?, &a),
+        DbCommand::Get(a) => get(&before.merge(&a.flags)?, &a),
+        DbCommand::Delete(a) => delete(&before.merge(&a.flags)?, &a),
+        DbCommand::BatchPut(a) => batch_put(&before.merge(&a.flags)?, &a),
+        DbCommand::Scan(a) => scan(&before.merge(&a.flags)?, &a),
+        DbCommand::Dump(a) => dump(&before.merge(&a.flags)?, &a),
+        DbCommand::Load(a) => load(&before.merge(&a.flags)?),
+        DbCommand::GetProperty(a) => get_property(&before.merge(&a.flags)?, &a),
+        DbCommand::ManifestDump(a) => {
+            let flags = before.merge(&a.flags)?;
+            inspect::manifest_dump(&flags, &a)
+        }
+        DbCommand::DumpWal(a) => inspect::dump_wal(&a),
+        DbCommand::CheckConsistency(a) => inspect::check_consistency(&before.merge(&a.flags)?),
+    }
+}
+
+/// Opens the database, runs `f`, and closes it. A failure of `f` wins over a
+/// failure to close, which is then printed as well.
+pub fn with_db<T>(
+    flags: &DbFlags,
+    options: DbOptions,
+    f: impl FnOnce(&Db) -> CliResult<T>,
+) -> CliResult<T> {
+    let dir = flags.db_dir()?;
+    let options = DbOptions {
+        create_if_missing: flags.create_if_missing,
+        ..options
+    };
+    let db = Db::open(dir, options)?;
+    let result = f(&db);
+    let closed = db.close();
+    match (result, closed) {
+        (Ok(v), Ok(())) => Ok(v),
+        (Ok(_), Err(e)) => Err(context("Close failed")(e)),
+        (Err(e), Ok(())) => Err(e),
+        (Err(e), Err(close)) => {
+            eprintln!("Failed: Close failed: {close}");
+            Err(e)
+        }
+    }
+}
+
+/// Runs `f` with a buffered stdout, flushed at the end.
+pub fn with_stdout<T>(
+    f: impl FnOnce(&mut BufWriter<io::StdoutLock<'_>>) -> CliResult<T>,
+) -> CliResult<T> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    let v = f(&mut out)?;
+    out.flush().map_err(stdout_error)?;
+    Ok(v)
+}
+
+fn print_ok() -> CliResult {
+    with_stdout(|out| out.write_all(b"OK\n").map_err(stdout_error))
+}
+
+fn put(flags: &DbFlags, a: &PutArgs) -> CliResult {
+    let (key, value) = (flags.key(&a.key)?, flags.value(&a.value)?);
+    with_db(flags, DbOptions::default(), |db| Ok(db.put(&key, &value)?))?;
+    print_ok()
+}
+
+fn get(flags: &DbFlags, a: &KeyArgs) -> CliResult {
+    let key = flags.key(&a.key)?;
+    let value = with_db(flags, DbOptions::default(), |db| {
+        db.get(&key).map_err(context("Get failed"))
+    })?;
+    let Some(value) = value else {
+        return Err(CliError::Failed(format!(
+            "Get failed: NotFound: Key not found: {}",
+            hex::show(&key, flags.is_key_hex())
+        )));
+    };
+    with_stdout(|out| {
+        let mut line = Vec::with_capacity(value.len() + 1);
+        hex::append(&mut line, &value, flags.is_value_hex());
+        line.push(b'\n');
+        out.write_all(&line).map_err(stdout_error)
+    })
+}
+
+fn delete(flags: &DbFlags, a: &KeyArgs) -> CliResult {
+    let key = flags.key(&a.key)?;
+    with_db(flags, DbOptions::default(), |db| Ok(db.delete(&key)?))?;
+    print_ok()
+}
+
+fn batch_put(flags: &DbFlags, a: &BatchPutArgs) -> CliResult {
+    if a.pairs.is_empty() {
+        return Err(CliError::Failed(
+            "At least one <key> <value> pair must be specified for batchput.".into(),
+        ));
+    }
+    if a.pairs.len() % 2 != 0 {
+        return Err(CliError::Failed(
+            "Equal number of <key>s and <value>s must be specified for batchput.".into(),
+        ));
+    }
+    let mut batch = WriteBatch::new();
+    for pair in a.pairs.chunks_exact(2) {
+        if let [k, v] = pair {
+            batch
+                .put(&flags.key(k)?, &flags.value(v)?)
+                .map_err(context("Put to write batch failed"))?;
+        }
+    }
+    with_db(flags, DbOptions::default(), |db| {
+        db.write(&WriteOptions::default(), batch)
+            .map_err(context("Write failed"))
+    })?;
+    print_ok()
+}
+
+/// A key range with its keys decoded.
+struct KeyRange {
+    from: Option<Vec<u8>>,
+    to: Option<Vec<u8>>,
+    limit: u64,
+}
+
+impl RangeArgs {
+    /// Decodes the bounds (hex with `--key_hex`) before the database is opened.
+    fn resolve(&self, flags: &DbFlags) -> CliResult<KeyRange> {
+        Ok(KeyRange {
+            from: self.from.as_ref().map(|k| flags.key(k)).transpose()?,
+            to: self.to.as_ref().map(|k| flags.key(k)).transpose()?,
+            limit: self
+                .max_keys
+                .and_then(|n| u64::try_from(n).ok())
+                .unwrap_or(u64::MAX),
+        })
+    }
+}
+
+/// Calls `visit` on each entry of the range in key order; returns how many.
+fn for_each_in_range(
+    db: &Db,
+    range: KeyRange,
+    mut visit: impl FnMut(&[u8], &[u8]) -> CliResult,
+) -> CliResult<u64> {
+    let KeyRange { from, to, limit } = range;
+    let options = ReadOptions {
+        iterate_upper_bound: to,
+        ..ReadOptions::default()
+    };
+    let mut it = db.iter(&options);
+    match &from {
+        Some(k) => it.seek(k),
+        None => it.seek_to_first(),
+    }
+    let mut count = 0u64;
+    while it.valid() && count < limit {
+        visit(it.key(), it.value())?;
+        count += 1;
+        it.next();
+    }
+    it.status().map_err(context("Iterator error"))?;
+    Ok(count)
+}
+
+fn scan(flags: &DbFlags, a: &ScanArgs) -> CliResult {
+    let (key_hex, value_hex) = (flags.is_key_hex(), flags.is_value_hex());
+    let range = a.range.resolve(flags)?;
+    with_db(flags, DbOptions::default(), |db| {
+        with_stdout(|out| {
+            let mut line = Vec::new();
+            for_each_in_range(db, range, |key, value| {
+                line.clear();
+                if a.no_value {
+                    hex::append(&mut line, key, key_hex);
+                    line.push(b'\n');
+                } else {
+                    kv_line::append_line(&mut line, (key, value), b" : ", key_hex, value_hex);
+                }
+                out.write_all(&line).map_err(stdout_error)
+            })
+            .map(drop)
+        })
+    })
+}
+
+fn dump(flags: &DbFlags, a: &DumpArgs) -> CliResult {
+    let (key_hex, value_hex) = (flags.is_key_hex(), flags.is_value_hex());
+    let range = a.range.resolve(flags)?;
+    with_db(flags, DbOptions::default(), |db| {
+        with_stdout(|out| {
+            let mut line = Vec::new();
+            let count = for_each_in_range(db, range, |key, value| {
+                if a.count_only {
+                    return Ok(());
+                }
+                line.clear();
+                kv_line::append_line(&mut line, (key, value), kv_line::ARROW, key_hex, value_hex);
+                out.write_all(&line).map_err(stdout_error)
+            })?;
+            // ldb prints the count on stdout; `load` skips this line.
+            writeln!(out, "{KEYS_IN_RANGE} {count}").map_err(stdout_error)
+        })
+    })
+}
+
+/// The footer of `dump`, which `load` ignores (as ldb's load does).
+const KEYS_IN_RANGE: &str = "Keys in range:";
+
+/// Entries per write batch of `load`: large enough that group commit and WAL
+/// writes are amortized, small enough to keep memory flat.
+const LOAD_BATCH_ENTRIES: u32 = 1000;
+/// Bytes per write batch of `load`, for large values.
+const LOAD_BATCH_BYTES: usize = 4 << 20;
+
+fn load(flags: &DbFlags) -> CliResult {
+    with_db(flags, DbOptions::default(), |db| {
+        let mut input = io::stdin().lock();
+        let mut batch = WriteBatch::new();
+        let mut line = Vec::new();
+        let (mut number, mut bad_lines, mut first_bad) = (0usize, 0u64, None);
+        let write = |batch: WriteBatch| {
+            db.write(&WriteOptions::default(), batch)
+                .map_err(context("Load failed"))
+        };
+        loop {
+            line.clear();
+            let n = input
+                .read_until(b'\n', &mut line)
+                .map_err(|e| CliError::Failed(format!("reading stdin: {e}")))?;
+            if n == 0 {
+                break;
+            }
+            number += 1;
+            // As `str::lines` does for `sst build`: drop "\n" or "\r\n".
+            if line.last() == Some(&b'\n') {
+                line.pop();
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+            }
+            if line.is_empty() || line.starts_with(KEYS_IN_RANGE.as_bytes()) {
+                continue;
+            }
+            if kv_line::split(&line).is_none() {
+                // ldb's load skips such lines and counts them.
+                bad_lines += 1;
+                first_bad.get_or_insert(number);
+                continue;
+            }
+            let (key, value) =
+                kv_line::parse_line(&line, number, flags.is_key_hex(), flags.is_value_hex())?;
+            batch.put(&key, &value).map_err(context("Load failed"))?;
+            if batch.count() >= LOAD_BATCH_ENTRIES || batch.approximate_size() >= LOAD_BATCH_BYTES {
+                write(std::mem::take(&mut batch))?;
+            }
+        }
+        if !batch.is_empty() {
+            write(batch)?;
+        }
+        if let Some(first) = first_bad {
+            eprintln!(
+                "Warning: {bad_lines} bad lines ignored (not `key ==> value`; the first is line {first})."
+            );
+        }
+        Ok(())
+    })
+}
+
+fn get_property(flags: &DbFlags, a: &PropertyArgs) -> CliResult {
+    let value = with_db(flags, DbOptions::default(), |db| Ok(db.property(&a.name)))?;
+    let Some(value) = value else {
+        return Err(CliError::Failed(format!(
+            "failed to get property: {}",
+            a.name
+        )));
+    };
+    with_stdout(|out| writeln!(out, "{}: {value}", a.name).map_err(stdout_error))
+}
