@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 cargo test --workspace --all-targets
 cargo test --workspace --doc
 # The memtable's concurrency, model-checked with shuttle's randomized scheduler.
-cargo test -p strata --features shuttle --lib memtable
+cargo test -p strata --features shuttle --lib memtable::

@@ -24,7 +24,7 @@ pub mod write;
 pub use bytes::Bytes;
 pub use checksum::ChecksumType;
 pub use compression::CompressionType;
-pub use db::{Db, Snapshot};
+pub use db::{Db, KeyRange, Snapshot};
 pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
 pub use iter::db_iter::{DbIterator, DbRange};

@@ -10,6 +10,7 @@
 
 mod background;
 pub(crate) mod info_log;
+pub mod key_range;
 mod open;
 mod properties;
 mod read;
@@ -17,7 +18,7 @@ pub mod snapshot;
 mod write;
 
 use std::collections::VecDeque;
-use std::ops::{Bound, RangeBounds};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -38,6 +39,7 @@ use crate::version::{SuperVersion, VersionSet};
 use crate::wal::LogWriter;
 use crate::write::WriteBatch;
 use info_log::InfoLog;
+pub use key_range::KeyRange;
 pub use snapshot::Snapshot;
 use snapshot::SnapshotList;
 use write::WriteRequest;
@@ -168,16 +170,17 @@ impl Db {
     }
 
     /// The entries in `range`, as a double-ended Rust iterator of
-    /// `Result<(key, value)>`; `options` bounds narrow it further.
-    pub fn range(&self, options: &ReadOptions, range: impl RangeBounds<[u8]>) -> DbRange {
+    /// `Result<(key, value)>`; `options` bounds narrow it further. Takes any
+    /// std range over byte-string keys: `..`, `a..b`, `"a"..="m"`, `k..`.
+    pub fn range(&self, options: &ReadOptions, range: impl KeyRange) -> DbRange {
         // The smallest key after `k` is `k` followed by a zero byte.
         let after = |k: &[u8]| [k, &[0u8]].concat();
-        let lower = match range.start_bound() {
+        let lower = match range.lower() {
             Bound::Included(k) => Some(k.to_vec()),
             Bound::Excluded(k) => Some(after(k)),
             Bound::Unbounded => None,
         };
-        let upper = match range.end_bound() {
+        let upper = match range.upper() {
             Bound::Included(k) => Some(after(k)),
             Bound::Excluded(k) => Some(k.to_vec()),
             Bound::Unbounded => None,

@@ -160,7 +160,7 @@ mod shuttle_model {
     use super::*;
 
     /// Model-checks concurrent inserts and a concurrent reader with shuttle's
-    /// randomized scheduler (`cargo test -p strata --features shuttle --lib memtable`).
+    /// randomized scheduler (`cargo test -p strata --features shuttle --lib memtable::`).
     #[test]
     fn shuttle_concurrent_inserts() {
         shuttle::check_random(

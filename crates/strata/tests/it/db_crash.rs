@@ -213,3 +213,93 @@ fn crash_during_recovery_is_idempotent() {
         }
     }
 }
+
+/// Writes 200 synced keys and kills the process, leaving them only in the WAL.
+/// Returns the WAL's path and length.
+fn db_with_wal_only(fs: &SimFs) -> (std::path::PathBuf, u64) {
+    let db = open_sim(fs);
+    let sync = WriteOptions {
+        sync: true,
+        ..WriteOptions::default()
+    };
+    for i in 0..200u32 {
+        db.put_opt(&sync, &key(i), format!("value{i:05}").as_bytes())
+            .unwrap();
+    }
+    fs.halt();
+    drop(db);
+    fs.crash(CrashMode::PROCESS_KILL);
+    use strata::Fs as _;
+    let dir = std::path::Path::new("/db");
+    let wal = fs
+        .list(dir)
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .map(|n| dir.join(n))
+        .max_by_key(|p| fs.file_size(p).unwrap())
+        .unwrap();
+    let len = fs.file_size(&wal).unwrap();
+    (wal, len)
+}
+
+fn open_with_mode(fs: &SimFs, mode: strata::WalRecoveryMode) -> strata::Result<strata::Db> {
+    let mut options = crate::util::sim_options(fs);
+    options.wal_recovery_mode = mode;
+    strata::Db::open(std::path::Path::new("/db"), options)
+}
+
+#[test]
+fn wal_recovery_modes_treat_damage_as_rocksdb_does() {
+    use strata::WalRecoveryMode::*;
+    // Corruption in the middle of the WAL.
+    for mode in [
+        PointInTime,
+        AbsoluteConsistency,
+        TolerateCorruptedTailRecords,
+    ] {
+        let fs = SimFs::new(400);
+        let (wal, len) = db_with_wal_only(&fs);
+        fs.corrupt_byte(&wal, len / 2, 0x40).unwrap();
+        match (mode, open_with_mode(&fs, mode)) {
+            (PointInTime, Ok(db)) => {
+                // A prefix survives: the first keys are there, the last are not.
+                assert!(db.get(&key(0)).unwrap().is_some());
+                assert!(db.get(&key(199)).unwrap().is_none());
+                let present = (0..200)
+                    .filter(|&i| db.get(&key(i)).unwrap().is_some())
+                    .count();
+                assert!((1..200).contains(&present));
+                assert!(
+                    (0..present as u32).all(|i| db.get(&key(i)).unwrap().is_some()),
+                    "not a prefix"
+                );
+            }
+            (PointInTime, Err(e)) => panic!("point-in-time recovery failed: {e}"),
+            (_, Ok(_)) => panic!("{mode:?} opened a WAL with corruption in the middle"),
+            (_, Err(e)) => assert!(e.is_corruption(), "{mode:?}: {e}"),
+        }
+    }
+    // A torn tail: the last record cut short.
+    for mode in [
+        PointInTime,
+        AbsoluteConsistency,
+        TolerateCorruptedTailRecords,
+    ] {
+        let fs = SimFs::new(401);
+        let (wal, len) = db_with_wal_only(&fs);
+        fs.set_len(&wal, len - 3).unwrap();
+        match (mode, open_with_mode(&fs, mode)) {
+            (AbsoluteConsistency, Ok(_)) => panic!("absolute consistency accepted a torn tail"),
+            (AbsoluteConsistency, Err(e)) => assert!(e.is_corruption(), "{e}"),
+            (_, Ok(db)) => {
+                assert!(db.get(&key(198)).unwrap().is_some(), "{mode:?}");
+                assert!(
+                    db.get(&key(199)).unwrap().is_none(),
+                    "{mode:?}: the torn record"
+                );
+            }
+            (_, Err(e)) => panic!("{mode:?} refused a torn tail: {e}"),
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Key ranges for [`Db::range`](super::Db::range).
+//!
+//! `std::ops::RangeBounds<[u8]>` is not implemented for `a..b` over slices
+//! (its range impls need a sized element type), so a caller would have to
+//! spell every range as a pair of `Bound`s. [`KeyRange`] accepts every std
+//! range form over any key type that is a byte string (`&[u8]`, `Vec<u8>`,
+//! `&str`, `Bytes`, ...), plus `..` and a `(Bound, Bound)` pair.
+
+use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
+
+/// A range of user keys, seen as its lower and upper bound.
+pub trait KeyRange {
+    /// The lower bound.
+    fn lower(&self) -> Bound<&[u8]>;
+    /// The upper bound.
+    fn upper(&self) -> Bound<&[u8]>;
+}
+
+impl KeyRange for RangeFull {
+    fn lower(&self) -> Bound<&[u8]> {
+        Bound::Unbounded
+    }
+    fn upper(&self) -> Bound<&[u8]> {
+        Bound::Unbounded
+    }
+}
+
+impl<K: AsRef<[u8]>> KeyRange for Range<K> {
+    fn lower(&self) -> Bound<&[u8]> {
+        Bound::Included(self.start.as_ref())
+    }
+    fn upper(&self) -> Bound<&[u8]> {
+        Bound::Excluded(self.end.as_ref())
+    }
+}
+
+impl<K: AsRef<[u8]>> KeyRange for RangeInclusive<K> {
+    fn lower(&self) -> Bound<&[u8]> {
+        Bound::Included(self.start().as_ref())
+    }
+    fn upper(&self) -> Bound<&[u8]> {
+        Bound::Included(self.end().as_ref())
+    }
+}
+
+impl<K: AsRef<[u8]>> KeyRange for RangeFrom<K> {
+    fn lower(&self) -> Bound<&[u8]> {
+        Bound::Included(self.start.as_ref())
+    }
+    fn upper(&self) -> Bound<&[u8]> {
+        Bound::Unbounded
+    }
+}
+
+impl<K: AsRef<[u8]>> KeyRange for RangeTo<K> {
+    fn lower(&self) -> Bound<&[u8]> {
+        Bound::Unbounded
+    }
+    fn upper(&self) -> Bound<&[u8]> {
+        Bound::Excluded(self.end.as_ref())
+    }
+}
+
+impl<K: AsRef<[u8]>> KeyRange for RangeToInclusive<K> {
+    fn lower(&self) -> Bound<&[u8]> {
+        Bound::Unbounded
+    }
+    fn upper(&self) -> Bound<&[u8]> {
+        Bound::Included(self.end.as_ref())
+    }
+}
+
+impl<K: AsRef<[u8]>> KeyRange for (Bound<K>, Bound<K>) {
+    fn lower(&self) -> Bound<&[u8]> {
+        as_bytes(&self.0)
+    }
+    fn upper(&self) -> Bound<&[u8]> {
+        as_bytes(&self.1)
+    }
+}
+
+fn as_bytes<K: AsRef<[u8]>>(bound: &Bound<K>) -> Bound<&[u8]> {
+    match bound {
+        Bound::Included(k) => Bound::Included(k.as_ref()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_ref()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(r: impl KeyRange) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+        let own = |b: Bound<&[u8]>| b.map(<[u8]>::to_vec);
+        (own(r.lower()), own(r.upper()))
+    }
+
+    #[test]
+    fn every_range_form_maps_to_its_bounds() {
+        use Bound::*;
+        let a = b"a".as_slice();
+        let z = b"z".to_vec();
+        assert_eq!(bounds(..), (Unbounded, Unbounded));
+        assert_eq!(
+            bounds(a..z.as_slice()),
+            (Included(b"a".to_vec()), Excluded(z.clone()))
+        );
+        assert_eq!(
+            bounds("a"..="z"),
+            (Included(b"a".to_vec()), Included(z.clone()))
+        );
+        assert_eq!(bounds(z.clone()..), (Included(z.clone()), Unbounded));
+        assert_eq!(bounds(..a), (Unbounded, Excluded(b"a".to_vec())));
+        assert_eq!(bounds(..="a"), (Unbounded, Included(b"a".to_vec())));
+        assert_eq!(
+            bounds((Excluded(a), Unbounded::<&[u8]>)),
+            (Excluded(b"a".to_vec()), Unbounded)
+        );
+    }
+}
