@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::info_log::info;
+use super::stats::DbStats;
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::filename::{log_file_name, parse_file_name, FileType};
@@ -63,6 +64,9 @@ fn flush_loop(inner: &DbInner) {
                     state.unpersisted_writes = false;
                 }
                 state.flushes_completed += 1;
+                let bytes = out.file.as_ref().map_or(0, |f| f.file_size);
+                DbStats::add(&inner.stats.flush_bytes, bytes);
+                DbStats::add(&inner.stats.flushes, 1);
                 inner.install_super_version(&state);
                 let log_number = state.versions.log_number();
                 drop(state);

@@ -15,6 +15,7 @@ mod open;
 mod properties;
 mod read;
 pub mod snapshot;
+mod stats;
 mod write;
 
 use std::collections::VecDeque;
@@ -42,6 +43,7 @@ use info_log::InfoLog;
 pub use key_range::KeyRange;
 pub use snapshot::Snapshot;
 use snapshot::SnapshotList;
+use stats::DbStats;
 use write::WriteRequest;
 
 /// An open database. Cheap to share: `Db` is `Send + Sync`; wrap it in an `Arc`
@@ -93,6 +95,7 @@ pub(crate) struct DbInner {
     table_cache: TableCache,
     snapshots: Arc<SnapshotList>,
     info_log: InfoLog,
+    stats: DbStats,
     shutting_down: AtomicBool,
     _lock: Box<dyn FileLock>,
 }

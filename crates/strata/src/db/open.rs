@@ -18,6 +18,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::info_log::{info, InfoLog};
 use super::snapshot::SnapshotList;
+use super::stats::DbStats;
 use super::{DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::filename::{
@@ -163,6 +164,7 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
         wal: Mutex::new(Some(LogWriter::new(wal_file))),
         snapshots: Arc::new(SnapshotList::default()),
         info_log,
+        stats: DbStats::default(),
         shutting_down: AtomicBool::new(false),
         options,
         _lock: lock,

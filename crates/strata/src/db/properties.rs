@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use super::stats::DbStats;
 use super::DbInner;
 use crate::version::NUM_LEVELS;
 
@@ -35,6 +36,10 @@ pub(super) fn property(inner: &DbInner, name: &str) -> Option<String> {
             let state = inner.state.lock();
             u64::from(state.bg_error.is_some()).to_string()
         }
+        "dbstats" => inner.stats.report(),
+        "bytes-written" => DbStats::get(&inner.stats.bytes_written).to_string(),
+        "wal-bytes-written" => DbStats::get(&inner.stats.wal_bytes).to_string(),
+        "flush-bytes-written" => DbStats::get(&inner.stats.flush_bytes).to_string(),
         "num-flushes-completed" => inner.state.lock().flushes_completed.to_string(),
         "levelstats" => {
             let mut out = String::from("Level Files Size(MB)\n--------------------\n");

@@ -4,9 +4,13 @@
 //! makes room (switching the memtable when it is full), takes a group of queued
 //! writers, assigns their sequence numbers, and — with the mutex released —
 //! writes the whole group to the WAL as one record (one `write`, at most one
-//! fsync) and inserts it into the memtable. It then publishes the new visible
-//! sequence number, so the group becomes readable at once, and wakes the group.
-//! Waiting writers block on a condition variable; nobody spins.
+//! fsync). Then the group's batches go into the memtable: the leader inserts the
+//! small ones itself, while each follower with a large batch is woken to insert
+//! its own, in parallel with the others (waking a thread costs more than
+//! inserting a few entries, so small batches are not worth handing out). Once
+//! every insert is done the leader publishes the new visible sequence number, so
+//! the group becomes readable at once, and completes the group. Waiting writers
+//! block on condition variables; nobody spins.
 //!
 //! A write is acknowledged only after its WAL bytes are handed to the OS (and
 //! fsynced if `sync`). After a failed WAL write the database refuses writes: the
@@ -18,6 +22,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::info_log::info;
+use super::stats::DbStats;
 use super::{DbInner, DbState, ImmMemTable};
 use crate::error::Result;
 use crate::filename::log_file_name;
@@ -29,6 +34,10 @@ use crate::write::WriteBatch;
 /// Largest group a leader assembles (bytes of batches), as RocksDB's 1 MiB.
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
+/// A follower whose batch has at least this many records inserts it into the
+/// memtable itself, in parallel; smaller batches are inserted by the leader.
+const PARALLEL_INSERT_MIN_RECORDS: u32 = 16;
+
 /// One queued write (or, with `force_flush`, a request to switch the memtable).
 #[derive(Debug)]
 pub(crate) struct WriteRequest {
@@ -39,7 +48,43 @@ pub(crate) struct WriteRequest {
     force_flush: bool,
     /// Set by the leader that completes this request.
     outcome: Mutex<Option<Result<()>>>,
+    /// Set by the leader when this follower should insert its own batch.
+    insert_job: Mutex<Option<Arc<InsertJob>>>,
     cv: Condvar,
+}
+
+/// The memtable inserts a leader handed out to its followers, and how many of
+/// them are still running.
+#[derive(Debug)]
+struct InsertJob {
+    mem: Arc<MemTable>,
+    remaining: Mutex<usize>,
+    first_error: Mutex<Option<crate::Error>>,
+    all_done: Condvar,
+}
+
+impl InsertJob {
+    fn finish(&self, result: Result<()>) {
+        if let Err(e) = result {
+            self.first_error.lock().get_or_insert(e);
+        }
+        let mut remaining = self.remaining.lock();
+        *remaining -= 1;
+        if *remaining == 0 {
+            self.all_done.notify_one();
+        }
+    }
+
+    fn wait(&self) -> Result<()> {
+        let mut remaining = self.remaining.lock();
+        while *remaining > 0 {
+            self.all_done.wait(&mut remaining);
+        }
+        match self.first_error.lock().take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
 }
 
 pub(crate) fn write(inner: &DbInner, options: &WriteOptions, batch: WriteBatch) -> Result<()> {
@@ -77,6 +122,7 @@ fn submit(
         disable_wal: options.disable_wal,
         force_flush,
         outcome: Mutex::new(None),
+        insert_job: Mutex::new(None),
         cv: Condvar::new(),
     });
     let mut state = inner.state.lock();
@@ -84,6 +130,16 @@ fn submit(
     loop {
         if let Some(outcome) = request.outcome.lock().take() {
             return outcome;
+        }
+        let job = request.insert_job.lock().take();
+        if let Some(job) = job {
+            // The leader stamped this batch's sequence number; the insert runs
+            // without the DB mutex, beside the other members' inserts.
+            let result =
+                MutexGuard::unlocked(&mut state, || request.batch.lock().insert_into(&job.mem));
+            DbStats::add(&inner.stats.parallel_inserts, 1);
+            job.finish(result);
+            continue;
         }
         if state
             .writers
@@ -110,7 +166,11 @@ fn lead(
         group_len = group.len();
         let first_seq = state.versions.last_sequence() + 1;
         let mem = state.mem.clone();
-        let committed = MutexGuard::unlocked(state, || commit(inner, &group, first_seq, &mem));
+        let committed = MutexGuard::unlocked(state, || write_wal(inner, &group, first_seq))
+            .and_then(|last_seq| {
+                insert_group(state, &group, &mem)?;
+                Ok(last_seq)
+            });
         match committed {
             Ok(last_seq) => {
                 state.versions.set_last_sequence(last_seq);
@@ -158,42 +218,87 @@ fn take_group(state: &DbState, leader: &Arc<WriteRequest>) -> Vec<Arc<WriteReque
     group
 }
 
-/// Writes the group to the WAL and the memtable; returns the last sequence
-/// number used. Runs without the DB mutex.
-fn commit(
-    inner: &DbInner,
-    group: &[Arc<WriteRequest>],
-    first_seq: u64,
-    mem: &MemTable,
-) -> Result<u64> {
+/// Stamps each member's batch with its first sequence number and writes the
+/// group to the WAL as one record; returns the last sequence number used. Runs
+/// without the DB mutex.
+fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Result<u64> {
     let leader = &group[0];
-    let mut own = leader.batch.lock();
-    let mut combined;
-    let batch = if group.len() == 1 {
-        own.set_sequence(first_seq);
-        &*own
-    } else {
-        combined = WriteBatch::new();
-        combined.append(&own)?;
-        for w in &group[1..] {
-            combined.append(&w.batch.lock())?;
+    let stats = &inner.stats;
+    let mut next_seq = first_seq;
+    let mut combined: Option<WriteBatch> = None;
+    for member in group {
+        let mut batch = member.batch.lock();
+        batch.set_sequence(next_seq);
+        next_seq += u64::from(batch.count());
+        DbStats::add(&stats.bytes_written, batch.data().len() as u64);
+        if group.len() > 1 {
+            combined
+                .get_or_insert_with(WriteBatch::new)
+                .append(&batch)?;
         }
+    }
+    if let Some(combined) = &mut combined {
         combined.set_sequence(first_seq);
-        &combined
-    };
+    }
+    DbStats::add(&stats.writes, group.len() as u64);
+    DbStats::add(&stats.keys_written, next_seq - first_seq);
+    DbStats::add(&stats.write_groups, 1);
     if !leader.disable_wal {
         let mut wal = inner.wal.lock();
         let wal = wal.as_mut().ok_or_else(|| crate::Error::Busy {
             reason: "the WAL is closed".into(),
         })?;
-        wal.add_record(batch.data())?;
+        let before = wal.len();
+        match &combined {
+            Some(batch) => wal.add_record(batch.data())?,
+            None => wal.add_record(leader.batch.lock().data())?,
+        }
         wal.flush()?;
+        DbStats::add(&stats.wal_bytes, wal.len() - before);
         if leader.sync {
             wal.sync()?;
+            DbStats::add(&stats.wal_syncs, 1);
         }
     }
-    batch.insert_into(mem)?;
-    Ok(first_seq + u64::from(batch.count()) - 1)
+    Ok(next_seq - 1)
+}
+
+/// Inserts every member's batch into `mem`: followers with large batches do
+/// their own (woken under the DB mutex, so no wake-up is lost), the leader does
+/// the rest, then waits for the followers. Returns with the DB mutex held.
+fn insert_group(
+    state: &mut MutexGuard<'_, DbState>,
+    group: &[Arc<WriteRequest>],
+    mem: &Arc<MemTable>,
+) -> Result<()> {
+    let (parallel, own): (Vec<_>, Vec<_>) = group
+        .iter()
+        .enumerate()
+        .partition(|(i, w)| *i > 0 && w.batch.lock().count() >= PARALLEL_INSERT_MIN_RECORDS);
+    let job = (!parallel.is_empty()).then(|| {
+        let job = Arc::new(InsertJob {
+            mem: mem.clone(),
+            remaining: Mutex::new(parallel.len()),
+            first_error: Mutex::new(None),
+            all_done: Condvar::new(),
+        });
+        for (_, follower) in &parallel {
+            *follower.insert_job.lock() = Some(job.clone());
+            follower.cv.notify_one();
+        }
+        job
+    });
+    MutexGuard::unlocked(state, || {
+        let mut result = Ok(());
+        for (_, member) in &own {
+            if result.is_ok() {
+                result = member.batch.lock().insert_into(mem);
+            }
+        }
+        // Wait even after an error: followers still hold the memtable.
+        let followers = job.map_or(Ok(()), |job| job.wait());
+        result.and(followers)
+    })
 }
 
 /// Makes sure the active memtable has room, switching it (and the WAL) when it

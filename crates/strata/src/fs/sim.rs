@@ -26,6 +26,7 @@ use std::io;
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -205,6 +206,8 @@ struct State {
     /// One-shot errors: (kind, value of that kind's op count at which to fail).
     pending_errors: Vec<(OpKind, u64)>,
     quota_bytes: Option<u64>,
+    /// How long each file sync sleeps before it takes effect.
+    sync_latency: Duration,
     /// Set by `halt`: the simulated process is dead and every operation fails
     /// until `crash` reboots the machine.
     halted: bool,
@@ -389,11 +392,19 @@ impl SimFs {
             pending_errors: Vec::new(),
             halted: false,
             quota_bytes: None,
+            sync_latency: Duration::ZERO,
         };
         SimFs {
             seed,
             state: Arc::new(Mutex::new(state)),
         }
+    }
+
+    /// Makes every file sync take `latency` (outside the file system's lock), as
+    /// a disk's fsync does: concurrent writers then queue behind it, which is
+    /// what group commit tests need to see groups form.
+    pub fn set_sync_latency(&self, latency: Duration) {
+        self.state.lock().sync_latency = latency;
     }
 
     /// The seed given to [`SimFs::new`].
@@ -747,6 +758,10 @@ impl WritableFile for SimWritableFile {
     }
 
     fn sync(&mut self) -> Result<()> {
+        let latency = self.handle.state.lock().sync_latency;
+        if !latency.is_zero() {
+            std::thread::sleep(latency);
+        }
         let mut state = self.handle.state.lock();
         let inode = self.begin(&mut state, OpKind::Sync)?;
         inode.synced_len = inode.data.len();

@@ -185,3 +185,33 @@ fn disable_wal_writes_are_flushed_on_close() {
     let db = open_sim(&fs);
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
 }
+
+#[test]
+fn write_and_flush_counters_are_exact() {
+    let fs = SimFs::new(12);
+    let db = open_sim(&fs);
+    let number = |name: &str| -> u64 { db.property(name).unwrap().parse().unwrap() };
+    let mut ingested = 0u64;
+    for i in 0..100u32 {
+        let mut batch = WriteBatch::new();
+        batch.put(format!("k{i}").as_bytes(), &[7u8; 50]).unwrap();
+        batch.delete(format!("d{i}").as_bytes()).unwrap();
+        ingested += batch.data().len() as u64;
+        db.write(&WriteOptions::default(), batch).unwrap();
+    }
+    assert_eq!(number("strata.bytes-written"), ingested);
+    // Each batch is one WAL record: its bytes plus a 7-byte header (no record
+    // crosses a 32 KiB block here, so no padding or second fragment).
+    assert_eq!(number("strata.wal-bytes-written"), ingested + 100 * 7);
+    assert_eq!(number("strata.flush-bytes-written"), 0);
+    db.flush().unwrap();
+    let tables = number("strata.total-sst-files-size");
+    assert!(tables > 0);
+    assert_eq!(number("strata.flush-bytes-written"), tables);
+    let report = db.property("strata.dbstats").unwrap();
+    assert!(
+        report.contains("Cumulative writes: 100 writes, 200 keys"),
+        "{report}"
+    );
+    assert!(report.contains("Cumulative flush: 1 flushes"), "{report}");
+}
