@@ -11,7 +11,7 @@ use strata::{Db, ReadOptions, WriteOptions};
 
 use crate::flags::Flags;
 use crate::generator::{make_key, random_key_number, thread_rng, ValueCursor, ValuePool};
-use crate::report::{self, Stats, Usage};
+use crate::report::{self, Stats, Usage, WriteCounters};
 
 /// One benchmark, by db_bench name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,9 +135,11 @@ fn run_all(flags: &Flags, dir: &Path, db_slot: &mut Option<Db>) -> Result<(), St
             read_options: ReadOptions::default(),
         };
         let before = Usage::now()?;
+        let writes_before = WriteCounters::of(db);
         let stats =
             run_threads(&ctx, bench, threads_created).map_err(|e| format!("{name}: {e}"))?;
         let after = Usage::now()?;
+        let writes = WriteCounters::of(db).since(&writes_before);
         threads_created += flags.threads as u64;
         println!(
             "{}",
@@ -147,6 +149,9 @@ fn run_all(flags: &Flags, dir: &Path, db_slot: &mut Option<Db>) -> Result<(), St
             "{}",
             report::resource_lines(&before, &after, stats.done, dir)
         );
+        if writes.ingest > 0 {
+            println!("{}", writes.line());
+        }
         if let Some(hist) = &stats.hist {
             println!("{}", report::histogram_lines(hist));
         }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use strata::CompressionType;
+use strata::{CompressionType, Db};
 
 use crate::flags::Flags;
 
@@ -204,6 +204,47 @@ pub fn resource_lines(before: &Usage, after: &Usage, done: u64, db: &Path) -> St
         after.max_rss_kib as f64 / 1024.0,
         bytes as f64 / MB,
     )
+}
+
+/// The engine's write counters, to report a benchmark's write amplification.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteCounters {
+    /// Batch bytes the benchmark wrote.
+    pub ingest: u64,
+    pub wal: u64,
+    /// Table bytes written by flushes (and, once it exists, compaction).
+    pub tables: u64,
+}
+
+impl WriteCounters {
+    pub fn of(db: &Db) -> WriteCounters {
+        let number = |name: &str| db.property(name).and_then(|v| v.parse().ok()).unwrap_or(0);
+        WriteCounters {
+            ingest: number("strata.bytes-written"),
+            wal: number("strata.wal-bytes-written"),
+            tables: number("strata.flush-bytes-written"),
+        }
+    }
+
+    pub fn since(&self, earlier: &WriteCounters) -> WriteCounters {
+        WriteCounters {
+            ingest: self.ingest.saturating_sub(earlier.ingest),
+            wal: self.wal.saturating_sub(earlier.wal),
+            tables: self.tables.saturating_sub(earlier.tables),
+        }
+    }
+
+    /// Write amplification as RocksDB's compaction stats count it: table bytes
+    /// written per byte ingested (the WAL shown beside it, not counted).
+    pub fn line(&self) -> String {
+        format!(
+            "  write amp:   {:.2} ({:.1} MB of tables for {:.1} MB ingested; WAL {:.1} MB)",
+            self.tables as f64 / self.ingest.max(1) as f64,
+            self.tables as f64 / MB,
+            self.ingest as f64 / MB,
+            self.wal as f64 / MB
+        )
+    }
 }
 
 /// Total size and count of the files directly in `dir` (Strata keeps all its
