@@ -4,6 +4,7 @@
 //! are documented where they are defined.
 
 pub mod checksum;
+pub mod compaction;
 pub mod compression;
 pub mod db;
 pub mod encoding;
@@ -28,5 +29,8 @@ pub use db::{Db, KeyRange, Snapshot};
 pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
 pub use iter::db_iter::{DbIterator, DbRange};
-pub use options::{DbOptions, ReadOptions, TableOptions, WalRecoveryMode, WriteOptions};
+pub use options::{
+    CompactionOptions, CompactionStyle, DbOptions, ReadOptions, TableOptions, WalRecoveryMode,
+    WriteOptions,
+};
 pub use write::batch::WriteBatch;

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::info_log::info;
-use super::stats::DbStats;
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::filename::{log_file_name, parse_file_name, FileType};
@@ -34,6 +33,8 @@ fn flush_loop(inner: &DbInner) {
                     if let Some(oldest) = state.imm.back() {
                         let job = (oldest.mem.clone(), oldest.next_log_number);
                         let number = state.versions.new_file_number();
+                        // Spared by obsolete-table deletion until installed.
+                        state.pending_outputs.push(number);
                         break (job.0, job.1, number);
                     }
                 }
@@ -57,6 +58,7 @@ fn flush_loop(inner: &DbInner) {
             state.versions.log_and_apply(&mut edit)?;
             Ok(out)
         });
+        state.pending_outputs.retain(|&n| n != number);
         match installed {
             Ok(out) => {
                 state.imm.pop_back();
@@ -65,9 +67,9 @@ fn flush_loop(inner: &DbInner) {
                 }
                 state.flushes_completed += 1;
                 let bytes = out.file.as_ref().map_or(0, |f| f.file_size);
-                DbStats::add(&inner.stats.flush_bytes, bytes);
-                DbStats::add(&inner.stats.flushes, 1);
-                inner.install_super_version(&state);
+                let micros = u64::try_from(out.micros).unwrap_or(u64::MAX);
+                inner.stats.record_flush(bytes, micros);
+                inner.install_super_version(&mut state);
                 let log_number = state.versions.log_number();
                 drop(state);
                 info!(

@@ -9,6 +9,7 @@
 //! version and the visible sequence number from atomics.
 
 mod background;
+mod compact;
 pub(crate) mod info_log;
 pub mod key_range;
 mod open;
@@ -18,7 +19,7 @@ pub mod snapshot;
 mod stats;
 mod write;
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -51,7 +52,8 @@ use write::WriteRequest;
 #[derive(Debug)]
 pub struct Db {
     inner: Arc<DbInner>,
-    flush_thread: Option<JoinHandle<()>>,
+    /// The flush thread and the compaction threads; empty once closed.
+    threads: Vec<JoinHandle<()>>,
 }
 
 /// A memtable waiting to be flushed, with the WAL that holds its writes and the
@@ -76,6 +78,15 @@ pub(crate) struct DbState {
     /// Writes made with `disable_wal` that no table holds yet.
     unpersisted_writes: bool,
     flushes_completed: u64,
+    /// Files that running compactions read: no other compaction may take them.
+    compacting: HashSet<u64>,
+    /// The lowest file number each running flush or compaction may write.
+    pending_outputs: Vec<u64>,
+    running_compactions: usize,
+    /// Compaction debt of the current version (for the pending-bytes stalls).
+    pending_compaction_bytes: u64,
+    /// When the next write may go ahead while writes are slowed down.
+    next_delayed_write: Option<std::time::Instant>,
 }
 
 #[derive(Debug)]
@@ -105,11 +116,16 @@ impl Db {
     /// recovering from the MANIFEST and every WAL written since the last flush.
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
         let inner = Arc::new(open::open(path.as_ref(), options)?);
-        let flush_thread = background::spawn_flush_thread(inner.clone())?;
-        Ok(Db {
-            inner,
-            flush_thread: Some(flush_thread),
-        })
+        let mut db = Db {
+            inner: inner.clone(),
+            threads: Vec::new(),
+        };
+        // On an error here, dropping `db` stops the threads already started.
+        db.threads
+            .push(background::spawn_flush_thread(inner.clone())?);
+        db.threads
+            .extend(compact::spawn_compaction_threads(&inner)?);
+        Ok(db)
     }
 
     /// Sets `key` to `value`.
@@ -234,14 +250,24 @@ impl Db {
     }
 
     fn shutdown(&mut self) -> Result<()> {
-        let Some(thread) = self.flush_thread.take() else {
+        if self.threads.is_empty() {
             return Ok(());
-        };
+        }
         let unpersisted = self.inner.state.lock().unpersisted_writes;
         let flushed = if unpersisted { self.flush() } else { Ok(()) };
         self.inner.shutting_down.store(true, Ordering::Release);
-        self.inner.bg_cv.notify_all();
-        let joined = thread.join();
+        {
+            // Under the mutex, so no background thread misses the wake-up
+            // between checking the flag and waiting.
+            let _state = self.inner.state.lock();
+            self.inner.bg_cv.notify_all();
+        }
+        let mut joined = Ok(());
+        for thread in self.threads.drain(..) {
+            if thread.join().is_err() {
+                joined = Err(());
+            }
+        }
         let synced = match self.inner.wal.lock().as_mut() {
             Some(wal) => wal.sync(),
             None => Ok(()),
@@ -251,7 +277,7 @@ impl Db {
         synced?;
         if joined.is_err() {
             return Err(crate::Error::Busy {
-                reason: "the flush thread panicked".into(),
+                reason: "a background thread panicked".into(),
             });
         }
         Ok(())
@@ -280,7 +306,11 @@ impl Drop for Db {
 
 impl DbInner {
     /// Publishes a super version built from the state (call with the lock held).
-    fn install_super_version(&self, state: &DbState) {
+    fn install_super_version(&self, state: &mut DbState) {
+        state.pending_compaction_bytes = crate::compaction::leveled::estimated_pending_bytes(
+            state.versions.current(),
+            &self.options.compaction,
+        );
         self.super_version.store(Arc::new(SuperVersion {
             mem: state.mem.clone(),
             imm: state.imm.iter().map(|i| i.mem.clone()).collect(),

@@ -8,7 +8,7 @@
 //! (recovery runs again; tables it wrote are unreferenced and removed) or the new
 //! one, which no longer needs them.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
@@ -157,6 +157,11 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
             bg_error: None,
             unpersisted_writes: false,
             flushes_completed: 0,
+            compacting: HashSet::new(),
+            pending_outputs: Vec::new(),
+            running_compactions: 0,
+            pending_compaction_bytes: 0,
+            next_delayed_write: None,
         }),
         bg_cv: Condvar::new(),
         super_version: ArcSwap::from_pointee(super_version),

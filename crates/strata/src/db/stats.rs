@@ -7,6 +7,29 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use parking_lot::Mutex;
+
+use crate::compaction::job::JobResult;
+use crate::compaction::CompactionTask;
+use crate::version::NUM_LEVELS;
+
+/// Work done into one level, by flushes (L0) or compactions (the output
+/// level), as RocksDB's per-level compaction stats count it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LevelStats {
+    /// Bytes read from the level above (RocksDB's `Rn`) and from this level
+    /// (`Rnp1`).
+    pub bytes_read_start: u64,
+    pub bytes_read_output: u64,
+    pub bytes_written: u64,
+    /// Bytes moved into the level by trivial moves.
+    pub bytes_moved: u64,
+    pub micros: u64,
+    pub jobs: u64,
+    pub keys_in: u64,
+    pub keys_dropped: u64,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct DbStats {
     /// Write batches committed (one per `write` call), and their records.
@@ -24,6 +47,12 @@ pub(crate) struct DbStats {
     /// Table bytes written by flushes, and the flushes that wrote them.
     pub flush_bytes: AtomicU64,
     pub flushes: AtomicU64,
+    /// Table bytes written by compactions.
+    pub compaction_bytes: AtomicU64,
+    /// Time writers spent delayed or stopped by write stalls.
+    pub stall_micros: AtomicU64,
+    /// Per output level.
+    pub levels: Mutex<[LevelStats; NUM_LEVELS]>,
 }
 
 impl DbStats {
@@ -33,6 +62,31 @@ impl DbStats {
 
     pub fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
+    }
+
+    pub fn record_flush(&self, bytes: u64, micros: u64) {
+        Self::add(&self.flush_bytes, bytes);
+        Self::add(&self.flushes, 1);
+        let mut levels = self.levels.lock();
+        levels[0].bytes_written += bytes;
+        levels[0].micros += micros;
+        levels[0].jobs += 1;
+    }
+
+    pub fn record_compaction(&self, task: &CompactionTask, result: &JobResult) {
+        Self::add(&self.compaction_bytes, result.bytes_written);
+        let mut levels = self.levels.lock();
+        let Some(level) = levels.get_mut(task.output_level) else {
+            return;
+        };
+        level.bytes_read_start += result.bytes_read_start;
+        level.bytes_read_output += result.bytes_read_output;
+        level.bytes_written += result.bytes_written;
+        level.bytes_moved += result.bytes_moved;
+        level.micros += result.micros;
+        level.jobs += 1;
+        level.keys_in += result.counts.keys_in;
+        level.keys_dropped += result.counts.keys_dropped;
     }
 
     /// A report in the shape of RocksDB's `rocksdb.dbstats` cumulative lines.

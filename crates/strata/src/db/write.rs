@@ -159,7 +159,15 @@ fn lead(
     state: &mut MutexGuard<'_, DbState>,
     leader: &Arc<WriteRequest>,
 ) -> Result<()> {
-    let mut result = make_room(inner, state, leader.force_flush);
+    let mut result = if leader.force_flush {
+        Ok(())
+    } else {
+        let bytes = leader.batch.lock().approximate_size();
+        stall_if_behind(inner, state, bytes)
+    };
+    if result.is_ok() {
+        result = make_room(inner, state, leader.force_flush);
+    }
     let mut group_len = 1;
     if result.is_ok() && !leader.force_flush {
         let group = take_group(state, leader);
@@ -299,6 +307,74 @@ fn insert_group(
         let followers = job.map_or(Ok(()), |job| job.wait());
         result.and(followers)
     })
+}
+
+/// Write stalls: while compaction is behind, slows writes to
+/// `delayed_write_rate` (L0 at `level0_slowdown_writes_trigger` files, or
+/// pending compaction bytes past the soft limit) or stops them (L0 at
+/// `level0_stop_writes_trigger`, or past the hard limit) until it catches up.
+/// Stopped writers wait on the background condition variable; delayed ones
+/// sleep without the DB mutex.
+fn stall_if_behind(
+    inner: &DbInner,
+    state: &mut MutexGuard<'_, DbState>,
+    bytes: usize,
+) -> Result<()> {
+    let options = &inner.options.compaction;
+    if options.disable_auto_compactions {
+        return Ok(());
+    }
+    let over = |limit: u64, pending: u64| limit != 0 && pending >= limit;
+    let started = std::time::Instant::now();
+    let mut stopped = false;
+    loop {
+        if let Some(e) = &state.bg_error {
+            return Err(e.clone());
+        }
+        let l0_files = state.versions.current().num_files(0);
+        let pending = state.pending_compaction_bytes;
+        if l0_files >= options.level0_stop_writes_trigger
+            || over(options.hard_pending_compaction_bytes_limit, pending)
+        {
+            if !stopped {
+                info!(
+                    inner.info_log,
+                    "stopping writes: {l0_files} L0 files, {pending} bytes of compaction pending"
+                );
+                stopped = true;
+            }
+            inner.bg_cv.wait(state);
+            continue;
+        }
+        break;
+    }
+    let l0_files = state.versions.current().num_files(0);
+    let slow = l0_files >= options.level0_slowdown_writes_trigger
+        || over(
+            options.soft_pending_compaction_bytes_limit,
+            state.pending_compaction_bytes,
+        );
+    if !slow {
+        state.next_delayed_write = None;
+    } else {
+        // A token bucket at `delayed_write_rate`: each write pays for its bytes.
+        let now = std::time::Instant::now();
+        let cost =
+            std::time::Duration::from_secs_f64(bytes as f64 / options.delayed_write_rate as f64);
+        let start = state.next_delayed_write.filter(|t| *t > now).unwrap_or(now);
+        state.next_delayed_write = Some(start + cost);
+        if start > now {
+            MutexGuard::unlocked(state, || std::thread::sleep(start - now));
+        }
+    }
+    let stalled = started.elapsed();
+    if !stalled.is_zero() && (stopped || slow) {
+        DbStats::add(
+            &inner.stats.stall_micros,
+            u64::try_from(stalled.as_micros()).unwrap_or(u64::MAX),
+        );
+    }
+    Ok(())
 }
 
 /// Makes sure the active memtable has room, switching it (and the WAL) when it

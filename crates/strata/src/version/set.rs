@@ -7,8 +7,9 @@
 //! WAL, deleting a table) happens only after the change is durable. Every open
 //! writes a fresh MANIFEST holding the whole state and switches CURRENT to it.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use crate::error::{Error, Result};
 use crate::filename::{manifest_file_name, read_current_file, set_current_file};
@@ -24,6 +25,9 @@ pub struct VersionSet {
     dir: PathBuf,
     fs: Arc<dyn Fs>,
     current: Arc<Version>,
+    /// Every version installed so far that may still be in use (by a super
+    /// version, an iterator or a running job): their files must stay on disk.
+    older: Vec<Weak<Version>>,
     next_file_number: u64,
     last_sequence: SequenceNumber,
     /// WALs numbered below this hold nothing that is not in a table.
@@ -39,6 +43,7 @@ impl VersionSet {
             dir: dir.to_path_buf(),
             fs,
             current: Arc::new(Version::default()),
+            older: Vec::new(),
             next_file_number: 1,
             last_sequence: 0,
             log_number: 0,
@@ -175,8 +180,26 @@ impl VersionSet {
     /// Installs the version `edit` produces without writing the MANIFEST: for
     /// recovery, which then writes a whole new MANIFEST holding the result.
     pub fn apply_unlogged(&mut self, edit: &VersionEdit) -> Result<()> {
-        self.current = Arc::new(self.current.apply(edit)?);
+        let version = self.current.apply(edit)?;
+        self.install(version);
         Ok(())
+    }
+
+    fn install(&mut self, version: Version) {
+        let old = std::mem::replace(&mut self.current, Arc::new(version));
+        self.older.retain(|v| v.strong_count() > 0);
+        self.older.push(Arc::downgrade(&old));
+    }
+
+    /// Numbers of the table files some live version refers to: the current one
+    /// and every older one still held somewhere.
+    pub fn live_table_numbers(&mut self) -> HashSet<u64> {
+        self.older.retain(|v| v.strong_count() > 0);
+        let mut live: HashSet<u64> = self.current.all_files().map(|(_, f)| f.number).collect();
+        for version in self.older.iter().filter_map(Weak::upgrade) {
+            live.extend(version.all_files().map(|(_, f)| f.number));
+        }
+        live
     }
 
     /// Appends `edit` (completed with the current counters) to the MANIFEST,
@@ -200,7 +223,7 @@ impl VersionSet {
         if let Some(l) = edit.log_number {
             self.log_number = l;
         }
-        self.current = Arc::new(version);
+        self.install(version);
         Ok(())
     }
 }

@@ -5,10 +5,12 @@ use std::collections::BTreeMap;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use std::path::Path;
 use strata::fs::SimFs;
-use strata::{ReadOptions, WriteBatch, WriteOptions};
 
-use crate::util::open_sim;
+use strata::{CompactionOptions, Db, DbOptions, ReadOptions, WriteBatch, WriteOptions};
+
+use crate::util::sim_options;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -143,10 +145,20 @@ fn check_iteration(db: &strata::Db, model: &Model, rng: &mut SmallRng, seed: u64
     }
 }
 
-fn run(seed: u64, steps: usize) -> usize {
+/// Options of the model runs: the test defaults, with `compaction` applied.
+fn model_options(fs: &SimFs, compaction: &CompactionOptions) -> DbOptions {
+    DbOptions {
+        compaction: compaction.clone(),
+        ..sim_options(fs)
+    }
+}
+
+/// Runs `steps` random operations; returns the number of files per level.
+fn run(seed: u64, steps: usize, compaction: &CompactionOptions) -> Vec<usize> {
     let fs = SimFs::new(seed);
     let mut rng = SmallRng::seed_from_u64(seed);
-    let mut db = open_sim(&fs);
+    let open = |fs: &SimFs| Db::open(Path::new("/db"), model_options(fs, compaction)).unwrap();
+    let mut db = open(&fs);
     let mut model = Model::new();
     // Snapshots with the model state they must keep seeing.
     let mut snapshots: Vec<(strata::Snapshot, Model)> = Vec::new();
@@ -206,7 +218,7 @@ fn run(seed: u64, steps: usize) -> usize {
                 // Reopen: snapshots do not survive it.
                 snapshots.clear();
                 drop(db);
-                db = open_sim(&fs);
+                db = open(&fs);
                 check_all(&db, &model, seed, step);
             }
         }
@@ -232,22 +244,53 @@ fn run(seed: u64, steps: usize) -> usize {
         }
     }
     check_all(&db, &model, seed, steps);
-    db.property("strata.num-files-at-level0")
-        .unwrap()
-        .parse()
-        .unwrap()
+    (0..7)
+        .map(|level| {
+            db.property(&format!("strata.num-files-at-level{level}"))
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect()
 }
 
 #[test]
 fn model_many_seeds() {
     for seed in 0..12 {
-        run(seed, 3000);
+        run(seed, 3000, &CompactionOptions::default());
     }
 }
 
 #[test]
 fn model_with_hundreds_of_l0_files() {
-    // Small memtables and many writes: L0 grows without compaction.
-    let files = run(1000, 8_000);
+    // Small memtables, many writes and no compaction: L0 grows.
+    let no_compaction = CompactionOptions {
+        disable_auto_compactions: true,
+        ..CompactionOptions::default()
+    };
+    let files = run(1000, 8_000, &no_compaction)[0];
     assert!(files >= 100, "only {files} L0 files");
+}
+
+/// Background compaction with tiny levels, so data moves through several
+/// levels while snapshots are held and released and the database reopens.
+#[test]
+fn model_with_background_compaction() {
+    for (seed, dynamic) in (2000..2008).zip([true, false].into_iter().cycle()) {
+        let compaction = CompactionOptions {
+            level0_file_num_compaction_trigger: 2,
+            max_bytes_for_level_base: 64 << 10,
+            max_bytes_for_level_multiplier: 2.0,
+            target_file_size_base: 16 << 10,
+            level_compaction_dynamic_level_bytes: dynamic,
+            max_background_jobs: 3,
+            ..CompactionOptions::default()
+        };
+        let files = run(seed, 4000, &compaction);
+        let deeper: usize = files[1..].iter().sum();
+        assert!(
+            deeper > 0 && files[0] < 8,
+            "seed {seed}: files per level {files:?}"
+        );
+    }
 }

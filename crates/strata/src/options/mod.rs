@@ -2,7 +2,11 @@
 //! a user's RocksDB knowledge carries over. Every field states its default and its
 //! trade-off; [`TableOptions::validate`] runs before use and names the bad field.
 
+mod compaction;
+
 use std::sync::Arc;
+
+pub use compaction::{CompactionOptions, CompactionStyle};
 
 use crate::checksum::ChecksumType;
 use crate::compression::CompressionType;
@@ -149,6 +153,8 @@ pub struct DbOptions {
     pub max_write_buffer_number: usize,
     /// How table files are built and read.
     pub table: TableOptions,
+    /// When and how tables are compacted, and when writes stall for it.
+    pub compaction: CompactionOptions,
     /// Read table files through `mmap` (advised for random access). Default false.
     pub use_mmap_reads: bool,
     /// Read table files with `O_DIRECT`, bypassing the page cache. Default false.
@@ -167,6 +173,7 @@ impl Default for DbOptions {
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
             table: TableOptions::default(),
+            compaction: CompactionOptions::default(),
             use_mmap_reads: false,
             use_direct_reads: false,
             wal_recovery_mode: WalRecoveryMode::default(),
@@ -202,7 +209,8 @@ impl DbOptions {
                 "cannot be combined with use_mmap_reads",
             ));
         }
-        self.table.validate()
+        self.table.validate()?;
+        self.compaction.validate()
     }
 }
 

@@ -1,0 +1,229 @@
+//! What a compaction keeps: the rules for dropping versions, applied to its
+//! merged input in internal-key order (user key ascending, newest first).
+//!
+//! Live snapshots split the sequence numbers into *stripes*: entries in one
+//! stripe are seen by exactly the same snapshots (and by reads of the latest
+//! state), so only the newest entry of a user key in each stripe is ever read.
+//! Older ones in the same stripe are dropped. A tombstone in the oldest stripe
+//! (every snapshot sees it) hides everything older of its key from every
+//! reader; when no level below the output can hold an older version of the
+//! key, the tombstone itself is dropped too.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::key::{ParsedInternalKey, SequenceNumber, ValueType};
+use crate::version::{FileMetaData, Version};
+
+/// Answers "can a level below the output hold `user_key`?" for ascending keys,
+/// walking one cursor per level (RocksDB's `KeyNotExistsBeyondOutputLevel`).
+#[derive(Debug)]
+struct DeeperLevels {
+    levels: Vec<Vec<Arc<FileMetaData>>>,
+    cursors: Vec<usize>,
+}
+
+impl DeeperLevels {
+    fn new(version: &Version, output_level: usize, num_levels: usize) -> Self {
+        let levels: Vec<_> = (output_level + 1..num_levels)
+            .map(|l| version.files(l).to_vec())
+            .collect();
+        let cursors = vec![0; levels.len()];
+        DeeperLevels { levels, cursors }
+    }
+
+    /// Keys must be passed in ascending order.
+    fn may_contain(&mut self, user_key: &[u8]) -> bool {
+        for (files, cursor) in self.levels.iter().zip(self.cursors.iter_mut()) {
+            while let Some(f) = files.get(*cursor) {
+                if user_key > crate::key::user_key(&f.largest) {
+                    *cursor += 1;
+                    continue;
+                }
+                if user_key >= crate::key::user_key(&f.smallest) {
+                    return true;
+                }
+                break;
+            }
+        }
+        false
+    }
+}
+
+/// Counts of what a compaction read and dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DropCounts {
+    pub keys_in: u64,
+    pub keys_dropped: u64,
+}
+
+/// Decides, entry by entry, what the compaction keeps.
+#[derive(Debug)]
+pub struct CompactionFilter {
+    /// Live snapshot sequence numbers, ascending.
+    snapshots: Vec<SequenceNumber>,
+    deeper: DeeperLevels,
+    current_user_key: Vec<u8>,
+    /// Stripe of the newest entry of the current user key seen so far.
+    last_stripe: Option<usize>,
+    pub counts: DropCounts,
+}
+
+impl CompactionFilter {
+    /// `snapshots` in any order; `version` is the one the task was picked from.
+    pub fn new(
+        mut snapshots: Vec<SequenceNumber>,
+        version: &Version,
+        output_level: usize,
+        num_levels: usize,
+    ) -> Self {
+        snapshots.sort_unstable();
+        snapshots.dedup();
+        CompactionFilter {
+            snapshots,
+            deeper: DeeperLevels::new(version, output_level, num_levels),
+            current_user_key: Vec::new(),
+            last_stripe: None,
+            counts: DropCounts::default(),
+        }
+    }
+
+    /// Whether to keep the entry with internal key `ikey`. Entries must come in
+    /// internal-key order. A malformed key is corruption.
+    pub fn keep(&mut self, ikey: &[u8]) -> Result<bool> {
+        let parsed = ParsedInternalKey::parse(ikey).ok_or_else(|| {
+            Error::corruption("compaction input", 0, "internal key shorter than its tag")
+        })?;
+        let value_type = parsed.value_type().ok_or_else(|| {
+            Error::corruption(
+                "compaction input",
+                0,
+                format!("unknown value type {}", parsed.type_code),
+            )
+        })?;
+        self.counts.keys_in += 1;
+        if self.last_stripe.is_none() || parsed.user_key != self.current_user_key.as_slice() {
+            self.current_user_key.clear();
+            self.current_user_key.extend_from_slice(parsed.user_key);
+            self.last_stripe = None;
+        }
+        // Snapshots below `seq` cannot see this entry; the rest can.
+        let stripe = self.snapshots.partition_point(|&s| s < parsed.seq);
+        let shadowed = self.last_stripe == Some(stripe);
+        self.last_stripe = Some(stripe);
+        let obsolete_tombstone = !shadowed
+            && value_type == ValueType::Delete
+            && stripe == 0
+            && !self.deeper.may_contain(parsed.user_key);
+        if shadowed || obsolete_tombstone {
+            self.counts.keys_dropped += 1;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::internal_key;
+    use crate::version::VersionEdit;
+
+    fn run(filter: &mut CompactionFilter, entries: &[(&str, u64, ValueType)]) -> Vec<String> {
+        entries
+            .iter()
+            .filter(|(k, s, t)| filter.keep(&internal_key(k.as_bytes(), *s, *t)).unwrap())
+            .map(|(k, s, t)| {
+                format!(
+                    "{k}@{s}{}",
+                    if *t == ValueType::Delete { "del" } else { "" }
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_snapshots_only_the_newest_version_survives_and_bottom_tombstones_go() {
+        use ValueType::*;
+        let mut f = CompactionFilter::new(vec![], &Version::default(), 1, 7);
+        let kept = run(
+            &mut f,
+            &[
+                ("a", 9, Put),
+                ("a", 5, Put),
+                ("b", 8, Delete),
+                ("b", 3, Put),
+                ("c", 1, Put),
+            ],
+        );
+        assert_eq!(kept, vec!["a@9", "c@1"]);
+        assert_eq!(
+            f.counts,
+            DropCounts {
+                keys_in: 5,
+                keys_dropped: 3
+            }
+        );
+    }
+
+    #[test]
+    fn every_snapshot_keeps_the_version_it_sees() {
+        use ValueType::*;
+        // Snapshots at 4 and 7: stripes (..=4], (4..=7], (7..).
+        let mut f = CompactionFilter::new(vec![7, 4], &Version::default(), 1, 7);
+        let kept = run(
+            &mut f,
+            &[
+                ("a", 9, Put),
+                ("a", 8, Put),    // same stripe as 9: dropped
+                ("a", 6, Delete), // seen by snapshot 7
+                ("a", 4, Put),    // seen by snapshot 4
+                ("a", 2, Put),    // same stripe as 4: dropped
+                ("b", 3, Delete), // oldest stripe, nothing below: dropped
+                ("b", 1, Put),    // hidden by it: dropped
+            ],
+        );
+        assert_eq!(kept, vec!["a@9", "a@6del", "a@4"]);
+    }
+
+    #[test]
+    fn a_tombstone_stays_while_a_deeper_level_may_hold_its_key() {
+        use ValueType::*;
+        let mut edit = VersionEdit::new();
+        edit.add_file(
+            3,
+            FileMetaData {
+                number: 5,
+                file_size: 10,
+                smallest: internal_key(b"m", 1, Put),
+                largest: internal_key(b"p", 1, Put),
+                smallest_seqno: 1,
+                largest_seqno: 1,
+            },
+        );
+        let version = Version::default().apply(&edit).unwrap();
+        let mut f = CompactionFilter::new(vec![], &version, 1, 7);
+        let kept = run(
+            &mut f,
+            &[
+                ("a", 5, Delete),
+                ("n", 5, Delete),
+                ("n", 4, Put),
+                ("z", 5, Delete),
+            ],
+        );
+        assert_eq!(kept, vec!["n@5del"]);
+        // Output at the last level: nothing deeper.
+        let mut f = CompactionFilter::new(vec![], &version, 6, 7);
+        assert!(run(&mut f, &[("n", 5, Delete)]).is_empty());
+    }
+
+    #[test]
+    fn malformed_keys_are_corruption() {
+        let mut f = CompactionFilter::new(vec![], &Version::default(), 1, 7);
+        assert!(f.keep(b"short").unwrap_err().is_corruption());
+        let mut bad = b"key".to_vec();
+        bad.extend_from_slice(&((5u64 << 8) | 0x7f).to_le_bytes());
+        assert!(f.keep(&bad).unwrap_err().is_corruption());
+    }
+}

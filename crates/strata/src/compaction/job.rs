@@ -1,0 +1,279 @@
+//! Runs one compaction task: merges the input tables, keeps what
+//! [`CompactionFilter`] keeps, and writes output tables cut at the target size
+//! (and where grandparent overlap grows too large), each synced before the
+//! directory is synced and the edit returned. A trivial move writes nothing.
+//!
+//! The job does I/O only; installing its edit is the caller's business.
+
+use std::path::Path;
+use std::time::Instant;
+
+use super::iter::{CompactionFilter, DropCounts};
+use super::CompactionTask;
+use crate::error::Result;
+use crate::filename::table_file_name;
+use crate::fs::Fs;
+use crate::iter::merging::{BoxedIterator, MergingIterator};
+use crate::iter::InternalIterator;
+use crate::key::{user_key, SequenceNumber};
+use crate::options::{ReadOptions, TableOptions};
+use crate::table::TableBuilder;
+use crate::table_cache::TableCache;
+use crate::version::{FileMetaData, Version, VersionEdit};
+
+/// What a job needs from the database.
+pub struct JobContext<'a> {
+    pub fs: &'a dyn Fs,
+    pub dir: &'a Path,
+    pub table_cache: &'a TableCache,
+    pub table_options: &'a TableOptions,
+    /// Live snapshots when the job started.
+    pub snapshots: Vec<SequenceNumber>,
+    /// The version the task was picked from.
+    pub version: &'a Version,
+    pub num_levels: usize,
+    /// Allocates a file number for an output.
+    pub new_file_number: &'a (dyn Fn() -> u64 + Sync),
+}
+
+impl std::fmt::Debug for JobContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobContext")
+            .field("dir", &self.dir)
+            .field("snapshots", &self.snapshots)
+            .field("num_levels", &self.num_levels)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a job did, for the edit and the compaction stats.
+#[derive(Debug, Clone, Default)]
+pub struct JobResult {
+    pub edit: VersionEdit,
+    pub outputs: Vec<FileMetaData>,
+    /// Bytes read from the start level and from the output level.
+    pub bytes_read_start: u64,
+    pub bytes_read_output: u64,
+    pub bytes_written: u64,
+    /// Bytes moved by a trivial move.
+    pub bytes_moved: u64,
+    pub counts: DropCounts,
+    pub micros: u64,
+}
+
+/// Runs `task`. On error, output files already written are removed (nothing
+/// references them).
+pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
+    let start = Instant::now();
+    let mut result = JobResult::default();
+    for (level, f) in task.all_inputs() {
+        result.edit.delete_file(level as u32, f.number);
+    }
+    if task.trivial_move {
+        for f in &task.inputs {
+            result
+                .edit
+                .add_file(task.output_level as u32, (**f).clone());
+            result.bytes_moved += f.file_size;
+        }
+        result.micros = elapsed_micros(start);
+        return Ok(result);
+    }
+    result.bytes_read_start = task.inputs.iter().map(|f| f.file_size).sum();
+    result.bytes_read_output = task.output_level_inputs.iter().map(|f| f.file_size).sum();
+    let mut writer = OutputWriter {
+        task,
+        ctx,
+        options: TableOptions {
+            compression: task.compression,
+            ..ctx.table_options.clone()
+        },
+        current: None,
+        finished: Vec::new(),
+        grandparent_index: 0,
+        grandparent_overlap: 0,
+        seen_key: false,
+    };
+    let merged = merge_inputs(task, ctx).and_then(|it| writer.write_all(it, task, ctx));
+    match merged {
+        Ok(counts) => {
+            if !writer.finished.is_empty() {
+                ctx.fs.sync_dir(ctx.dir)?;
+            }
+            for meta in &writer.finished {
+                result.bytes_written += meta.file_size;
+                result.edit.add_file(task.output_level as u32, meta.clone());
+            }
+            result.outputs = writer.finished;
+            result.counts = counts;
+            result.micros = elapsed_micros(start);
+            Ok(result)
+        }
+        Err(e) => {
+            writer.abandon();
+            Err(e)
+        }
+    }
+}
+
+fn elapsed_micros(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// One iterator over every input, checksums verified.
+fn merge_inputs(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<MergingIterator> {
+    let read = ReadOptions::default();
+    let mut children: Vec<BoxedIterator> = Vec::new();
+    for (_, f) in task.all_inputs() {
+        let table = ctx.table_cache.get(f.number, f.file_size)?;
+        children.push(Box::new(table.iter(&read)));
+    }
+    Ok(MergingIterator::new(children))
+}
+
+/// An output table being written.
+struct Output {
+    number: u64,
+    builder: TableBuilder,
+    smallest: Vec<u8>,
+    largest: Vec<u8>,
+}
+
+struct OutputWriter<'a, 'b> {
+    task: &'a CompactionTask,
+    ctx: &'a JobContext<'b>,
+    options: TableOptions,
+    current: Option<Output>,
+    finished: Vec<FileMetaData>,
+    /// Grandparent files passed so far, and the bytes of those the current
+    /// output overlaps (LevelDB's `ShouldStopBefore`).
+    grandparent_index: usize,
+    grandparent_overlap: u64,
+    seen_key: bool,
+}
+
+impl OutputWriter<'_, '_> {
+    fn write_all(
+        &mut self,
+        mut it: MergingIterator,
+        task: &CompactionTask,
+        ctx: &JobContext<'_>,
+    ) -> Result<DropCounts> {
+        let mut filter = CompactionFilter::new(
+            ctx.snapshots.clone(),
+            ctx.version,
+            task.output_level,
+            ctx.num_levels,
+        );
+        it.seek_to_first();
+        while it.valid() {
+            let key = it.key();
+            if filter.keep(key)? {
+                // Outputs are cut only between user keys, so every version of
+                // a key lands in one file and files of a level never share a
+                // user key.
+                let new_user_key = self
+                    .current
+                    .as_ref()
+                    .is_some_and(|o| user_key(&o.largest) != user_key(key));
+                if new_user_key && self.should_cut_before(key) {
+                    self.finish_current()?;
+                }
+                self.add(key, it.value())?;
+            }
+            it.next();
+        }
+        it.status()?;
+        self.finish_current()?;
+        Ok(filter.counts)
+    }
+
+    /// Whether the current output is full, or `key` is past enough grandparent
+    /// bytes that the output would make a later compaction too large.
+    fn should_cut_before(&mut self, key: &[u8]) -> bool {
+        let grandparents = &self.task.grandparents;
+        let ukey = user_key(key);
+        while let Some(g) = grandparents.get(self.grandparent_index) {
+            if ukey <= user_key(&g.largest) {
+                break;
+            }
+            if self.seen_key {
+                self.grandparent_overlap += g.file_size;
+            }
+            self.grandparent_index += 1;
+        }
+        self.seen_key = true;
+        let full = self
+            .current
+            .as_ref()
+            .is_some_and(|o| o.builder.estimated_file_size() >= self.task.target_file_size);
+        if full || self.grandparent_overlap > self.task.max_grandparent_overlap {
+            self.grandparent_overlap = 0;
+            return true;
+        }
+        false
+    }
+
+    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        let output = match &mut self.current {
+            Some(output) => output,
+            None => {
+                let number = (self.ctx.new_file_number)();
+                let path = table_file_name(self.ctx.dir, number);
+                let file = self.ctx.fs.create(&path)?;
+                self.current.insert(Output {
+                    number,
+                    builder: TableBuilder::new(file, self.options.clone())?,
+                    smallest: key.to_vec(),
+                    largest: Vec::new(),
+                })
+            }
+        };
+        output.builder.add(key, value)?;
+        output.largest.clear();
+        output.largest.extend_from_slice(key);
+        Ok(())
+    }
+
+    /// Finishes (and syncs) the current output, if any.
+    fn finish_current(&mut self) -> Result<()> {
+        let Some(output) = self.current.take() else {
+            return Ok(());
+        };
+        let number = output.number;
+        let finished = output.builder.finish();
+        let (file_size, props) = match finished {
+            Ok(done) => done,
+            Err(e) => {
+                let _ = self.ctx.fs.remove(&table_file_name(self.ctx.dir, number));
+                return Err(e);
+            }
+        };
+        self.finished.push(FileMetaData {
+            number,
+            file_size,
+            smallest: output.smallest,
+            largest: output.largest,
+            smallest_seqno: props.smallest_seqno,
+            largest_seqno: props.largest_seqno,
+        });
+        Ok(())
+    }
+
+    /// Removes every output written so far (best effort: none is referenced).
+    fn abandon(&mut self) {
+        if let Some(output) = self.current.take() {
+            drop(output.builder);
+            let _ = self
+                .ctx
+                .fs
+                .remove(&table_file_name(self.ctx.dir, output.number));
+        }
+        for meta in self.finished.drain(..) {
+            let _ = self
+                .ctx
+                .fs
+                .remove(&table_file_name(self.ctx.dir, meta.number));
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! The leveled compaction picker: a pure function of a version, the options and
+//! the set of files already being compacted.
+//!
+//! Level targets follow RocksDB's rules. Without dynamic level bytes, L1 holds
+//! `max_bytes_for_level_base` and each level below `multiplier` times more. With
+//! them (the default), targets are derived from the largest level: each level up
+//! is `multiplier` times smaller, the first whose target would fall below
+//! `max_bytes_for_level_base` becomes the *base level* (where L0 compacts to),
+//! and the levels above it stay empty. As data grows the base level moves up.
+//!
+//! Scores: L0 is due at `level0_file_num_compaction_trigger` files (or when its
+//! bytes outgrow the base level's share); a level below it when its bytes (not
+//! counting files being compacted) exceed its target. The highest score >= 1
+//! wins; within a level, the file whose compaction rewrites the fewest bytes of
+//! the next level per byte moved (RocksDB's `kMinOverlappingRatio`).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::{key_range, CompactionReason, CompactionTask};
+use crate::compression::CompressionType;
+use crate::key::user_key;
+use crate::options::CompactionOptions;
+use crate::version::{FileMetaData, Version, NUM_LEVELS};
+
+/// Target sizes of the levels, and the base level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelTargets {
+    /// The level L0 compacts into.
+    pub base_level: usize,
+    /// Target bytes per level; `u64::MAX` for levels above the base level.
+    pub max_bytes: [u64; NUM_LEVELS],
+    /// The ratio between adjacent targets actually used (RocksDB shrinks it when
+    /// L0 is larger than the base level's target).
+    pub multiplier: f64,
+}
+
+/// Computes the level targets for `version` (RocksDB's `CalculateBaseBytes`).
+pub fn level_targets(version: &Version, options: &CompactionOptions) -> LevelTargets {
+    let levels = options.num_levels;
+    let mult = options.max_bytes_for_level_multiplier;
+    let base_max = options.max_bytes_for_level_base;
+    let mut max_bytes = [u64::MAX; NUM_LEVELS];
+    let scale = |bytes: u64, by: f64| -> u64 {
+        let scaled = bytes as f64 * by;
+        if scaled >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            scaled as u64
+        }
+    };
+    if !options.level_compaction_dynamic_level_bytes {
+        let mut size = base_max;
+        for (level, slot) in max_bytes.iter_mut().enumerate().take(levels).skip(1) {
+            if level > 1 {
+                size = scale(size, mult);
+            }
+            *slot = size;
+        }
+        return LevelTargets {
+            base_level: 1,
+            max_bytes,
+            multiplier: mult,
+        };
+    }
+    let first_non_empty = (1..levels).find(|&l| version.num_files(l) > 0);
+    let max_level_size = (1..levels)
+        .map(|l| version.level_bytes(l))
+        .max()
+        .unwrap_or(0);
+    let Some(first_non_empty) = first_non_empty.filter(|_| max_level_size > 0) else {
+        // Nothing below L0 yet: L0 compacts straight into the last level.
+        return LevelTargets {
+            base_level: levels - 1,
+            max_bytes,
+            multiplier: mult,
+        };
+    };
+    let base_min = base_max as f64 / mult;
+    let mut cur = max_level_size as f64;
+    for _ in first_non_empty..levels - 1 {
+        cur /= mult;
+    }
+    let mut base_level = first_non_empty;
+    let mut base_size = if cur <= base_min {
+        base_min as u64 + 1
+    } else {
+        while base_level > 1 && cur > base_max as f64 {
+            base_level -= 1;
+            cur /= mult;
+        }
+        if cur > base_max as f64 {
+            base_max
+        } else {
+            (cur as u64).max(1)
+        }
+    };
+    let mut multiplier = mult;
+    let l0_bytes = version.level_bytes(0);
+    if l0_bytes > base_size
+        && (l0_bytes > base_max
+            || version.num_files(0) / 2 >= options.level0_file_num_compaction_trigger)
+    {
+        // A large L0 raises the base level's target so that the L0 -> base
+        // compaction does not rewrite a much larger base level each time.
+        base_size = l0_bytes;
+        multiplier = if base_level == levels - 1 {
+            1.0
+        } else {
+            (max_level_size as f64 / base_size as f64).powf(1.0 / (levels - base_level - 1) as f64)
+        };
+    }
+    let mut size = base_size;
+    for (level, slot) in max_bytes
+        .iter_mut()
+        .enumerate()
+        .take(levels)
+        .skip(base_level)
+    {
+        if level > base_level {
+            size = scale(size, multiplier);
+        }
+        // No level below the base level's floor: an hourglass-shaped tree would
+        // starve L0 of compactions.
+        *slot = size.max(base_max);
+    }
+    LevelTargets {
+        base_level,
+        max_bytes,
+        multiplier,
+    }
+}
+
+/// Compaction scores, highest first: `(level, score)` for L0 and every level
+/// from the base level to the second-to-last.
+pub fn scores(
+    version: &Version,
+    options: &CompactionOptions,
+    targets: &LevelTargets,
+    busy: &HashSet<u64>,
+) -> Vec<(usize, f64)> {
+    let idle = |level: usize| {
+        version
+            .files(level)
+            .iter()
+            .filter(|f| !busy.contains(&f.number))
+    };
+    let l0_files = idle(0).count();
+    let l0_bytes: u64 = idle(0).map(|f| f.file_size).sum();
+    let mut l0_score = l0_files as f64 / options.level0_file_num_compaction_trigger as f64;
+    let l0_target = if options.level_compaction_dynamic_level_bytes {
+        let base = targets.max_bytes[targets.base_level];
+        if base == u64::MAX {
+            options.max_bytes_for_level_base
+        } else {
+            (base as f64 / targets.multiplier) as u64
+        }
+    } else {
+        options.max_bytes_for_level_base
+    };
+    if l0_files > 0 {
+        l0_score = l0_score.max(l0_bytes as f64 / l0_target.max(1) as f64);
+    }
+    let mut out = vec![(0, l0_score)];
+    for level in targets.base_level..options.num_levels.saturating_sub(1) {
+        let bytes: u64 = idle(level).map(|f| f.file_size).sum();
+        out.push((level, bytes as f64 / targets.max_bytes[level].max(1) as f64));
+    }
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
+}
+
+/// Picks the most needed compaction, or `None` when nothing is due or every due
+/// compaction would touch files already being compacted.
+pub fn pick(
+    version: &Version,
+    options: &CompactionOptions,
+    default_compression: CompressionType,
+    busy: &HashSet<u64>,
+) -> Option<CompactionTask> {
+    let targets = level_targets(version, options);
+    for (level, score) in scores(version, options, &targets, busy) {
+        if score < 1.0 {
+            break;
+        }
+        let picked = if level == 0 {
+            pick_l0(version, &targets, busy)
+        } else {
+            pick_level(version, level, busy)
+        };
+        if let Some((inputs, output_level)) = picked {
+            let reason = if level == 0 {
+                CompactionReason::L0FilesNum
+            } else {
+                CompactionReason::LevelMaxLevelSize
+            };
+            return build_task(
+                version,
+                options,
+                default_compression,
+                &targets,
+                busy,
+                (reason, score),
+                (level, inputs, output_level),
+            );
+        }
+    }
+    None
+}
+
+/// Every L0 file (they overlap one another, so taking them all keeps L0's
+/// newest-first order intact below), unless an L0 compaction is running.
+fn pick_l0(
+    version: &Version,
+    targets: &LevelTargets,
+    busy: &HashSet<u64>,
+) -> Option<(Vec<Arc<FileMetaData>>, usize)> {
+    let files = version.files(0);
+    if files.is_empty() || files.iter().any(|f| busy.contains(&f.number)) {
+        return None;
+    }
+    Some((files.to_vec(), targets.base_level))
+}
+
+/// The file of `level` whose compaction into `level + 1` rewrites the fewest
+/// bytes per byte it moves, among those not blocked by running compactions.
+fn pick_level(
+    version: &Version,
+    level: usize,
+    busy: &HashSet<u64>,
+) -> Option<(Vec<Arc<FileMetaData>>, usize)> {
+    let next = version.files(level + 1);
+    let mut candidates: Vec<(u128, usize)> = version
+        .files(level)
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !busy.contains(&f.number))
+        .map(|(i, f)| {
+            let lo = user_key(&f.smallest);
+            let hi = user_key(&f.largest);
+            let overlap: u64 = overlapping(next, lo, hi).iter().map(|g| g.file_size).sum();
+            // Integer ratio, scaled, so the order is total and exact.
+            (
+                u128::from(overlap) * 1024 / u128::from(f.file_size.max(1)),
+                i,
+            )
+        })
+        .collect();
+    candidates.sort_unstable();
+    candidates.into_iter().find_map(|(_, i)| {
+        let inputs = expand_to_clean_cut(version.files(level), i);
+        let blocked = inputs.iter().any(|f| busy.contains(&f.number));
+        (!blocked).then_some((inputs, level + 1))
+    })
+}
+
+/// File `i` of a sorted level plus its neighbours that share a boundary user
+/// key with it: versions of one user key must move down together, or a newer
+/// version could end up below an older one.
+fn expand_to_clean_cut(files: &[Arc<FileMetaData>], i: usize) -> Vec<Arc<FileMetaData>> {
+    let mut start = i;
+    while start > 0 && user_key(&files[start - 1].largest) == user_key(&files[start].smallest) {
+        start -= 1;
+    }
+    let mut end = i;
+    while end + 1 < files.len()
+        && user_key(&files[end].largest) == user_key(&files[end + 1].smallest)
+    {
+        end += 1;
+    }
+    files[start..=end].to_vec()
+}
+
+/// Files of a sorted level (L1 and below) overlapping `[lo, hi]`.
+pub fn overlapping(files: &[Arc<FileMetaData>], lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMetaData>> {
+    let start = files.partition_point(|f| user_key(&f.largest) < lo);
+    files[start..]
+        .iter()
+        .take_while(|f| user_key(&f.smallest) <= hi)
+        .cloned()
+        .collect()
+}
+
+/// Completes a pick with the output level's overlapping files, grandparents,
+/// sizes, codec, and whether a trivial move does it; `None` if the output level's
+/// files are busy.
+fn build_task(
+    version: &Version,
+    options: &CompactionOptions,
+    default_compression: CompressionType,
+    targets: &LevelTargets,
+    busy: &HashSet<u64>,
+    (reason, score): (CompactionReason, f64),
+    (start_level, inputs, output_level): (usize, Vec<Arc<FileMetaData>>, usize),
+) -> Option<CompactionTask> {
+    let (lo, hi) = key_range(&inputs)?;
+    let output_level_inputs = if output_level == start_level {
+        Vec::new()
+    } else {
+        overlapping(version.files(output_level), lo, hi)
+    };
+    if output_level_inputs.iter().any(|f| busy.contains(&f.number)) {
+        return None;
+    }
+    let (lo, hi) = key_range(inputs.iter().chain(&output_level_inputs))?;
+    let grandparents = if output_level + 1 < options.num_levels {
+        overlapping(version.files(output_level + 1), lo, hi)
+    } else {
+        Vec::new()
+    };
+    let base = targets.base_level;
+    let compression = options.compression_for_level(output_level, base, default_compression);
+    let same_codec =
+        options.compression_for_level(start_level, base, default_compression) == compression;
+    let max_grandparent_overlap = options.max_compaction_bytes();
+    let grandparent_bytes: u64 = grandparents.iter().map(|f| f.file_size).sum();
+    let trivial_move = output_level != start_level
+        && output_level_inputs.is_empty()
+        && same_codec
+        && grandparent_bytes <= max_grandparent_overlap
+        && pairwise_disjoint(&inputs);
+    Some(CompactionTask {
+        reason,
+        start_level,
+        output_level,
+        inputs,
+        output_level_inputs,
+        grandparents,
+        target_file_size: options.target_file_size(output_level, base),
+        max_grandparent_overlap,
+        compression,
+        trivial_move,
+        score,
+    })
+}
+
+/// Whether no two of `files` share a user key (always true below L0).
+fn pairwise_disjoint(files: &[Arc<FileMetaData>]) -> bool {
+    let mut sorted: Vec<&Arc<FileMetaData>> = files.iter().collect();
+    sorted.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
+    sorted
+        .windows(2)
+        .all(|w| user_key(&w[0].largest) < user_key(&w[1].smallest))
+}
+
+/// Bytes compaction must still rewrite to bring every level within its target
+/// (RocksDB's `EstimatedCompactionNeededBytes`), for the pending-bytes stalls.
+pub fn estimated_pending_bytes(version: &Version, options: &CompactionOptions) -> u64 {
+    let targets = level_targets(version, options);
+    let l0_bytes = version.level_bytes(0);
+    let l0_due = version.num_files(0) >= options.level0_file_num_compaction_trigger
+        || l0_bytes >= options.max_bytes_for_level_base;
+    let mut estimate = if l0_due { l0_bytes } else { 0 };
+    let mut carried = if l0_due { l0_bytes } else { 0 };
+    let mut next_level_bytes = 0u64;
+    for level in targets.base_level..options.num_levels.saturating_sub(1) {
+        let mut size = if next_level_bytes > 0 {
+            std::mem::take(&mut next_level_bytes)
+        } else {
+            version.level_bytes(level)
+        };
+        if level == targets.base_level && l0_due {
+            estimate = estimate.saturating_add(size);
+        }
+        size = size.saturating_add(std::mem::take(&mut carried));
+        let target = targets.max_bytes[level];
+        if size > target {
+            carried = size - target;
+            next_level_bytes = version.level_bytes(level + 1);
+            if next_level_bytes > 0 {
+                let ratio = next_level_bytes as f64 / size as f64 + 1.0;
+                estimate = estimate.saturating_add((carried as f64 * ratio) as u64);
+            }
+        }
+    }
+    estimate
+}
+
+#[cfg(test)]
+#[path = "leveled_tests.rs"]
+mod tests;
