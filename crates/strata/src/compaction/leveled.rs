@@ -208,6 +208,62 @@ pub fn pick(
     None
 }
 
+/// The manual compaction of `[begin, end]` (unbounded where `None`) out of
+/// `level`: L0's overlapping files into the base level, or a level's
+/// overlapping files (expanded to a clean cut) into the next one. At the last
+/// level the files numbered below `last_level_before` are rewritten in place,
+/// so that deleted and overwritten data goes (RocksDB's
+/// `BottommostLevelCompaction::kForceOptimized`: files the same manual
+/// compaction just wrote are left alone). `None` when nothing qualifies. Busy
+/// files are the caller's concern.
+pub fn manual_task(
+    version: &Version,
+    options: &CompactionOptions,
+    default_compression: CompressionType,
+    (level, last_level_before): (usize, u64),
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Option<CompactionTask> {
+    let targets = level_targets(version, options);
+    let in_range = |f: &Arc<FileMetaData>| {
+        begin.is_none_or(|b| user_key(&f.largest) >= b)
+            && end.is_none_or(|e| user_key(&f.smallest) <= e)
+    };
+    let last_level = options.num_levels - 1;
+    let files = version.files(level);
+    let (inputs, output_level) = if level == 0 {
+        let inputs: Vec<_> = files.iter().filter(|f| in_range(f)).cloned().collect();
+        (inputs, targets.base_level)
+    } else {
+        let old = |f: &&Arc<FileMetaData>| {
+            in_range(f) && (level < last_level || f.number < last_level_before)
+        };
+        let chosen: Vec<_> = files.iter().filter(old).cloned().collect();
+        // A clean cut: files sharing a boundary user key with the chosen ones
+        // join them (sorted levels overlap only at such boundaries).
+        let (lo, hi) = key_range(&chosen)?;
+        let (lo, hi) = (lo.to_vec(), hi.to_vec());
+        let output_level = if level == last_level {
+            level
+        } else {
+            level + 1
+        };
+        (overlapping(files, &lo, &hi), output_level)
+    };
+    if inputs.is_empty() {
+        return None;
+    }
+    build_task(
+        version,
+        options,
+        default_compression,
+        &targets,
+        &HashSet::new(),
+        (CompactionReason::Manual, 0.0),
+        (level, inputs, output_level),
+    )
+}
+
 /// Every L0 file (they overlap one another, so taking them all keeps L0's
 /// newest-first order intact below), unless an L0 compaction is running.
 fn pick_l0(

@@ -58,7 +58,7 @@ fn flush_loop(inner: &DbInner) {
             state.versions.log_and_apply(&mut edit)?;
             Ok(out)
         });
-        state.pending_outputs.retain(|&n| n != number);
+        state.release_pending_output(number);
         match installed {
             Ok(out) => {
                 state.imm.pop_back();

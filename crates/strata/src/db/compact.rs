@@ -11,6 +11,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use parking_lot::MutexGuard;
+
 use super::info_log::info;
 use super::{DbInner, DbState};
 use crate::compaction::{job, leveled, CompactionTask};
@@ -54,55 +56,139 @@ fn compaction_loop(inner: &Arc<DbInner>) {
             inner.bg_cv.wait(&mut state);
             continue;
         };
-        for (_, f) in task.all_inputs() {
-            state.compacting.insert(f.number);
+        // A failure is recorded as the background error, which stops writes.
+        let _ = run_task(inner, &mut state, &task);
+    }
+}
+
+/// Runs `task` (whose files must not be busy) without the DB mutex, installs
+/// its edit, and deletes the tables that became obsolete. Returns with the
+/// mutex held. A failure also becomes the background error.
+fn run_task(
+    inner: &DbInner,
+    state: &mut MutexGuard<'_, DbState>,
+    task: &CompactionTask,
+) -> Result<()> {
+    for (_, f) in task.all_inputs() {
+        state.compacting.insert(f.number);
+    }
+    let version = state.versions.current().clone();
+    let snapshots = inner.snapshots.sequences();
+    let output_floor = state.versions.next_file_number();
+    state.pending_outputs.push(output_floor);
+    state.running_compactions += 1;
+    let outcome = MutexGuard::unlocked(state, || {
+        let ctx = job::JobContext {
+            fs: &*inner.fs,
+            dir: &inner.dir,
+            table_cache: &inner.table_cache,
+            table_options: &inner.options.table,
+            snapshots,
+            version: &version,
+            num_levels: inner.options.compaction.num_levels,
+            new_file_number: &|| inner.state.lock().versions.new_file_number(),
+        };
+        job::run(task, &ctx)
+    });
+    let installed = outcome.and_then(|mut result| {
+        state.versions.log_and_apply(&mut result.edit)?;
+        Ok(result)
+    });
+    for (_, f) in task.all_inputs() {
+        state.compacting.remove(&f.number);
+    }
+    state.release_pending_output(output_floor);
+    state.running_compactions -= 1;
+    let outcome = match installed {
+        Ok(result) => {
+            inner.install_super_version(state);
+            inner.stats.record_compaction(task, &result);
+            info!(inner.info_log, "{}", event_line(task, &result));
+            Ok(())
         }
-        let version = state.versions.current().clone();
-        let snapshots = inner.snapshots.sequences();
-        let output_floor = state.versions.next_file_number();
-        state.pending_outputs.push(output_floor);
-        state.running_compactions += 1;
-        let outcome = parking_lot::MutexGuard::unlocked(&mut state, || {
-            let ctx = job::JobContext {
-                fs: &*inner.fs,
-                dir: &inner.dir,
-                table_cache: &inner.table_cache,
-                table_options: &inner.options.table,
-                snapshots,
-                version: &version,
-                num_levels: inner.options.compaction.num_levels,
-                new_file_number: &|| inner.state.lock().versions.new_file_number(),
-            };
-            job::run(&task, &ctx)
-        });
-        let installed = outcome.and_then(|mut result| {
-            state.versions.log_and_apply(&mut result.edit)?;
-            Ok(result)
-        });
-        for (_, f) in task.all_inputs() {
-            state.compacting.remove(&f.number);
+        Err(e) => {
+            info!(
+                inner.info_log,
+                "compaction L{} -> L{} failed, writes stop: {e}",
+                task.start_level,
+                task.output_level
+            );
+            state.bg_error.get_or_insert(e.clone());
+            Err(e)
         }
-        state.pending_outputs.retain(|&n| n != output_floor);
-        state.running_compactions -= 1;
-        match installed {
-            Ok(result) => {
-                inner.install_super_version(&mut state);
-                inner.stats.record_compaction(&task, &result);
-                info!(inner.info_log, "{}", event_line(&task, &result));
-            }
-            Err(e) => {
-                info!(
-                    inner.info_log,
-                    "compaction L{} -> L{} failed, writes stop: {e}",
-                    task.start_level,
-                    task.output_level
-                );
-                state.bg_error.get_or_insert(e);
-            }
+    };
+    inner.bg_cv.notify_all();
+    let keep = keep_set(state);
+    MutexGuard::unlocked(state, || remove_obsolete_tables(inner, &keep));
+    outcome
+}
+
+/// Manual compaction of the user keys in `[begin, end]` (unbounded where
+/// `None`), after the caller flushed the memtable: compacts level by level, L0
+/// into the base level and each level into the next, then rewrites the last
+/// level's older files in the range so deleted data goes. Runs in the caller's
+/// thread, waiting for automatic compactions that hold the files it needs.
+pub(super) fn compact_range(
+    inner: &DbInner,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Result<()> {
+    let mut state = inner.state.lock();
+    let last_level = inner.options.compaction.num_levels - 1;
+    // Files numbered from here on are this call's own outputs.
+    let first_new_file = state.versions.next_file_number();
+    let mut level = 0;
+    while level <= last_level {
+        if let Some(e) = &state.bg_error {
+            return Err(e.clone());
         }
-        inner.bg_cv.notify_all();
-        let keep = keep_set(&mut state);
-        parking_lot::MutexGuard::unlocked(&mut state, || remove_obsolete_tables(inner, &keep));
+        let task = leveled::manual_task(
+            state.versions.current(),
+            &inner.options.compaction,
+            inner.options.table.compression,
+            (level, first_new_file),
+            begin,
+            end,
+        );
+        let Some(task) = task else {
+            level += 1;
+            continue;
+        };
+        if task
+            .all_inputs()
+            .any(|(_, f)| state.compacting.contains(&f.number))
+        {
+            // An automatic compaction holds some of these files; the version
+            // will differ when it is done, so pick again then.
+            inner.bg_cv.wait(&mut state);
+            continue;
+        }
+        run_task(inner, &mut state, &task)?;
+        // The last level is rewritten once.
+        level = if task.output_level == last_level && level == last_level {
+            last_level + 1
+        } else {
+            task.output_level
+        };
+    }
+    Ok(())
+}
+
+/// Waits until no flush or compaction is pending or running (db_bench's
+/// `waitforcompaction`), or fails with the background error.
+pub(super) fn wait_for_compaction(inner: &DbInner) -> Result<()> {
+    let mut state = inner.state.lock();
+    loop {
+        if let Some(e) = &state.bg_error {
+            return Err(e.clone());
+        }
+        let idle = state.imm.is_empty()
+            && state.running_compactions == 0
+            && pick_task(inner, &state).is_none();
+        if idle {
+            return Ok(());
+        }
+        inner.bg_cv.wait(&mut state);
     }
 }
 
@@ -142,13 +228,20 @@ pub(super) struct KeepSet {
 }
 
 pub(super) fn keep_set(state: &mut DbState) -> KeepSet {
-    let floor = state
-        .pending_outputs
-        .iter()
-        .copied()
-        .chain([state.versions.next_file_number()])
-        .min()
-        .unwrap_or(0);
+    // After a background error nothing is deleted: a MANIFEST append whose
+    // sync failed may still be on disk and name files the in-memory version
+    // does not have. The next open cleans up against the recovered version.
+    let floor = if state.bg_error.is_some() {
+        0
+    } else {
+        state
+            .pending_outputs
+            .iter()
+            .copied()
+            .chain([state.versions.next_file_number()])
+            .min()
+            .unwrap_or(0)
+    };
     KeepSet {
         live: state.versions.live_table_numbers(),
         floor,

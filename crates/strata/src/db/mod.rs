@@ -107,6 +107,7 @@ pub(crate) struct DbInner {
     snapshots: Arc<SnapshotList>,
     info_log: InfoLog,
     stats: DbStats,
+    opened_at: std::time::Instant,
     shutting_down: AtomicBool,
     _lock: Box<dyn FileLock>,
 }
@@ -243,6 +244,19 @@ impl Db {
         self.inner.visible_seq.load(Ordering::Acquire)
     }
 
+    /// Compacts the user keys in `[begin, end]` (`None`: unbounded) down to the
+    /// last level, flushing the memtable first (RocksDB's `CompactRange`).
+    /// Blocks until done.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.flush()?;
+        compact::compact_range(&self.inner, begin, end)
+    }
+
+    /// Waits until no flush or compaction is pending or running.
+    pub fn wait_for_compaction(&self) -> Result<()> {
+        compact::wait_for_compaction(&self.inner)
+    }
+
     /// Closes the database, reporting any error. Writes made with `disable_wal`
     /// are flushed first; the WAL is synced.
     pub fn close(mut self) -> Result<()> {
@@ -300,6 +314,18 @@ impl Drop for Db {
     fn drop(&mut self) {
         if let Err(e) = self.shutdown() {
             info_log::info!(self.inner.info_log, "error while closing: {e}");
+        }
+    }
+}
+
+impl DbState {
+    /// Drops one registration of `floor` from the pending outputs. A flush and
+    /// a compaction can register the same number (the compaction takes the
+    /// next file number as its floor, then the flush allocates that number),
+    /// so only one entry may go.
+    fn release_pending_output(&mut self, floor: u64) {
+        if let Some(i) = self.pending_outputs.iter().position(|&n| n == floor) {
+            self.pending_outputs.swap_remove(i);
         }
     }
 }

@@ -170,6 +170,7 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
         snapshots: Arc::new(SnapshotList::default()),
         info_log,
         stats: DbStats::default(),
+        opened_at: std::time::Instant::now(),
         shutting_down: AtomicBool::new(false),
         options,
         _lock: lock,

@@ -90,7 +90,7 @@ impl DbStats {
     }
 
     /// A report in the shape of RocksDB's `rocksdb.dbstats` cumulative lines.
-    pub fn report(&self) -> String {
+    pub fn report(&self, uptime: std::time::Duration) -> String {
         let writes = Self::get(&self.writes);
         let groups = Self::get(&self.write_groups).max(1);
         let syncs = Self::get(&self.wal_syncs);
@@ -101,7 +101,8 @@ impl DbStats {
             "Cumulative writes: {writes} writes, {} keys, {} commit groups, {:.1} writes per commit group, ingest: {:.3} GB\n\
              Cumulative WAL: {} writes, {syncs} syncs, {:.1} writes per sync, written: {:.3} GB\n\
              Cumulative flush: {} flushes, written: {:.3} GB, {:.2} flushed bytes per ingested byte\n\
-             Parallel memtable inserts: {} batches\n",
+             Parallel memtable inserts: {} batches\n\
+             {}\n",
             Self::get(&self.keys_written),
             Self::get(&self.write_groups),
             writes as f64 / groups as f64,
@@ -113,6 +114,20 @@ impl DbStats {
             gib(flushed),
             flushed as f64 / ingest.max(1) as f64,
             Self::get(&self.parallel_inserts),
+            self.stall_line(uptime),
+        )
+    }
+
+    /// `Cumulative stall: 00:00:1.234 H:M:S, 5.6 percent`, RocksDB's wording.
+    pub fn stall_line(&self, uptime: std::time::Duration) -> String {
+        let micros = Self::get(&self.stall_micros);
+        let secs = micros as f64 / 1e6;
+        let percent = 100.0 * secs / uptime.as_secs_f64().max(1e-9);
+        format!(
+            "Cumulative stall: {:02}:{:02}:{:06.3} H:M:S, {percent:.1} percent",
+            micros / 3_600_000_000,
+            (micros / 60_000_000) % 60,
+            secs % 60.0
         )
     }
 }

@@ -399,7 +399,10 @@ fn make_room(inner: &DbInner, state: &mut MutexGuard<'_, DbState>, force: bool) 
                 );
                 stalled = true;
             }
+            let waited = std::time::Instant::now();
             inner.bg_cv.wait(state);
+            let micros = u64::try_from(waited.elapsed().as_micros()).unwrap_or(u64::MAX);
+            DbStats::add(&inner.stats.stall_micros, micros);
             continue;
         }
         switch_memtable(inner, state)?;

@@ -3,6 +3,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 mod db_basic;
+mod db_compaction;
 mod db_concurrency;
 mod db_crash;
 mod db_model;

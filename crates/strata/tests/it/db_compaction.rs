@@ -1,0 +1,204 @@
+//! Compaction through the public API: manual compaction, tombstones and
+//! snapshots across it, trivial moves, and write stalls that always resume.
+
+use std::path::Path;
+
+use strata::fs::SimFs;
+use strata::{CompactionOptions, Db, DbOptions, ReadOptions};
+
+use crate::util::sim_options;
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key{i:06}").into_bytes()
+}
+
+fn open_with(fs: &SimFs, compaction: CompactionOptions) -> Db {
+    let options = DbOptions {
+        compaction,
+        ..sim_options(fs)
+    };
+    Db::open(Path::new("/db"), options).unwrap()
+}
+
+fn files_per_level(db: &Db) -> Vec<u64> {
+    (0..7)
+        .map(|l| {
+            db.property(&format!("strata.num-files-at-level{l}"))
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
+
+fn number(db: &Db, name: &str) -> u64 {
+    db.property(name).unwrap().parse().unwrap()
+}
+
+fn log_text(fs: &SimFs) -> String {
+    String::from_utf8_lossy(&fs.file_contents(Path::new("/db/LOG")).unwrap()).into_owned()
+}
+
+#[test]
+fn compact_range_moves_everything_down_and_drops_deleted_data() {
+    let fs = SimFs::new(31);
+    let db = open_with(
+        &fs,
+        CompactionOptions {
+            disable_auto_compactions: true,
+            ..CompactionOptions::default()
+        },
+    );
+    for i in 0..3000u32 {
+        db.put(&key(i % 1000), format!("v{i}").as_bytes()).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    let files = files_per_level(&db);
+    assert_eq!(files[..6].iter().sum::<u64>(), 0, "{files:?}");
+    assert!(files[6] > 0);
+    for i in 0..1000u32 {
+        let want = format!("v{}", 2000 + i);
+        assert_eq!(db.get(&key(i)).unwrap().as_deref(), Some(want.as_bytes()));
+    }
+    // A snapshot taken now keeps seeing the values through the next compaction.
+    let snap = db.snapshot();
+    for i in 0..1000u32 {
+        db.delete(&key(i)).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    let at_snap = ReadOptions {
+        snapshot: Some(snap.sequence()),
+        ..ReadOptions::default()
+    };
+    assert_eq!(db.range(&at_snap, ..).count(), 1000);
+    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 0);
+    assert!(
+        number(&db, "strata.total-sst-files-size") > 0,
+        "the snapshot's data went"
+    );
+    // Released, the deleted data and the tombstones go at the bottom level.
+    drop(snap);
+    db.compact_range(None, None).unwrap();
+    assert_eq!(number(&db, "strata.total-sst-files-size"), 0);
+    assert_eq!(db.get(&key(5)).unwrap(), None);
+}
+
+#[test]
+fn compact_range_covers_only_its_range() {
+    let fs = SimFs::new(32);
+    let db = open_with(
+        &fs,
+        CompactionOptions {
+            disable_auto_compactions: true,
+            ..CompactionOptions::default()
+        },
+    );
+    for i in 0..2000u32 {
+        db.put(&key(i), &[b'v'; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    let before = files_per_level(&db);
+    assert!(before[0] > 2, "{before:?}");
+    db.compact_range(Some(&key(0)), Some(&key(10))).unwrap();
+    let after = files_per_level(&db);
+    assert!(
+        after[0] > 0 && after[0] < before[0],
+        "{before:?} -> {after:?}"
+    );
+    assert!(after[6] > 0);
+    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 2000);
+}
+
+#[test]
+fn sequential_data_moves_down_without_rewriting() {
+    let fs = SimFs::new(33);
+    let db = open_with(&fs, CompactionOptions::default());
+    for i in 0..6000u32 {
+        db.put(&key(i), &[b'x'; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compaction().unwrap();
+    let log = log_text(&fs);
+    assert!(
+        log.contains("\"trivial_move\": true"),
+        "no trivial move in:\n{log}"
+    );
+    assert!(
+        !log.contains("\"trivial_move\": false"),
+        "sequential L0 files were rewritten:\n{log}"
+    );
+    assert!(files_per_level(&db)[6] > 0);
+    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 6000);
+}
+
+#[test]
+fn writes_stall_at_the_l0_triggers_and_always_resume() {
+    let fs = SimFs::new(34);
+    let db = open_with(
+        &fs,
+        CompactionOptions {
+            level0_file_num_compaction_trigger: 2,
+            level0_slowdown_writes_trigger: 2,
+            level0_stop_writes_trigger: 3,
+            delayed_write_rate: 4 << 20,
+            ..CompactionOptions::default()
+        },
+    );
+    for i in 0..20_000u32 {
+        db.put(&key(i % 5000), format!("value-{i:08}").as_bytes())
+            .unwrap();
+    }
+    db.wait_for_compaction().unwrap();
+    for i in 15_000..20_000u32 {
+        let want = format!("value-{i:08}");
+        assert_eq!(
+            db.get(&key(i % 5000)).unwrap().as_deref(),
+            Some(want.as_bytes())
+        );
+    }
+    assert!(files_per_level(&db)[0] < 3);
+    let stats = db.property("strata.dbstats").unwrap();
+    assert!(
+        !stats.contains("Cumulative stall: 00:00:00.000"),
+        "no stall:\n{stats}"
+    );
+}
+
+/// A compaction whose MANIFEST sync fails leaves its record in the file (the
+/// append reached the OS). The outputs it names must survive, because the next
+/// open may read that record: nothing is deleted after a background error.
+#[test]
+fn failed_manifest_sync_deletes_no_file_the_record_names() {
+    use strata::fs::sim::{CrashMode, Fault, OpKind};
+    let fs = SimFs::new(35);
+    let db = open_with(
+        &fs,
+        CompactionOptions {
+            disable_auto_compactions: true,
+            ..CompactionOptions::default()
+        },
+    );
+    for i in 0..2000u32 {
+        db.put(&key(i % 700), &[b'v'; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    assert!(files_per_level(&db)[0] >= 2);
+    // The compaction syncs its one output table, then the MANIFEST.
+    fs.inject(Fault::ErrorOnNth {
+        op: OpKind::Sync,
+        n: 2,
+    });
+    let err = db.compact_range(None, None).unwrap_err();
+    assert!(err.to_string().contains("fsync"), "{err}");
+    fs.halt();
+    drop(db);
+    fs.crash(CrashMode::PROCESS_KILL);
+    let db = open_with(&fs, CompactionOptions::default());
+    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 700);
+    for i in 1300..2000u32 {
+        assert_eq!(
+            db.get(&key(i % 700)).unwrap().as_deref(),
+            Some(&[b'v'; 100][..])
+        );
+    }
+}
