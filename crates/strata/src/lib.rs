@@ -24,6 +24,7 @@ pub mod write;
 
 pub use bytes::Bytes;
 pub use checksum::ChecksumType;
+pub use compaction::rate_limiter::RateLimiter;
 pub use compression::CompressionType;
 pub use db::{Db, KeyRange, Snapshot};
 pub use error::{Error, Result};

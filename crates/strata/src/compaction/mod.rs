@@ -5,6 +5,7 @@
 pub mod iter;
 pub mod job;
 pub mod leveled;
+pub mod rate_limiter;
 
 use std::sync::Arc;
 

@@ -47,7 +47,13 @@ fn flush_loop(inner: &DbInner) {
             imm.len(),
             imm.memory_usage()
         );
-        let output = write_level0_table(&*inner.fs, &inner.dir, number, &imm, &inner.options.table);
+        let output = write_level0_table(
+            &*inner.flush_fs,
+            &inner.dir,
+            number,
+            &imm,
+            &inner.options.table,
+        );
         let mut state = inner.state.lock();
         let installed = output.and_then(|out| {
             let mut edit = VersionEdit::new();

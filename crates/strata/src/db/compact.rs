@@ -79,7 +79,7 @@ fn run_task(
     state.running_compactions += 1;
     let outcome = MutexGuard::unlocked(state, || {
         let ctx = job::JobContext {
-            fs: &*inner.fs,
+            fs: &*inner.compaction_fs,
             dir: &inner.dir,
             table_cache: &inner.table_cache,
             table_options: &inner.options.table,

@@ -94,6 +94,10 @@ pub(crate) struct DbInner {
     dir: PathBuf,
     options: DbOptions,
     fs: Arc<dyn Fs>,
+    /// `fs`, or `fs` behind the rate limiter: flushes write tables through
+    /// the first (at high priority), compactions through the second.
+    flush_fs: Arc<dyn Fs>,
+    compaction_fs: Arc<dyn Fs>,
     state: Mutex<DbState>,
     /// Signalled when background work finishes, fails, or is needed.
     bg_cv: Condvar,

@@ -20,6 +20,7 @@ use super::info_log::{info, InfoLog};
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::{DbInner, DbState};
+use crate::compaction::rate_limiter::{IoPriority, RateLimitedFs};
 use crate::error::{Error, Result};
 use crate::filename::{
     current_file_name, lock_file_name, log_file_name, manifest_file_name, parse_file_name,
@@ -148,6 +149,8 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
     Ok(DbInner {
         dir: dir.to_path_buf(),
         table_cache: TableCache::new(fs.clone(), dir.to_path_buf(), read_options),
+        flush_fs: limited(&fs, &options, IoPriority::High),
+        compaction_fs: limited(&fs, &options, IoPriority::Low),
         fs,
         state: Mutex::new(DbState {
             writers: VecDeque::new(),
@@ -175,6 +178,14 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
         options,
         _lock: lock,
     })
+}
+
+/// `fs` behind the options' rate limiter, if there is one.
+fn limited(fs: &Arc<dyn Fs>, options: &DbOptions, priority: IoPriority) -> Arc<dyn Fs> {
+    match &options.rate_limiter {
+        Some(limiter) => Arc::new(RateLimitedFs::new(fs.clone(), limiter.clone(), priority)),
+        None => fs.clone(),
+    }
 }
 
 /// Replays WALs in order into memtables, flushing each to an L0 table (recorded

@@ -9,6 +9,7 @@ use std::sync::Arc;
 pub use compaction::{CompactionOptions, CompactionStyle};
 
 use crate::checksum::ChecksumType;
+use crate::compaction::rate_limiter::RateLimiter;
 use crate::compression::CompressionType;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, StdFs};
@@ -163,6 +164,11 @@ pub struct DbOptions {
     pub wal_recovery_mode: WalRecoveryMode,
     /// The file system under the database. Default: the real one.
     pub fs: Arc<dyn Fs>,
+    /// Limits the bytes per second flushes and compactions write (RocksDB's
+    /// `rate_limiter`, made with `RateLimiter::new(rate_bytes_per_sec)`); share
+    /// one `Arc` to bound several databases together. Default none. Smooths
+    /// background I/O at the cost of slower compaction, hence earlier stalls.
+    pub rate_limiter: Option<Arc<RateLimiter>>,
 }
 
 impl Default for DbOptions {
@@ -178,6 +184,7 @@ impl Default for DbOptions {
             use_direct_reads: false,
             wal_recovery_mode: WalRecoveryMode::default(),
             fs: Arc::new(StdFs),
+            rate_limiter: None,
         }
     }
 }

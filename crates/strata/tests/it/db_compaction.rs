@@ -202,3 +202,32 @@ fn failed_manifest_sync_deletes_no_file_the_record_names() {
         );
     }
 }
+
+/// Flushes and compactions through a shared rate limiter still finish and
+/// keep every write.
+#[test]
+fn rate_limited_flushes_and_compactions_keep_every_write() {
+    let fs = SimFs::new(36);
+    let limiter = std::sync::Arc::new(strata::RateLimiter::new(4 << 20).unwrap());
+    let options = DbOptions {
+        rate_limiter: Some(limiter),
+        compaction: CompactionOptions {
+            level0_file_num_compaction_trigger: 2,
+            ..CompactionOptions::default()
+        },
+        ..sim_options(&fs)
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    for i in 0..4000u32 {
+        db.put(&key(i % 1500), format!("value-{i}").as_bytes())
+            .unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    for i in 2500..4000u32 {
+        let want = format!("value-{i}");
+        assert_eq!(
+            db.get(&key(i % 1500)).unwrap().as_deref(),
+            Some(want.as_bytes())
+        );
+    }
+}
