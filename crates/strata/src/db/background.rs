@@ -80,9 +80,14 @@ fn flush_loop(inner: &DbInner) {
                 drop(state);
                 info!(
                     inner.info_log,
-                    "flush: table #{number} done, {} bytes in {} us; WALs below #{log_number} obsolete",
-                    out.file.as_ref().map_or(0, |f| f.file_size),
-                    out.micros
+                    "flush: table #{number} done, {bytes} bytes in {micros} us; WALs below #{log_number} obsolete"
+                );
+                info!(
+                    inner.info_log,
+                    "EVENT_LOG_v1 {{\"event\": \"flush_finished\", \"output_level\": 0, \"file_number\": {number}, \
+                     \"file_size\": {bytes}, \"entries\": {}, \"memtable_bytes\": {}, \"micros\": {micros}}}",
+                    imm.len(),
+                    imm.memory_usage()
                 );
                 delete_obsolete_wals(inner, log_number);
             }

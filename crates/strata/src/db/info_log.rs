@@ -20,8 +20,9 @@ pub struct InfoLog {
 }
 
 impl InfoLog {
-    /// Starts a new `LOG`, keeping the previous one as `LOG.old.<micros>`.
-    pub fn open(fs: &dyn Fs, dir: &Path) -> Result<InfoLog> {
+    /// Starts a new `LOG`, keeping the previous one as `LOG.old.<micros>` and
+    /// deleting the oldest old LOGs beyond `keep_log_file_num` files in all.
+    pub fn open(fs: &dyn Fs, dir: &Path, keep_log_file_num: usize) -> Result<InfoLog> {
         let path = info_log_file_name(dir);
         if fs.exists(&path)? {
             let micros = SystemTime::now()
@@ -29,6 +30,21 @@ impl InfoLog {
                 .map(|d| d.as_micros())
                 .unwrap_or(0);
             fs.rename(&path, &dir.join(format!("LOG.old.{micros}")))?;
+        }
+        let mut old: Vec<(u128, String)> = fs
+            .list(dir)?
+            .into_iter()
+            .filter_map(|name| {
+                let micros = name.strip_prefix("LOG.old.")?.parse().ok()?;
+                Some((micros, name))
+            })
+            .collect();
+        old.sort_unstable();
+        // The new LOG counts as one of the files kept.
+        let excess = (old.len() + 1).saturating_sub(keep_log_file_num.max(1));
+        for (_, name) in old.into_iter().take(excess) {
+            // An old LOG that cannot be removed is harmless.
+            let _ = fs.remove(&dir.join(name));
         }
         Ok(InfoLog {
             file: Mutex::new(Some(fs.create(&path)?)),
@@ -107,16 +123,43 @@ mod tests {
         let fs = crate::fs::SimFs::new(9);
         let dir = Path::new("/db");
         fs.create_dir_all(dir).unwrap();
-        let log = InfoLog::open(&fs, dir).unwrap();
+        let log = InfoLog::open(&fs, dir, 1000).unwrap();
         info!(log, "hello {}", 42);
         let text = String::from_utf8(fs.file_contents(&dir.join("LOG")).unwrap()).unwrap();
         assert!(text.ends_with(" hello 42\n"), "{text}");
         drop(log);
-        let _again = InfoLog::open(&fs, dir).unwrap();
+        let _again = InfoLog::open(&fs, dir, 1000).unwrap();
         assert!(fs
             .list(dir)
             .unwrap()
             .iter()
             .any(|n| n.starts_with("LOG.old.")));
+    }
+
+    #[test]
+    fn only_keep_log_file_num_logs_remain() {
+        let fs = crate::fs::SimFs::new(10);
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        for i in 0..6 {
+            let log = InfoLog::open(&fs, dir, 3).unwrap();
+            info!(log, "open {i}");
+            // Old LOG names carry microseconds; keep them distinct.
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let mut logs: Vec<_> = fs
+            .list(dir)
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.starts_with("LOG"))
+            .collect();
+        logs.sort();
+        assert_eq!(logs.len(), 3, "{logs:?}");
+        // The newest survive: the current LOG says "open 5", the newest old
+        // one "open 4".
+        let text = |n: &str| String::from_utf8(fs.file_contents(&dir.join(n)).unwrap()).unwrap();
+        assert!(text("LOG").contains("open 5"));
+        assert!(text(&logs[2]).contains("open 4"), "{logs:?}");
+        assert!(text(&logs[1]).contains("open 3"), "{logs:?}");
     }
 }

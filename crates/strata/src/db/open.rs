@@ -75,7 +75,7 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
             ),
         ));
     }
-    let info_log = InfoLog::open(&*fs, dir)?;
+    let info_log = InfoLog::open(&*fs, dir, options.keep_log_file_num)?;
     info!(
         info_log,
         "opening {} ({})",

@@ -169,6 +169,10 @@ pub struct DbOptions {
     /// one `Arc` to bound several databases together. Default none. Smooths
     /// background I/O at the cost of slower compaction, hence earlier stalls.
     pub rate_limiter: Option<Arc<RateLimiter>>,
+    /// Info LOG files kept: each open starts a new `LOG` and renames the old
+    /// one `LOG.old.<micros>`; the oldest beyond this count are deleted.
+    /// Default 1000, as RocksDB.
+    pub keep_log_file_num: usize,
 }
 
 impl Default for DbOptions {
@@ -185,6 +189,7 @@ impl Default for DbOptions {
             wal_recovery_mode: WalRecoveryMode::default(),
             fs: Arc::new(StdFs),
             rate_limiter: None,
+            keep_log_file_num: 1000,
         }
     }
 }
