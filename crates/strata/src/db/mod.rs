@@ -107,7 +107,7 @@ pub(crate) struct DbInner {
     visible_seq: AtomicU64,
     /// The active WAL, written by the commit leader only.
     wal: Mutex<Option<LogWriter>>,
-    table_cache: TableCache,
+    table_cache: Arc<TableCache>,
     snapshots: Arc<SnapshotList>,
     info_log: InfoLog,
     stats: DbStats,

@@ -148,7 +148,7 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
     };
     Ok(DbInner {
         dir: dir.to_path_buf(),
-        table_cache: TableCache::new(fs.clone(), dir.to_path_buf(), read_options),
+        table_cache: Arc::new(TableCache::new(fs.clone(), dir.to_path_buf(), read_options)),
         flush_fs: limited(&fs, &options, IoPriority::High),
         compaction_fs: limited(&fs, &options, IoPriority::Low),
         fs,

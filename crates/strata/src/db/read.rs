@@ -12,12 +12,13 @@ use bytes::Bytes;
 use super::DbInner;
 use crate::error::Result;
 use crate::iter::db_iter::{DbIterator, DbRange};
+use crate::iter::level::LevelIterator;
 use crate::iter::merging::{BoxedIterator, MergingIterator};
 use crate::iter::InternalIterator;
 use crate::key::{user_key, SequenceNumber, ValueType};
 use crate::memtable::MemGet;
 use crate::options::ReadOptions;
-use crate::version::SuperVersion;
+use crate::version::{FileMetaData, SuperVersion, NUM_LEVELS};
 
 /// The sequence number a read sees: the snapshot's, or the latest visible one.
 /// Taken *before* the super version is loaded: every write up to it is then in a
@@ -115,20 +116,38 @@ fn build_iter(
     let mut children: Vec<BoxedIterator> = Vec::with_capacity(1 + sv.imm.len());
     children.push(Box::new(sv.mem.iter()));
     children.extend(sv.imm.iter().map(|m| Box::new(m.iter()) as BoxedIterator));
-    for (_, file) in sv.version.all_files() {
-        // Tables wholly outside the bounds cannot contribute.
+    // Tables wholly outside the bounds, or newer than the read, cannot
+    // contribute.
+    let relevant = |file: &FileMetaData| {
         let below = lower
             .as_deref()
             .is_some_and(|l| user_key(&file.largest) < l);
         let above = upper
             .as_deref()
             .is_some_and(|u| user_key(&file.smallest) >= u);
-        if below || above || file.smallest_seqno > seq {
-            continue;
-        }
+        !(below || above || file.smallest_seqno > seq)
+    };
+    for file in sv.version.files(0).iter().filter(|f| relevant(f)) {
         match inner.table_cache.get(file.number, file.file_size) {
             Ok(table) => children.push(Box::new(table.iter(options))),
             Err(e) => children.push(Box::new(FailedIterator(e))),
+        }
+    }
+    // Each sorted level is one child: a seek opens one table per level.
+    for level in 1..NUM_LEVELS {
+        let files: Vec<_> = sv
+            .version
+            .files(level)
+            .iter()
+            .filter(|f| relevant(f))
+            .cloned()
+            .collect();
+        if !files.is_empty() {
+            children.push(Box::new(LevelIterator::new(
+                inner.table_cache.clone(),
+                files,
+                options,
+            )));
         }
     }
     DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)

@@ -2,6 +2,7 @@
 //! `BTreeMap` models. [`VecIterator`] stands in for memtables and tables.
 
 mod db_iter;
+mod level;
 mod merging;
 
 use std::cmp::Ordering;
