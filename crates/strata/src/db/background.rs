@@ -10,6 +10,7 @@ use super::DbInner;
 use crate::error::{Error, Result};
 use crate::filename::{log_file_name, parse_file_name, FileType};
 use crate::flush::write_level0_table;
+use crate::options::TableOptions;
 use crate::version::VersionEdit;
 
 pub(super) fn spawn_flush_thread(inner: Arc<DbInner>) -> Result<JoinHandle<()>> {
@@ -47,13 +48,16 @@ fn flush_loop(inner: &DbInner) {
             imm.len(),
             imm.memory_usage()
         );
-        let output = write_level0_table(
-            &*inner.flush_fs,
-            &inner.dir,
-            number,
-            &imm,
-            &inner.options.table,
-        );
+        // L0 takes entry 0 of compression_per_level whatever the base level.
+        let table_options = TableOptions {
+            compression: inner.options.compaction.compression_for_level(
+                0,
+                1,
+                inner.options.table.compression,
+            ),
+            ..inner.options.table.clone()
+        };
+        let output = write_level0_table(&*inner.flush_fs, &inner.dir, number, &imm, &table_options);
         let mut state = inner.state.lock();
         let installed = output.and_then(|out| {
             let mut edit = VersionEdit::new();
