@@ -177,6 +177,10 @@ pub(super) fn compact_range(
 /// Waits until no flush or compaction is pending or running (db_bench's
 /// `waitforcompaction`), or fails with the background error.
 pub(super) fn wait_for_compaction(inner: &DbInner) -> Result<()> {
+    if inner.read_only {
+        // No background work exists to wait for.
+        return Ok(());
+    }
     let mut state = inner.state.lock();
     loop {
         if let Some(e) = &state.bg_error {

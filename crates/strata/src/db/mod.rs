@@ -113,7 +113,10 @@ pub(crate) struct DbInner {
     stats: DbStats,
     opened_at: std::time::Instant,
     shutting_down: AtomicBool,
-    _lock: Box<dyn FileLock>,
+    /// Opened with `open_read_only`: no WAL, no background threads.
+    read_only: bool,
+    /// Held for the life of a writable handle; read-only opens take no lock.
+    _lock: Option<Box<dyn FileLock>>,
 }
 
 impl Db {
@@ -131,6 +134,19 @@ impl Db {
         db.threads
             .extend(compact::spawn_compaction_threads(&inner)?);
         Ok(db)
+    }
+
+    /// Opens the database for reads only (RocksDB's `OpenForReadOnly`): the
+    /// MANIFEST and WALs are replayed into memory and nothing is written — no
+    /// LOCK, LOG, table or MANIFEST — so it works beside a writer and on
+    /// read-only media. Writes, `flush` and `compact_range` fail with
+    /// `InvalidArgument`. Files a concurrent writer deletes make reads fail;
+    /// they never return wrong data.
+    pub fn open_read_only(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
+        Ok(Db {
+            inner: Arc::new(open::open_read_only(path.as_ref(), options)?),
+            threads: Vec::new(),
+        })
     }
 
     /// Sets `key` to `value`.
@@ -252,6 +268,7 @@ impl Db {
     /// last level, flushing the memtable first (RocksDB's `CompactRange`).
     /// Blocks until done.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.inner.check_writable()?;
         self.flush()?;
         compact::compact_range(&self.inner, begin, end)
     }
@@ -335,6 +352,17 @@ impl DbState {
 }
 
 impl DbInner {
+    /// Fails on a read-only handle.
+    fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(crate::Error::invalid_argument(
+                "read_only",
+                "the database was opened read-only",
+            ));
+        }
+        Ok(())
+    }
+
     /// Publishes a super version built from the state (call with the lock held).
     fn install_super_version(&self, state: &mut DbState) {
         state.pending_compaction_bytes = crate::compaction::leveled::estimated_pending_bytes(

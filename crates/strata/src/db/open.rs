@@ -19,7 +19,7 @@ use parking_lot::{Condvar, Mutex};
 use super::info_log::{info, InfoLog};
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
-use super::{DbInner, DbState};
+use super::{DbInner, DbState, ImmMemTable};
 use crate::compaction::rate_limiter::{IoPriority, RateLimitedFs};
 use crate::error::{Error, Result};
 use crate::filename::{
@@ -27,7 +27,7 @@ use crate::filename::{
     table_file_name, temp_file_name, FileType,
 };
 use crate::flush::write_level0_table;
-use crate::fs::{Fs, ReadFileOptions};
+use crate::fs::{FileLock, Fs, ReadFileOptions};
 use crate::memtable::MemTable;
 use crate::options::{DbOptions, WalRecoveryMode};
 use crate::table_cache::TableCache;
@@ -89,34 +89,18 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
     } else {
         VersionSet::new_empty(fs.clone(), dir)
     };
-    let names = fs.list(dir)?;
-    let mut logs: Vec<u64> = Vec::new();
-    for name in &names {
-        match parse_file_name(name) {
-            Some(FileType::Log(n)) => {
-                versions.mark_file_number_used(n);
-                if n >= versions.log_number() {
-                    logs.push(n);
-                }
-            }
-            Some(FileType::Table(n) | FileType::Manifest(n) | FileType::Temp(n)) => {
-                versions.mark_file_number_used(n);
-            }
-            _ => {}
-        }
-    }
-    logs.sort_unstable();
-
+    let logs = logs_to_replay(&*fs, dir, &mut versions)?;
     let mut edit = VersionEdit::new();
-    replay_logs(
+    let last = replay_logs(
         &*fs,
         dir,
         &options,
         &info_log,
         &logs,
         &mut versions,
-        &mut edit,
+        &mut |versions, mem| flush_recovered(&*fs, dir, &options, versions, &mut edit, &mem),
     )?;
+    flush_recovered(&*fs, dir, &options, &mut versions, &mut edit, &last)?;
 
     // Make the recovered state durable in a new MANIFEST with a new WAL.
     let new_log = versions.new_file_number();
@@ -135,10 +119,85 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
     delete_obsolete_files(&*fs, dir, &versions, &info_log);
 
     let arena_bytes = options.write_buffer_size + options.write_buffer_size / 8;
-    let mem = Arc::new(MemTable::new(arena_bytes));
+    let recovered = Recovered {
+        versions,
+        mem: MemTable::new(arena_bytes),
+        imm: Vec::new(),
+    };
+    Ok(build_inner(
+        dir,
+        options,
+        fs,
+        recovered,
+        Some(LogWriter::new(wal_file)),
+        info_log,
+        Some(lock),
+    ))
+}
+
+/// Opens the database for reads only (RocksDB's `OpenForReadOnly`): replays
+/// the MANIFEST and the WALs into memtables and writes nothing at all — no
+/// LOCK, no LOG, no tables, no MANIFEST. Writes, flushes and compactions fail
+/// with `InvalidArgument`. Another process may be writing the database; files
+/// it deletes meanwhile make reads fail rather than return wrong data.
+pub(super) fn open_read_only(dir: &Path, options: DbOptions) -> Result<DbInner> {
+    options.validate()?;
+    let fs = options.fs.clone();
+    if !fs.exists(&current_file_name(dir))? {
+        return Err(Error::invalid_argument(
+            "path",
+            format!(
+                "{} is not a Strata database (no CURRENT file)",
+                dir.display()
+            ),
+        ));
+    }
+    let info_log = InfoLog::disabled();
+    let mut versions = VersionSet::recover(fs.clone(), dir)?;
+    let logs = logs_to_replay(&*fs, dir, &mut versions)?;
+    let mut imm = Vec::new();
+    let mem = replay_logs(
+        &*fs,
+        dir,
+        &options,
+        &info_log,
+        &logs,
+        &mut versions,
+        &mut |_, mem| {
+            imm.push(Arc::new(mem));
+            Ok(())
+        },
+    )?;
+    // Newest first, as the write path keeps them.
+    imm.reverse();
+    let recovered = Recovered { versions, mem, imm };
+    Ok(build_inner(
+        dir, options, fs, recovered, None, info_log, None,
+    ))
+}
+
+/// The state recovery produced.
+struct Recovered {
+    versions: VersionSet,
+    /// The active memtable, and full ones (newest first) a read-only open keeps.
+    mem: MemTable,
+    imm: Vec<Arc<MemTable>>,
+}
+
+fn build_inner(
+    dir: &Path,
+    options: DbOptions,
+    fs: Arc<dyn Fs>,
+    recovered: Recovered,
+    wal: Option<LogWriter>,
+    info_log: InfoLog,
+    lock: Option<Box<dyn FileLock>>,
+) -> DbInner {
+    let Recovered { versions, mem, imm } = recovered;
+    let mem = Arc::new(mem);
     let super_version = SuperVersion {
         mem: mem.clone(),
-        imm: Vec::new(),
+        imm: imm.clone(),
         version: versions.current().clone(),
     };
     let last_sequence = versions.last_sequence();
@@ -146,7 +205,8 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
         use_mmap_reads: options.use_mmap_reads,
         use_direct_reads: options.use_direct_reads,
     };
-    Ok(DbInner {
+    let read_only = wal.is_none();
+    DbInner {
         dir: dir.to_path_buf(),
         table_cache: Arc::new(TableCache::new(fs.clone(), dir.to_path_buf(), read_options)),
         flush_fs: limited(&fs, &options, IoPriority::High),
@@ -156,7 +216,14 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
             writers: VecDeque::new(),
             versions,
             mem,
-            imm: VecDeque::new(),
+            // Read-only memtables are never flushed, so no WAL follows them.
+            imm: imm
+                .into_iter()
+                .map(|mem| ImmMemTable {
+                    mem,
+                    next_log_number: 0,
+                })
+                .collect(),
             bg_error: None,
             unpersisted_writes: false,
             flushes_completed: 0,
@@ -169,15 +236,38 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
         bg_cv: Condvar::new(),
         super_version: ArcSwap::from_pointee(super_version),
         visible_seq: AtomicU64::new(last_sequence),
-        wal: Mutex::new(Some(LogWriter::new(wal_file))),
+        wal: Mutex::new(wal),
         snapshots: Arc::new(SnapshotList::default()),
         info_log,
         stats: DbStats::default(),
         opened_at: std::time::Instant::now(),
         shutting_down: AtomicBool::new(false),
+        read_only,
         options,
         _lock: lock,
-    })
+    }
+}
+
+/// The WALs recovery must replay (numbered at or above the MANIFEST's log
+/// number), in order; marks every file number seen as used.
+fn logs_to_replay(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet) -> Result<Vec<u64>> {
+    let mut logs: Vec<u64> = Vec::new();
+    for name in &fs.list(dir)? {
+        match parse_file_name(name) {
+            Some(FileType::Log(n)) => {
+                versions.mark_file_number_used(n);
+                if n >= versions.log_number() {
+                    logs.push(n);
+                }
+            }
+            Some(FileType::Table(n) | FileType::Manifest(n) | FileType::Temp(n)) => {
+                versions.mark_file_number_used(n);
+            }
+            _ => {}
+        }
+    }
+    logs.sort_unstable();
+    Ok(logs)
 }
 
 /// `fs` behind the options' rate limiter, if there is one.
@@ -188,8 +278,8 @@ fn limited(fs: &Arc<dyn Fs>, options: &DbOptions, priority: IoPriority) -> Arc<d
     }
 }
 
-/// Replays WALs in order into memtables, flushing each to an L0 table (recorded
-/// in `edit`) when it fills and at the end. Stops as `wal_recovery_mode` says.
+/// Replays WALs in order into memtables, handing each one that fills to
+/// `on_full`, and returns the last one. Stops as `wal_recovery_mode` says.
 fn replay_logs(
     fs: &dyn Fs,
     dir: &Path,
@@ -197,8 +287,8 @@ fn replay_logs(
     info_log: &InfoLog,
     logs: &[u64],
     versions: &mut VersionSet,
-    edit: &mut VersionEdit,
-) -> Result<()> {
+    on_full: &mut dyn FnMut(&mut VersionSet, MemTable) -> Result<()>,
+) -> Result<MemTable> {
     let arena_bytes = options.write_buffer_size + options.write_buffer_size / 8;
     let mut mem = MemTable::new(arena_bytes);
     let mut max_seq = versions.last_sequence();
@@ -234,8 +324,10 @@ fn replay_logs(
                 max_seq = max_seq.max(batch.sequence() + u64::from(batch.count()) - 1);
             }
             if mem.memory_usage() >= options.write_buffer_size {
-                flush_recovered(fs, dir, options, versions, edit, &mem)?;
-                mem = MemTable::new(arena_bytes);
+                on_full(
+                    versions,
+                    std::mem::replace(&mut mem, MemTable::new(arena_bytes)),
+                )?;
             }
         }
         info!(info_log, "WAL #{number}: replayed {records} batches");
@@ -265,9 +357,8 @@ fn replay_logs(
             }
         }
     }
-    flush_recovered(fs, dir, options, versions, edit, &mem)?;
     versions.set_last_sequence(max_seq);
-    Ok(())
+    Ok(mem)
 }
 
 fn flush_recovered(

@@ -88,6 +88,7 @@ impl InsertJob {
 }
 
 pub(crate) fn write(inner: &DbInner, options: &WriteOptions, batch: WriteBatch) -> Result<()> {
+    inner.check_writable()?;
     if batch.is_empty() {
         return Ok(());
     }
@@ -97,6 +98,7 @@ pub(crate) fn write(inner: &DbInner, options: &WriteOptions, batch: WriteBatch) 
 /// Switches the memtable (through the write queue, so it orders with writes) and
 /// waits until every full memtable has been flushed.
 pub(crate) fn flush(inner: &DbInner) -> Result<()> {
+    inner.check_writable()?;
     submit(inner, &WriteOptions::default(), WriteBatch::new(), true)?;
     let mut state = inner.state.lock();
     loop {

@@ -215,3 +215,48 @@ fn write_and_flush_counters_are_exact() {
     );
     assert!(report.contains("Cumulative flush: 1 flushes"), "{report}");
 }
+
+#[test]
+fn read_only_open_sees_everything_and_writes_nothing() {
+    use strata::Fs as _;
+    let fs = SimFs::new(13);
+    let writer = open_sim(&fs);
+    for i in 0..3000u32 {
+        writer
+            .put(format!("k{i:05}").as_bytes(), &[b'v'; 60])
+            .unwrap();
+    }
+    // Some data in tables, the rest only in the WAL; the writer stays open,
+    // idle, so its background work does not change the file list.
+    writer.wait_for_compaction().unwrap();
+    let dir = Path::new("/db");
+    let mut before = fs.list(dir).unwrap();
+    before.sort();
+    let reader = Db::open_read_only(dir, sim_options(&fs)).unwrap();
+    assert_eq!(reader.range(&ReadOptions::default(), ..).count(), 3000);
+    assert_eq!(
+        reader.get(b"k02999").unwrap().as_deref(),
+        Some(&[b'v'; 60][..])
+    );
+    let refused = |r: strata::Result<()>| {
+        matches!(
+            r,
+            Err(Error::InvalidArgument {
+                field: "read_only",
+                ..
+            })
+        )
+    };
+    assert!(refused(reader.put(b"x", b"y")));
+    assert!(refused(reader.flush()));
+    assert!(refused(reader.compact_range(None, None)));
+    reader.wait_for_compaction().unwrap();
+    drop(reader);
+    let mut after = fs.list(dir).unwrap();
+    after.sort();
+    assert_eq!(before, after, "a read-only open wrote files");
+    // The writer is unaffected.
+    writer.put(b"later", b"1").unwrap();
+    drop(writer);
+    assert!(Db::open_read_only(Path::new("/nothing"), sim_options(&fs)).is_err());
+}
