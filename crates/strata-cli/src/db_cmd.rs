@@ -226,12 +226,27 @@ pub fn with_db<T>(
     options: DbOptions,
     f: impl FnOnce(&Db) -> CliResult<T>,
 ) -> CliResult<T> {
-    let dir = flags.db_dir()?;
     let options = DbOptions {
         create_if_missing: flags.create_if_missing,
         ..options
     };
-    let db = Db::open(dir, options)?;
+    let db = Db::open(flags.db_dir()?, options)?;
+    run_and_close(db, f)
+}
+
+/// Like [`with_db`] for commands that only read: the database is opened
+/// read-only, so the command writes nothing (no table from the WAL, no new
+/// LOG) and cannot start a compaction it would then wait for.
+pub fn with_db_read_only<T>(
+    flags: &DbFlags,
+    options: DbOptions,
+    f: impl FnOnce(&Db) -> CliResult<T>,
+) -> CliResult<T> {
+    let db = Db::open_read_only(flags.db_dir()?, options)?;
+    run_and_close(db, f)
+}
+
+fn run_and_close<T>(db: Db, f: impl FnOnce(&Db) -> CliResult<T>) -> CliResult<T> {
     let result = f(&db);
     let closed = db.close();
     match (result, closed) {
@@ -267,7 +282,7 @@ fn put(flags: &DbFlags, a: &PutArgs) -> CliResult {
 
 fn get(flags: &DbFlags, a: &KeyArgs) -> CliResult {
     let key = flags.key(&a.key)?;
-    let value = with_db(flags, DbOptions::default(), |db| {
+    let value = with_db_read_only(flags, DbOptions::default(), |db| {
         db.get(&key).map_err(context("Get failed"))
     })?;
     let Some(value) = value else {
@@ -366,7 +381,7 @@ fn for_each_in_range(
 fn scan(flags: &DbFlags, a: &ScanArgs) -> CliResult {
     let (key_hex, value_hex) = (flags.is_key_hex(), flags.is_value_hex());
     let range = a.range.resolve(flags)?;
-    with_db(flags, DbOptions::default(), |db| {
+    with_db_read_only(flags, DbOptions::default(), |db| {
         with_stdout(|out| {
             let mut line = Vec::new();
             for_each_in_range(db, range, |key, value| {
@@ -387,7 +402,7 @@ fn scan(flags: &DbFlags, a: &ScanArgs) -> CliResult {
 fn dump(flags: &DbFlags, a: &DumpArgs) -> CliResult {
     let (key_hex, value_hex) = (flags.is_key_hex(), flags.is_value_hex());
     let range = a.range.resolve(flags)?;
-    with_db(flags, DbOptions::default(), |db| {
+    with_db_read_only(flags, DbOptions::default(), |db| {
         with_stdout(|out| {
             let mut line = Vec::new();
             let count = for_each_in_range(db, range, |key, value| {
@@ -468,7 +483,7 @@ fn load(flags: &DbFlags) -> CliResult {
 }
 
 fn get_property(flags: &DbFlags, a: &PropertyArgs) -> CliResult {
-    let value = with_db(flags, DbOptions::default(), |db| Ok(db.property(&a.name)))?;
+    let value = with_db_read_only(flags, DbOptions::default(), |db| Ok(db.property(&a.name)))?;
     let Some(value) = value else {
         return Err(CliError::Failed(format!(
             "failed to get property: {}",

@@ -19,7 +19,7 @@ use strata::wal::{LogReader, TornTail};
 use strata::{DbOptions, Error, WriteBatch};
 
 use crate::cli_error::{stdout_error, CliError, CliResult};
-use crate::db_cmd::{with_db, with_stdout, DbFlags};
+use crate::db_cmd::{with_db_read_only, with_stdout, DbFlags};
 use crate::hex;
 
 #[derive(Debug, Args)]
@@ -299,7 +299,7 @@ pub fn check_consistency(flags: &DbFlags) -> CliResult {
         wal_recovery_mode: strata::WalRecoveryMode::TolerateCorruptedTailRecords,
         ..DbOptions::default()
     };
-    let (tables, blocks, entries) = with_db(flags, options, |db| {
+    let (tables, blocks, entries) = with_db_read_only(flags, options, |db| {
         let (mut tables, mut blocks, mut entries) = (0usize, 0u64, 0u64);
         for (level, number, size) in db.live_files() {
             match verify_table(dir, level, number, size) {

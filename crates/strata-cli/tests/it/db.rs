@@ -92,8 +92,10 @@ fn get_of_a_missing_key_fails_with_not_found() {
 fn missing_db_and_usage_errors_exit_1() {
     let dir = tempfile::tempdir().expect("tempdir");
     let absent = dir.path().join("absent");
-    let err = fails(&absent, &["get", "a"], "");
+    let err = fails(&absent, &["put", "a", "1"], "");
     assert!(err.contains("create_if_missing"), "{err}");
+    let err = fails(&absent, &["get", "a"], "");
+    assert!(err.contains("not a Strata database"), "{err}");
     let out = strata(&["get", "a"], "");
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("--db"), "{}", stderr(&out));
@@ -284,7 +286,9 @@ fn manifest_dump_reads_a_db_in_use() {
     let edits = out.matches("edit #").count();
     assert!(edits >= 2, "the flush appends an edit: {out}");
     assert!(out.contains(&format!("--- the version after {edits} edits ---")));
-    let err = fails(db, &["get", "apple"], "");
+    // Reads open the database read-only, beside the writer; writes need the lock.
+    assert_eq!(ok(db, &["get", "apple"], ""), "red\n");
+    let err = fails(db, &["put", "apple", "green"], "");
     assert!(err.contains("Busy"), "{err}");
     lib.close().expect("close");
 
