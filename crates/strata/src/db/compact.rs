@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use parking_lot::MutexGuard;
 
@@ -52,18 +53,32 @@ fn compaction_loop(inner: &Arc<DbInner>) {
         if inner.shutting_down.load(Ordering::Acquire) {
             return;
         }
+        if let Some(until) = state.compaction_retry_at.filter(|t| *t > Instant::now()) {
+            // A job failed recently: retry after a pause, not in a hot loop.
+            inner.bg_cv.wait_until(&mut state, until);
+            continue;
+        }
         let Some(task) = pick_task(inner, &state) else {
             inner.bg_cv.wait(&mut state);
             continue;
         };
-        // A failure is recorded as the background error, which stops writes.
+        // A failure is logged; run_task decides whether it stops writes.
         let _ = run_task(inner, &mut state, &task);
     }
 }
 
+/// How long automatic compaction pauses after a job fails before retrying.
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
+
 /// Runs `task` (whose files must not be busy) without the DB mutex, installs
 /// its edit, and deletes the tables that became obsolete. Returns with the
-/// mutex held. A failure also becomes the background error.
+/// mutex held.
+///
+/// A job that fails while reading or writing tables leaves its inputs intact
+/// and has removed its outputs, so automatic compaction simply retries after
+/// a pause (a full disk may have room again). Corrupt input, or a failure to
+/// write the MANIFEST, becomes the background error and stops writes: the
+/// data or the MANIFEST's state on disk can no longer be trusted.
 fn run_task(
     inner: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
@@ -90,10 +105,16 @@ fn run_task(
         };
         job::run(task, &ctx)
     });
-    let installed = outcome.and_then(|mut result| {
-        state.versions.log_and_apply(&mut result.edit)?;
-        Ok(result)
-    });
+    let installed = match outcome {
+        Ok(mut result) => match state.versions.log_and_apply(&mut result.edit) {
+            Ok(()) => Ok(result),
+            Err(e) => Err((e, true)),
+        },
+        Err(e) => {
+            let fatal = e.is_corruption();
+            Err((e, fatal))
+        }
+    };
     for (_, f) in task.all_inputs() {
         state.compacting.remove(&f.number);
     }
@@ -106,14 +127,21 @@ fn run_task(
             info!(inner.info_log, "{}", event_line(task, &result));
             Ok(())
         }
-        Err(e) => {
-            info!(
-                inner.info_log,
-                "compaction L{} -> L{} failed, writes stop: {e}",
-                task.start_level,
-                task.output_level
-            );
-            state.bg_error.get_or_insert(e.clone());
+        Err((e, fatal)) => {
+            let (from, to) = (task.start_level, task.output_level);
+            if fatal {
+                info!(
+                    inner.info_log,
+                    "compaction L{from} -> L{to} failed, writes stop: {e}"
+                );
+                state.bg_error.get_or_insert(e.clone());
+            } else {
+                info!(
+                    inner.info_log,
+                    "compaction L{from} -> L{to} failed, retrying later: {e}"
+                );
+                state.compaction_retry_at = Some(Instant::now() + RETRY_PAUSE);
+            }
             Err(e)
         }
     };

@@ -87,6 +87,8 @@ pub(crate) struct DbState {
     pending_compaction_bytes: u64,
     /// When the next write may go ahead while writes are slowed down.
     next_delayed_write: Option<std::time::Instant>,
+    /// After a compaction job failed: no automatic compaction before then.
+    compaction_retry_at: Option<std::time::Instant>,
 }
 
 #[derive(Debug)]

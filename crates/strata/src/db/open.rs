@@ -232,6 +232,7 @@ fn build_inner(
             running_compactions: 0,
             pending_compaction_bytes: 0,
             next_delayed_write: None,
+            compaction_retry_at: None,
         }),
         bg_cv: Condvar::new(),
         super_version: ArcSwap::from_pointee(super_version),
