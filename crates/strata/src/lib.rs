@@ -16,6 +16,7 @@ pub mod iter;
 pub mod key;
 pub mod memtable;
 pub mod options;
+pub mod statistics;
 pub mod table;
 pub mod table_cache;
 pub mod version;
@@ -34,4 +35,5 @@ pub use options::{
     CompactionOptions, CompactionStyle, DbOptions, ReadOptions, TableOptions, WalRecoveryMode,
     WriteOptions,
 };
+pub use statistics::{Histogram, Statistics, Ticker};
 pub use write::batch::WriteBatch;

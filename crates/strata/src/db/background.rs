@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::filename::{log_file_name, parse_file_name, FileType};
 use crate::flush::write_level0_table;
 use crate::options::TableOptions;
+use crate::statistics::Ticker;
 use crate::version::VersionEdit;
 
 pub(super) fn spawn_flush_thread(inner: Arc<DbInner>) -> Result<JoinHandle<()>> {
@@ -79,6 +80,7 @@ fn flush_loop(inner: &DbInner) {
                 let bytes = out.file.as_ref().map_or(0, |f| f.file_size);
                 let micros = u64::try_from(out.micros).unwrap_or(u64::MAX);
                 inner.stats.record_flush(bytes, micros);
+                inner.tick(Ticker::FlushWriteBytes, bytes);
                 inner.install_super_version(&mut state);
                 let log_number = state.versions.log_number();
                 drop(state);

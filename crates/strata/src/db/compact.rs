@@ -19,6 +19,7 @@ use super::{DbInner, DbState};
 use crate::compaction::{job, leveled, CompactionTask};
 use crate::error::{Error, Result};
 use crate::filename::{parse_file_name, table_file_name, FileType};
+use crate::statistics::Ticker;
 
 pub(super) fn spawn_compaction_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
     let threads = inner.options.compaction.max_background_jobs - 1;
@@ -124,6 +125,9 @@ fn run_task(
         Ok(result) => {
             inner.install_super_version(state);
             inner.stats.record_compaction(task, &result);
+            let read = result.bytes_read_start + result.bytes_read_output;
+            inner.tick(Ticker::CompactReadBytes, read);
+            inner.tick(Ticker::CompactWriteBytes, result.bytes_written);
             info!(inner.info_log, "{}", event_line(task, &result));
             Ok(())
         }

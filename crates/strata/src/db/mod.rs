@@ -354,6 +354,19 @@ impl DbState {
 }
 
 impl DbInner {
+    /// Adds `n` to `ticker` when statistics are on.
+    fn tick(&self, ticker: crate::statistics::Ticker, n: u64) {
+        if let Some(stats) = &self.options.statistics {
+            stats.add(ticker, n);
+        }
+    }
+
+    /// Counts time writers spent stalled.
+    fn record_stall(&self, micros: u64) {
+        stats::DbStats::add(&self.stats.stall_micros, micros);
+        self.tick(crate::statistics::Ticker::StallMicros, micros);
+    }
+
     /// Fails on a read-only handle.
     fn check_writable(&self) -> Result<()> {
         if self.read_only {

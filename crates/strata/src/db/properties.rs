@@ -36,6 +36,7 @@ pub(super) fn property(inner: &DbInner, name: &str) -> Option<String> {
             let state = inner.state.lock();
             u64::from(state.bg_error.is_some()).to_string()
         }
+        "statistics" => inner.options.statistics.as_ref()?.report(),
         "dbstats" => inner.stats.report(inner.opened_at.elapsed()),
         "bytes-written" => DbStats::get(&inner.stats.bytes_written).to_string(),
         "wal-bytes-written" => DbStats::get(&inner.stats.wal_bytes).to_string(),

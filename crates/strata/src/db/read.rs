@@ -6,6 +6,7 @@
 //! answers: a value, or a deletion that hides everything older.
 
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -18,6 +19,7 @@ use crate::iter::InternalIterator;
 use crate::key::{user_key, SequenceNumber, ValueType};
 use crate::memtable::MemGet;
 use crate::options::ReadOptions;
+use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::version::{FileMetaData, SuperVersion, NUM_LEVELS};
 
 /// The sequence number a read sees: the snapshot's, or the latest visible one.
@@ -30,9 +32,14 @@ pub(super) fn read_sequence(inner: &DbInner, options: &ReadOptions) -> SequenceN
 }
 
 pub(super) fn get(inner: &DbInner, options: &ReadOptions, key: &[u8]) -> Result<Option<Bytes>> {
+    let start = inner.options.statistics.as_ref().map(|_| Instant::now());
     let seq = read_sequence(inner, options);
     let sv = inner.super_version.load();
-    get_in(inner, &sv, options, key, seq)
+    let result = get_in(inner, &sv, options, key, seq);
+    if let (Some(stats), Some(start)) = (&inner.options.statistics, start) {
+        stats.record(Histogram::DbGetMicros, micros_since(start));
+    }
+    result
 }
 
 pub(super) fn multi_get<K: AsRef<[u8]>>(
@@ -40,11 +47,17 @@ pub(super) fn multi_get<K: AsRef<[u8]>>(
     options: &ReadOptions,
     keys: &[K],
 ) -> Vec<Result<Option<Bytes>>> {
+    let start = inner.options.statistics.as_ref().map(|_| Instant::now());
     let seq = read_sequence(inner, options);
     let sv = inner.super_version.load();
-    keys.iter()
+    let values = keys
+        .iter()
         .map(|k| get_in(inner, &sv, options, k.as_ref(), seq))
-        .collect()
+        .collect();
+    if let (Some(stats), Some(start)) = (&inner.options.statistics, start) {
+        stats.record(Histogram::DbMultiGetMicros, micros_since(start));
+    }
+    values
 }
 
 fn get_in(
@@ -54,24 +67,50 @@ fn get_in(
     key: &[u8],
     seq: SequenceNumber,
 ) -> Result<Option<Bytes>> {
+    let stats = inner.options.statistics.as_deref();
+    let count = |ticker: Ticker, n: u64| {
+        if let Some(stats) = stats {
+            stats.add(ticker, n);
+        }
+    };
+    count(Ticker::NumberKeysRead, 1);
+    let found = |value: Option<Bytes>| {
+        count(
+            Ticker::BytesRead,
+            value.as_ref().map_or(0, |v| v.len() as u64),
+        );
+        Ok(value)
+    };
     for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
         match mem.get(key, seq) {
-            MemGet::Found(v) => return Ok(Some(v)),
-            MemGet::Deleted => return Ok(None),
+            MemGet::Found(v) => {
+                count(Ticker::MemtableHit, 1);
+                return found(Some(v));
+            }
+            MemGet::Deleted => {
+                count(Ticker::MemtableHit, 1);
+                return Ok(None);
+            }
             MemGet::NotFound => {}
         }
     }
+    count(Ticker::MemtableMiss, 1);
     for (_, file) in sv.version.files_for_key(key) {
         if file.smallest_seqno > seq {
             // Every entry of this file is newer than the read.
             continue;
         }
         let table = inner.table_cache.get(file.number, file.file_size)?;
-        if let Some(entry) = table.get(options, key, seq)? {
-            return Ok(match entry.value_type {
-                ValueType::Put => Some(entry.value),
-                ValueType::Delete => None,
-            });
+        if !table.may_contain(key) {
+            count(Ticker::BloomFilterUseful, 1);
+            continue;
+        }
+        count(Ticker::BloomFilterFullPositive, 1);
+        if let Some(entry) = table.get_past_filter(options, key, seq)? {
+            return match entry.value_type {
+                ValueType::Put => found(Some(entry.value)),
+                ValueType::Delete => Ok(None),
+            };
         }
     }
     Ok(None)
@@ -151,6 +190,7 @@ fn build_iter(
         }
     }
     DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
+        .with_statistics(inner.options.statistics.clone())
 }
 
 /// Stands in for a table that could not be opened: never valid, always failing,

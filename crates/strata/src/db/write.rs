@@ -18,6 +18,7 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
@@ -28,6 +29,7 @@ use crate::error::Result;
 use crate::filename::log_file_name;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
+use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::wal::LogWriter;
 use crate::write::WriteBatch;
 
@@ -92,7 +94,18 @@ pub(crate) fn write(inner: &DbInner, options: &WriteOptions, batch: WriteBatch) 
     if batch.is_empty() {
         return Ok(());
     }
-    submit(inner, options, batch, false)
+    let Some(stats) = &inner.options.statistics else {
+        return submit(inner, options, batch, false);
+    };
+    let start = Instant::now();
+    let (keys, bytes) = (u64::from(batch.count()), batch.data().len() as u64);
+    let result = submit(inner, options, batch, false);
+    if result.is_ok() {
+        stats.add(Ticker::NumberKeysWritten, keys);
+        stats.add(Ticker::BytesWritten, bytes);
+    }
+    stats.record(Histogram::DbWriteMicros, micros_since(start));
+    result
 }
 
 /// Switches the memtable (through the write queue, so it orders with writes) and
@@ -371,10 +384,7 @@ fn stall_if_behind(
     }
     let stalled = started.elapsed();
     if !stalled.is_zero() && (stopped || slow) {
-        DbStats::add(
-            &inner.stats.stall_micros,
-            u64::try_from(stalled.as_micros()).unwrap_or(u64::MAX),
-        );
+        inner.record_stall(u64::try_from(stalled.as_micros()).unwrap_or(u64::MAX));
     }
     Ok(())
 }
@@ -404,7 +414,7 @@ fn make_room(inner: &DbInner, state: &mut MutexGuard<'_, DbState>, force: bool) 
             let waited = std::time::Instant::now();
             inner.bg_cv.wait(state);
             let micros = u64::try_from(waited.elapsed().as_micros()).unwrap_or(u64::MAX);
-            DbStats::add(&inner.stats.stall_micros, micros);
+            inner.record_stall(micros);
             continue;
         }
         switch_memtable(inner, state)?;

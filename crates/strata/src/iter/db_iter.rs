@@ -25,6 +25,8 @@
 
 use std::fmt;
 use std::iter::FusedIterator;
+use std::sync::Arc;
+use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -32,6 +34,7 @@ use crate::key::{
     pack_tag, ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN,
     VALUE_TYPE_FOR_SEEK,
 };
+use crate::statistics::{micros_since, Histogram, Statistics};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Direction {
@@ -104,6 +107,8 @@ pub struct DbIterator {
     seek_buf: Vec<u8>,
     /// Corruption found by this iterator since the last seek.
     error: Option<Error>,
+    /// Where seek latencies go, if anywhere.
+    statistics: Option<Arc<Statistics>>,
 }
 
 impl DbIterator {
@@ -128,7 +133,14 @@ impl DbIterator {
             saved_value: Vec::new(),
             seek_buf: Vec::new(),
             error: None,
+            statistics: None,
         }
+    }
+
+    /// Records the latency of every seek in `statistics` (`db.seek.micros`).
+    pub fn with_statistics(mut self, statistics: Option<Arc<Statistics>>) -> Self {
+        self.statistics = statistics;
+        self
     }
 
     /// True when positioned on a visible entry.
@@ -202,6 +214,17 @@ impl DbIterator {
 
     /// Positions on the first visible key >= `target` (and >= the lower bound).
     pub fn seek(&mut self, target: &[u8]) {
+        let timer = self
+            .statistics
+            .as_ref()
+            .map(|s| (s.clone(), Instant::now()));
+        self.seek_untimed(target);
+        if let Some((stats, start)) = timer {
+            stats.record(Histogram::DbSeekMicros, micros_since(start));
+        }
+    }
+
+    fn seek_untimed(&mut self, target: &[u8]) {
         self.error = None;
         self.direction = Direction::Forward;
         let target = match &self.lower_bound {
@@ -216,6 +239,17 @@ impl DbIterator {
 
     /// Positions on the last visible key <= `target` (and below the upper bound).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
+        let timer = self
+            .statistics
+            .as_ref()
+            .map(|s| (s.clone(), Instant::now()));
+        self.seek_for_prev_untimed(target);
+        if let Some((stats, start)) = timer {
+            stats.record(Histogram::DbSeekMicros, micros_since(start));
+        }
+    }
+
+    fn seek_for_prev_untimed(&mut self, target: &[u8]) {
         if matches!(&self.upper_bound, Some(upper) if target >= upper.as_slice()) {
             self.seek_to_last();
             return;

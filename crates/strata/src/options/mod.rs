@@ -14,6 +14,7 @@ use crate::compression::CompressionType;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, StdFs};
 use crate::key::SequenceNumber;
+use crate::statistics::Statistics;
 
 /// How table files are built (RocksDB's `BlockBasedTableOptions` plus the
 /// compression setting that RocksDB keeps in column family options).
@@ -173,6 +174,10 @@ pub struct DbOptions {
     /// one `LOG.old.<micros>`; the oldest beyond this count are deleted.
     /// Default 1000, as RocksDB.
     pub keep_log_file_num: usize,
+    /// Tickers and latency histograms (RocksDB's `statistics`), read with
+    /// `property("strata.statistics")`; share one `Arc` between databases to
+    /// count them together. Default none. Costs a clock read per operation.
+    pub statistics: Option<Arc<Statistics>>,
 }
 
 impl Default for DbOptions {
@@ -190,6 +195,7 @@ impl Default for DbOptions {
             fs: Arc::new(StdFs),
             rate_limiter: None,
             keep_log_file_num: 1000,
+            statistics: None,
         }
     }
 }

@@ -171,6 +171,17 @@ impl TableReader {
         if !self.may_contain(user_key) {
             return Ok(None);
         }
+        self.get_past_filter(options, user_key, seq)
+    }
+
+    /// [`get`](Self::get) for a caller that already asked the filter (to
+    /// count its answer).
+    pub fn get_past_filter(
+        &self,
+        options: &ReadOptions,
+        user_key: &[u8],
+        seq: SequenceNumber,
+    ) -> Result<Option<TableEntry>> {
         let lookup = seek_key(user_key, seq);
         let mut index = self.index.iter::<InternalOrder>();
         index.seek(&lookup);

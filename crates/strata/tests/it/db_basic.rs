@@ -260,3 +260,48 @@ fn read_only_open_sees_everything_and_writes_nothing() {
     drop(writer);
     assert!(Db::open_read_only(Path::new("/nothing"), sim_options(&fs)).is_err());
 }
+
+#[test]
+fn statistics_count_reads_writes_and_filters() {
+    use strata::{Histogram, Statistics, Ticker};
+    let fs = SimFs::new(14);
+    let stats = std::sync::Arc::new(Statistics::new());
+    let options = DbOptions {
+        statistics: Some(stats.clone()),
+        ..sim_options(&fs)
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    for i in 0..2000u32 {
+        db.put(format!("k{i:05}").as_bytes(), b"0123456789")
+            .unwrap();
+    }
+    db.flush().unwrap();
+    db.put(b"fresh", b"1").unwrap();
+    assert!(db.get(b"fresh").unwrap().is_some()); // memtable hit
+    assert!(db.get(b"k00007").unwrap().is_some()); // from a table
+    assert!(db.get(b"absent").unwrap().is_none()); // below every table
+    assert!(db.get(b"k00007x").unwrap().is_none()); // inside a table's range
+    let mut it = db.iter(&ReadOptions::default());
+    it.seek(b"k00100");
+    assert!(it.valid());
+    assert_eq!(stats.ticker(Ticker::NumberKeysWritten), 2001);
+    assert_eq!(stats.ticker(Ticker::NumberKeysRead), 4);
+    assert_eq!(stats.ticker(Ticker::BytesRead), 11);
+    assert_eq!(stats.ticker(Ticker::MemtableHit), 1);
+    assert_eq!(stats.ticker(Ticker::MemtableMiss), 3);
+    // k00007's table passed its filter; k00007x was turned away by one.
+    assert!(stats.ticker(Ticker::BloomFilterFullPositive) >= 1);
+    assert!(stats.ticker(Ticker::BloomFilterUseful) >= 1);
+    assert!(stats.ticker(Ticker::FlushWriteBytes) > 0);
+    assert_eq!(stats.histogram(Histogram::DbGetMicros).count, 4);
+    assert_eq!(stats.histogram(Histogram::DbWriteMicros).count, 2001);
+    assert_eq!(stats.histogram(Histogram::DbSeekMicros).count, 1);
+    let report = db.property("strata.statistics").unwrap();
+    assert!(
+        report.contains("strata.number.keys.read COUNT : 4"),
+        "{report}"
+    );
+    assert!(report.contains("strata.db.get.micros P50 : "), "{report}");
+    let plain = open_sim(&SimFs::new(15));
+    assert_eq!(plain.property("strata.statistics"), None);
+}
