@@ -2,12 +2,12 @@
 //! many operations it counts, and when the DB is destroyed first.
 
 use std::path::{Path, PathBuf};
-use std::sync::Barrier;
+use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Instant;
 
 use rand::rngs::SmallRng;
-use strata::{Db, ReadOptions, WriteOptions};
+use strata::{Db, DbOptions, ReadOptions, Statistics, WriteOptions};
 
 use crate::flags::Flags;
 use crate::generator::{make_key, random_key_number, thread_rng, ValueCursor, ValuePool};
@@ -87,8 +87,13 @@ pub fn run(flags: &Flags) -> Result<(), String> {
     if !flags.use_existing_db {
         destroy_db(&dir)?;
     }
-    let mut db = Some(open(flags, &dir)?);
-    let result = run_all(flags, &dir, &mut db);
+    // One Statistics for every database the run opens, printed once at the end.
+    let statistics = flags.statistics.then(|| Arc::new(Statistics::new()));
+    let mut db = Some(open(flags, &dir, &statistics)?);
+    let result = run_all(flags, &dir, &mut db, &statistics);
+    if let Some(stats) = &statistics {
+        print!("STATISTICS:\n{}", stats.report());
+    }
     let closed = match db {
         Some(db) => db
             .close()
@@ -98,16 +103,93 @@ pub fn run(flags: &Flags) -> Result<(), String> {
     result.and(closed)
 }
 
-fn open(flags: &Flags, dir: &Path) -> Result<Db, String> {
-    Db::open(dir, flags.db_options()).map_err(|e| format!("opening {}: {e}", dir.display()))
+fn open(flags: &Flags, dir: &Path, statistics: &Option<Arc<Statistics>>) -> Result<Db, String> {
+    let options = DbOptions {
+        statistics: statistics.clone(),
+        ..flags.db_options()
+    };
+    Db::open(dir, options).map_err(|e| format!("opening {}: {e}", dir.display()))
 }
 
-fn run_all(flags: &Flags, dir: &Path, db_slot: &mut Option<Db>) -> Result<(), String> {
+/// db_bench's benchmarks that run once on the open database rather than
+/// counting operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Utility {
+    Compact,
+    Flush,
+    WaitForCompaction,
+    Stats,
+    LevelStats,
+    SsTables,
+}
+
+impl Utility {
+    fn from_name(name: &str) -> Option<Utility> {
+        Some(match name {
+            "compact" => Utility::Compact,
+            "flush" => Utility::Flush,
+            "waitforcompaction" => Utility::WaitForCompaction,
+            "stats" => Utility::Stats,
+            "levelstats" => Utility::LevelStats,
+            "sstables" => Utility::SsTables,
+            _ => return None,
+        })
+    }
+
+    /// Runs it, printing what db_bench prints for it.
+    fn run(self, name: &str, db: &Db, dir: &Path) -> Result<(), String> {
+        let property = |p: &str| {
+            db.property(p)
+                .ok_or_else(|| format!("{name}: no property {p}"))
+        };
+        match self {
+            Utility::Compact | Utility::Flush => {
+                let start = Instant::now();
+                let done = if self == Utility::Compact {
+                    db.compact_range(None, None)
+                } else {
+                    db.flush()
+                };
+                done.map_err(|e| format!("{name}: {e}"))?;
+                let secs = start.elapsed().as_secs_f64();
+                println!(
+                    "{name:<12} : {:11.3} micros/op {} ops/sec {secs:.3} seconds 1 operations;",
+                    secs * 1e6,
+                    (1.0 / secs.max(1e-9)) as u64
+                );
+            }
+            Utility::WaitForCompaction => {
+                println!("waitforcompaction({}): started", dir.display());
+                db.wait_for_compaction()
+                    .map_err(|e| format!("{name}: {e}"))?;
+                println!("waitforcompaction({}): finished", dir.display());
+            }
+            Utility::Stats => print!("{}", property("strata.stats")?),
+            Utility::LevelStats => print!("{}", property("strata.levelstats")?),
+            Utility::SsTables => print!("{}", property("strata.sstables")?),
+        }
+        Ok(())
+    }
+}
+
+fn run_all(
+    flags: &Flags,
+    dir: &Path,
+    db_slot: &mut Option<Db>,
+    statistics: &Option<Arc<Statistics>>,
+) -> Result<(), String> {
     let pool = ValuePool::new(flags.compression_ratio, flags.value_size);
     // db_bench seeds each thread with `seed + threads created so far`, counting
     // across benchmarks, so readrandom does not replay fillrandom's keys.
     let mut threads_created = 0u64;
     for name in &flags.benchmarks {
+        if let Some(utility) = Utility::from_name(name) {
+            let db = db_slot
+                .as_ref()
+                .ok_or_else(|| format!("{name}: the database is not open"))?;
+            utility.run(name, db, dir)?;
+            continue;
+        }
         let bench = Bench::from_name(name).ok_or_else(|| format!("unknown benchmark {name:?}"))?;
         if bench.fresh_db() {
             if flags.use_existing_db {
@@ -119,7 +201,7 @@ fn run_all(flags: &Flags, dir: &Path, db_slot: &mut Option<Db>) -> Result<(), St
                     .map_err(|e| format!("{name}: closing the old DB: {e}"))?;
             }
             destroy_db(dir)?;
-            *db_slot = Some(open(flags, dir)?);
+            *db_slot = Some(open(flags, dir, statistics)?);
         }
         let db = db_slot
             .as_ref()
@@ -346,7 +428,8 @@ mod tests {
     #[test]
     fn every_known_name_has_a_benchmark() {
         for name in crate::flags::KNOWN_BENCHMARKS {
-            assert!(Bench::from_name(name).is_some(), "{name}");
+            let known = Bench::from_name(name).is_some() || Utility::from_name(name).is_some();
+            assert!(known, "{name}");
         }
         assert!(Bench::FillSeq.fresh_db() && !Bench::Overwrite.fresh_db());
     }

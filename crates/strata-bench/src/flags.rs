@@ -7,7 +7,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use strata::{ChecksumType, CompressionType, DbOptions, TableOptions};
+use strata::{
+    ChecksumType, CompactionOptions, CompactionStyle, CompressionType, DbOptions, TableOptions,
+};
 
 /// The benchmarks this tool knows, by db_bench name.
 pub const KNOWN_BENCHMARKS: &[&str] = &[
@@ -18,6 +20,12 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "readseq",
     "readreverse",
     "seekrandom",
+    "compact",
+    "flush",
+    "waitforcompaction",
+    "stats",
+    "levelstats",
+    "sstables",
 ];
 
 /// The suite run when `--benchmarks` is not given (db_bench's default list minus
@@ -57,6 +65,14 @@ pub struct Flags {
     pub use_direct_reads: bool,
     pub histogram: bool,
     pub compression_ratio: f64,
+    /// Compaction settings: `--compaction_style`, level sizes, triggers,
+    /// `--max_background_jobs`; the engine's defaults otherwise.
+    pub compaction: CompactionOptions,
+    /// db_bench's `--min_level_to_compress`: levels below it are written
+    /// uncompressed (-1: every level uses `--compression_type`).
+    pub min_level_to_compress: i64,
+    /// Print the engine's statistics once, at the end (`--statistics`).
+    pub statistics: bool,
 }
 
 impl Default for Flags {
@@ -83,6 +99,9 @@ impl Default for Flags {
             use_direct_reads: false,
             histogram: false,
             compression_ratio: 0.5,
+            compaction: CompactionOptions::default(),
+            min_level_to_compress: -1,
+            statistics: false,
         }
     }
 }
@@ -103,10 +122,31 @@ impl Flags {
                 checksum: self.checksum_type,
                 ..TableOptions::default()
             },
+            compaction: CompactionOptions {
+                compression_per_level: self.compression_per_level(),
+                ..self.compaction.clone()
+            },
             use_mmap_reads: self.mmap_read,
             use_direct_reads: self.use_direct_reads,
             ..DbOptions::default()
         }
+    }
+
+    /// db_bench's `--min_level_to_compress`: entries below it uncompressed,
+    /// the rest `--compression_type`, one entry per level.
+    fn compression_per_level(&self) -> Vec<CompressionType> {
+        let Ok(min) = usize::try_from(self.min_level_to_compress) else {
+            return Vec::new();
+        };
+        (0..self.compaction.num_levels)
+            .map(|level| {
+                if level < min {
+                    CompressionType::None
+                } else {
+                    self.compression_type
+                }
+            })
+            .collect()
     }
 }
 
@@ -141,6 +181,9 @@ const BOOL_FLAGS: &[&str] = &[
     "mmap_read",
     "use_direct_reads",
     "histogram",
+    "level_compaction_dynamic_level_bytes",
+    "disable_auto_compactions",
+    "statistics",
 ];
 
 /// Parses the arguments after the program name.
@@ -223,7 +266,8 @@ where
             "use_direct_reads" => flags.use_direct_reads = boolean(name, value)?,
             "histogram" => flags.histogram = boolean(name, value)?,
             "compression_ratio" => flags.compression_ratio = number(name, value)?,
-            _ => return err(format!("unknown flag --{name} (see --help)")),
+            "statistics" => flags.statistics = boolean(name, value)?,
+            _ => parse_compaction_flag(&mut flags, name, value)?,
         }
     }
     flags.reads = u64::try_from(reads).unwrap_or(flags.num);
@@ -232,6 +276,41 @@ where
     flags.bloom_bits = if bloom_bits < 0.0 { 0.0 } else { bloom_bits };
     validate(&flags)?;
     Ok(Command::Run(Box::new(flags)))
+}
+
+/// The compaction flags, into `flags.compaction` (and `min_level_to_compress`).
+fn parse_compaction_flag(flags: &mut Flags, name: &str, value: &str) -> Result<(), FlagError> {
+    let c = &mut flags.compaction;
+    match name {
+        "compaction_style" => {
+            c.compaction_style = match number::<u32>(name, value)? {
+                0 => CompactionStyle::Level,
+                other => {
+                    return err(format!(
+                        "--compaction_style={other}: only 0 (leveled) is supported by this build"
+                    ))
+                }
+            }
+        }
+        "num_levels" => c.num_levels = number(name, value)?,
+        "level0_file_num_compaction_trigger" => {
+            c.level0_file_num_compaction_trigger = number(name, value)?
+        }
+        "level0_slowdown_writes_trigger" => c.level0_slowdown_writes_trigger = number(name, value)?,
+        "level0_stop_writes_trigger" => c.level0_stop_writes_trigger = number(name, value)?,
+        "max_bytes_for_level_base" => c.max_bytes_for_level_base = number(name, value)?,
+        "max_bytes_for_level_multiplier" => c.max_bytes_for_level_multiplier = number(name, value)?,
+        "level_compaction_dynamic_level_bytes" => {
+            c.level_compaction_dynamic_level_bytes = boolean(name, value)?
+        }
+        "target_file_size_base" => c.target_file_size_base = number(name, value)?,
+        "target_file_size_multiplier" => c.target_file_size_multiplier = number(name, value)?,
+        "max_background_jobs" => c.max_background_jobs = number(name, value)?,
+        "disable_auto_compactions" => c.disable_auto_compactions = boolean(name, value)?,
+        "min_level_to_compress" => flags.min_level_to_compress = number(name, value)?,
+        _ => return err(format!("unknown flag --{name} (see --help)")),
+    }
+    Ok(())
 }
 
 fn is_known(name: &str) -> bool {
@@ -252,6 +331,17 @@ fn is_known(name: &str) -> bool {
             | "compression_type"
             | "checksum_type"
             | "compression_ratio"
+            | "compaction_style"
+            | "num_levels"
+            | "level0_file_num_compaction_trigger"
+            | "level0_slowdown_writes_trigger"
+            | "level0_stop_writes_trigger"
+            | "max_bytes_for_level_base"
+            | "max_bytes_for_level_multiplier"
+            | "target_file_size_base"
+            | "target_file_size_multiplier"
+            | "max_background_jobs"
+            | "min_level_to_compress"
     ) || BOOL_FLAGS.contains(&name)
 }
 
@@ -394,6 +484,43 @@ mod tests {
             Err(FlagError(msg)) => msg,
             other => panic!("{args:?} gave {other:?}"),
         }
+    }
+
+    #[test]
+    fn compaction_flags_reach_the_engine_options() {
+        let f = run(&[
+            "--max_bytes_for_level_base=33554432",
+            "-target_file_size_base=8388608",
+            "--level_compaction_dynamic_level_bytes=false",
+            "--level0_file_num_compaction_trigger=2",
+            "--level0_slowdown_writes_trigger=8",
+            "--level0_stop_writes_trigger=12",
+            "--max_background_jobs=4",
+            "--num_levels=5",
+            "--compression_type=lz4",
+            "--min_level_to_compress=2",
+            "--statistics",
+            "--benchmarks=fillrandom,waitforcompaction,stats,levelstats,sstables,compact,flush",
+        ]);
+        let o = f.db_options();
+        assert_eq!(o.compaction.max_bytes_for_level_base, 32 << 20);
+        assert_eq!(o.compaction.target_file_size_base, 8 << 20);
+        assert!(!o.compaction.level_compaction_dynamic_level_bytes);
+        assert_eq!(o.compaction.level0_file_num_compaction_trigger, 2);
+        assert_eq!(o.compaction.max_background_jobs, 4);
+        use CompressionType::{Lz4, None};
+        assert_eq!(
+            o.compaction.compression_per_level,
+            vec![None, None, Lz4, Lz4, Lz4]
+        );
+        assert!(f.statistics);
+        // The engine's checks, under the flag's name.
+        let e = error(&["--max_bytes_for_level_multiplier=1"]);
+        assert!(e.starts_with("--max_bytes_for_level_multiplier:"), "{e}");
+        let e = error(&["--compaction_style=7"]);
+        assert!(e.contains("--compaction_style=7"), "{e}");
+        let e = error(&["--level0_stop_writes_trigger=3"]);
+        assert!(e.starts_with("--level0_stop_writes_trigger:"), "{e}");
     }
 
     #[test]

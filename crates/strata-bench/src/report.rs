@@ -212,7 +212,7 @@ pub struct WriteCounters {
     /// Batch bytes the benchmark wrote.
     pub ingest: u64,
     pub wal: u64,
-    /// Table bytes written by flushes (and, once it exists, compaction).
+    /// Table bytes written by flushes and compactions.
     pub tables: u64,
 }
 
@@ -222,7 +222,8 @@ impl WriteCounters {
         WriteCounters {
             ingest: number("strata.bytes-written"),
             wal: number("strata.wal-bytes-written"),
-            tables: number("strata.flush-bytes-written"),
+            tables: number("strata.flush-bytes-written")
+                + number("strata.compaction-bytes-written"),
         }
     }
 

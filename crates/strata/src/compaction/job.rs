@@ -17,6 +17,7 @@ use crate::iter::merging::{BoxedIterator, MergingIterator};
 use crate::iter::InternalIterator;
 use crate::key::{user_key, SequenceNumber};
 use crate::options::{ReadOptions, TableOptions};
+use crate::statistics::thread_cpu_micros;
 use crate::table::TableBuilder;
 use crate::table_cache::TableCache;
 use crate::version::{FileMetaData, Version, VersionEdit};
@@ -59,12 +60,15 @@ pub struct JobResult {
     pub bytes_moved: u64,
     pub counts: DropCounts,
     pub micros: u64,
+    /// CPU time of the job's thread.
+    pub cpu_micros: u64,
 }
 
 /// Runs `task`. On error, output files already written are removed (nothing
 /// references them).
 pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
     let start = Instant::now();
+    let cpu_start = thread_cpu_micros();
     let mut result = JobResult::default();
     for (level, f) in task.all_inputs() {
         result.edit.delete_file(level as u32, f.number);
@@ -77,6 +81,7 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
             result.bytes_moved += f.file_size;
         }
         result.micros = elapsed_micros(start);
+        result.cpu_micros = thread_cpu_micros().saturating_sub(cpu_start);
         return Ok(result);
     }
     result.bytes_read_start = task.inputs.iter().map(|f| f.file_size).sum();
@@ -107,6 +112,7 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
             result.outputs = writer.finished;
             result.counts = counts;
             result.micros = elapsed_micros(start);
+            result.cpu_micros = thread_cpu_micros().saturating_sub(cpu_start);
             Ok(result)
         }
         Err(e) => {

@@ -148,13 +148,17 @@ pub fn scores(
     let l0_files = idle(0).count();
     let l0_bytes: u64 = idle(0).map(|f| f.file_size).sum();
     let mut l0_score = l0_files as f64 / options.level0_file_num_compaction_trigger as f64;
-    let l0_target = if options.level_compaction_dynamic_level_bytes {
-        let base = targets.max_bytes[targets.base_level];
-        if base == u64::MAX {
-            options.max_bytes_for_level_base
-        } else {
-            (base as f64 / targets.multiplier) as u64
-        }
+    // L0 is also due by size, so that L0 -> L0 growth cannot make the next
+    // L0 -> base compaction huge. Its size target is never below
+    // max_bytes_for_level_base (with dynamic level bytes, the base level's
+    // target over the multiplier if that is larger), as in RocksDB: a smaller
+    // target would compact after nearly every flush and rewrite the base
+    // level each time.
+    let base_share = targets.max_bytes[targets.base_level];
+    let l0_target = if options.level_compaction_dynamic_level_bytes && base_share != u64::MAX {
+        options
+            .max_bytes_for_level_base
+            .max((base_share as f64 / targets.multiplier) as u64)
     } else {
         options.max_bytes_for_level_base
     };

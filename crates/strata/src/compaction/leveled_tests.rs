@@ -267,3 +267,26 @@ fn pending_bytes_grow_with_the_l0_backlog() {
     let many = version_with(&files);
     assert!(estimated_pending_bytes(&many, &o) >= 80 * MIB);
 }
+
+#[test]
+fn one_flushed_file_is_not_an_l0_compaction() {
+    // RocksDB's fillrandom shape at small sizes: a 32 MiB base level under a
+    // big last level, and one 6.5 MiB L0 file. L0's size target is at least
+    // max_bytes_for_level_base, so the file waits for the trigger.
+    let o = CompactionOptions {
+        max_bytes_for_level_base: 32 * MIB,
+        ..CompactionOptions::default()
+    };
+    let v = version_with(&[
+        (0, file(10, 0, 1000, 6 * MIB + MIB / 2, 9)),
+        (5, file(1, 0, 1000, 30 * MIB, 1)),
+        (6, file(2, 0, 1000, 130 * MIB, 1)),
+    ]);
+    let targets = level_targets(&v, &o);
+    let l0 = scores(&v, &o, &targets, &HashSet::new())
+        .into_iter()
+        .find(|(l, _)| *l == 0)
+        .unwrap()
+        .1;
+    assert!(l0 < 1.0, "L0 score {l0}");
+}

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::filename::{log_file_name, parse_file_name, FileType};
 use crate::flush::write_level0_table;
 use crate::options::TableOptions;
-use crate::statistics::Ticker;
+use crate::statistics::{thread_cpu_micros, Ticker};
 use crate::version::VersionEdit;
 
 pub(super) fn spawn_flush_thread(inner: Arc<DbInner>) -> Result<JoinHandle<()>> {
@@ -58,6 +58,7 @@ fn flush_loop(inner: &DbInner) {
             ),
             ..inner.options.table.clone()
         };
+        let cpu_start = thread_cpu_micros();
         let output = write_level0_table(&*inner.flush_fs, &inner.dir, number, &imm, &table_options);
         let mut state = inner.state.lock();
         let installed = output.and_then(|out| {
@@ -79,7 +80,8 @@ fn flush_loop(inner: &DbInner) {
                 state.flushes_completed += 1;
                 let bytes = out.file.as_ref().map_or(0, |f| f.file_size);
                 let micros = u64::try_from(out.micros).unwrap_or(u64::MAX);
-                inner.stats.record_flush(bytes, micros);
+                let cpu_micros = thread_cpu_micros().saturating_sub(cpu_start);
+                inner.stats.record_flush(bytes, micros, cpu_micros);
                 inner.tick(Ticker::FlushWriteBytes, bytes);
                 inner.install_super_version(&mut state);
                 let log_number = state.versions.log_number();

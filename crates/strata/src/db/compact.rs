@@ -106,6 +106,9 @@ fn run_task(
         };
         job::run(task, &ctx)
     });
+    // The job's version must not count as live below, or its inputs, obsolete
+    // once the edit is installed, would stay on disk until the next job.
+    drop(version);
     let installed = match outcome {
         Ok(mut result) => match state.versions.log_and_apply(&mut result.edit) {
             Ok(()) => Ok(result),

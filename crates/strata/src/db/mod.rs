@@ -17,6 +17,7 @@ mod properties;
 mod read;
 pub mod snapshot;
 mod stats;
+mod stats_report;
 mod write;
 
 use std::collections::{HashSet, VecDeque};
@@ -89,6 +90,8 @@ pub(crate) struct DbState {
     next_delayed_write: Option<std::time::Instant>,
     /// After a compaction job failed: no automatic compaction before then.
     compaction_retry_at: Option<std::time::Instant>,
+    /// Writers are stopped until compaction catches up.
+    writes_stopped: bool,
 }
 
 #[derive(Debug)]

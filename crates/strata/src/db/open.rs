@@ -233,6 +233,7 @@ fn build_inner(
             pending_compaction_bytes: 0,
             next_delayed_write: None,
             compaction_retry_at: None,
+            writes_stopped: false,
         }),
         bg_cv: Condvar::new(),
         super_version: ArcSwap::from_pointee(super_version),

@@ -183,6 +183,7 @@ fn build_iter(
             .collect();
         if !files.is_empty() {
             children.push(Box::new(LevelIterator::new(
+                sv.version.clone(),
                 inner.table_cache.clone(),
                 files,
                 options,

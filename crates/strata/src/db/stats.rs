@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
+use super::stats_report::{stall_time, ReportMark};
 use crate::compaction::job::JobResult;
 use crate::compaction::CompactionTask;
 use crate::version::NUM_LEVELS;
@@ -25,9 +26,46 @@ pub struct LevelStats {
     /// Bytes moved into the level by trivial moves.
     pub bytes_moved: u64,
     pub micros: u64,
+    pub cpu_micros: u64,
     pub jobs: u64,
     pub keys_in: u64,
     pub keys_dropped: u64,
+}
+
+impl LevelStats {
+    /// The sum of two records.
+    pub fn plus(&self, other: &LevelStats) -> LevelStats {
+        LevelStats {
+            bytes_read_start: self.bytes_read_start + other.bytes_read_start,
+            bytes_read_output: self.bytes_read_output + other.bytes_read_output,
+            bytes_written: self.bytes_written + other.bytes_written,
+            bytes_moved: self.bytes_moved + other.bytes_moved,
+            micros: self.micros + other.micros,
+            cpu_micros: self.cpu_micros + other.cpu_micros,
+            jobs: self.jobs + other.jobs,
+            keys_in: self.keys_in + other.keys_in,
+            keys_dropped: self.keys_dropped + other.keys_dropped,
+        }
+    }
+
+    /// What was added since `earlier`.
+    pub fn minus(&self, earlier: &LevelStats) -> LevelStats {
+        LevelStats {
+            bytes_read_start: self
+                .bytes_read_start
+                .saturating_sub(earlier.bytes_read_start),
+            bytes_read_output: self
+                .bytes_read_output
+                .saturating_sub(earlier.bytes_read_output),
+            bytes_written: self.bytes_written.saturating_sub(earlier.bytes_written),
+            bytes_moved: self.bytes_moved.saturating_sub(earlier.bytes_moved),
+            micros: self.micros.saturating_sub(earlier.micros),
+            cpu_micros: self.cpu_micros.saturating_sub(earlier.cpu_micros),
+            jobs: self.jobs.saturating_sub(earlier.jobs),
+            keys_in: self.keys_in.saturating_sub(earlier.keys_in),
+            keys_dropped: self.keys_dropped.saturating_sub(earlier.keys_dropped),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -53,6 +91,8 @@ pub(crate) struct DbStats {
     pub stall_micros: AtomicU64,
     /// Per output level.
     pub levels: Mutex<[LevelStats; NUM_LEVELS]>,
+    /// What the previous `strata.stats` report saw (for its interval rows).
+    pub last_report: Mutex<Option<ReportMark>>,
 }
 
 impl DbStats {
@@ -64,12 +104,13 @@ impl DbStats {
         counter.load(Ordering::Relaxed)
     }
 
-    pub fn record_flush(&self, bytes: u64, micros: u64) {
+    pub fn record_flush(&self, bytes: u64, micros: u64, cpu_micros: u64) {
         Self::add(&self.flush_bytes, bytes);
         Self::add(&self.flushes, 1);
         let mut levels = self.levels.lock();
         levels[0].bytes_written += bytes;
         levels[0].micros += micros;
+        levels[0].cpu_micros += cpu_micros;
         levels[0].jobs += 1;
     }
 
@@ -84,6 +125,7 @@ impl DbStats {
         level.bytes_written += result.bytes_written;
         level.bytes_moved += result.bytes_moved;
         level.micros += result.micros;
+        level.cpu_micros += result.cpu_micros;
         level.jobs += 1;
         level.keys_in += result.counts.keys_in;
         level.keys_dropped += result.counts.keys_dropped;
@@ -120,14 +162,10 @@ impl DbStats {
 
     /// `Cumulative stall: 00:00:1.234 H:M:S, 5.6 percent`, RocksDB's wording.
     pub fn stall_line(&self, uptime: std::time::Duration) -> String {
-        let micros = Self::get(&self.stall_micros);
-        let secs = micros as f64 / 1e6;
-        let percent = 100.0 * secs / uptime.as_secs_f64().max(1e-9);
+        let stalled = std::time::Duration::from_micros(Self::get(&self.stall_micros));
         format!(
-            "Cumulative stall: {:02}:{:02}:{:06.3} H:M:S, {percent:.1} percent",
-            micros / 3_600_000_000,
-            (micros / 60_000_000) % 60,
-            secs % 60.0
+            "Cumulative stall: {}",
+            stall_time(stalled, uptime.as_secs_f64())
         )
     }
 }

@@ -351,6 +351,7 @@ fn stall_if_behind(
         if l0_files >= options.level0_stop_writes_trigger
             || over(options.hard_pending_compaction_bytes_limit, pending)
         {
+            state.writes_stopped = true;
             if !stopped {
                 info!(
                     inner.info_log,
@@ -363,6 +364,7 @@ fn stall_if_behind(
         }
         break;
     }
+    state.writes_stopped = false;
     let l0_files = state.versions.current().num_files(0);
     let slow = l0_files >= options.level0_slowdown_writes_trigger
         || over(

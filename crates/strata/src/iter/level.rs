@@ -12,11 +12,14 @@ use crate::key::compare_internal;
 use crate::options::ReadOptions;
 use crate::table::iter::TableIterator;
 use crate::table_cache::TableCache;
-use crate::version::FileMetaData;
+use crate::version::{FileMetaData, Version};
 
 /// Iterates the files of one sorted level in key order, in both directions.
 #[derive(Debug)]
 pub struct LevelIterator {
+    /// Keeps the files live: they are opened lazily, and a file no live
+    /// version names may be deleted.
+    _version: Arc<Version>,
     cache: Arc<TableCache>,
     /// Sorted by smallest key; no two overlap.
     files: Vec<Arc<FileMetaData>>,
@@ -27,13 +30,16 @@ pub struct LevelIterator {
 }
 
 impl LevelIterator {
-    /// `files` must be one level's files (or a contiguous run of them) in order.
+    /// `files` must be files of `version` from one level (or a contiguous run
+    /// of them), in order.
     pub fn new(
+        version: Arc<Version>,
         cache: Arc<TableCache>,
         files: Vec<Arc<FileMetaData>>,
         read_options: &ReadOptions,
     ) -> Self {
         LevelIterator {
+            _version: version,
             cache,
             files,
             read_options: read_options.clone(),
