@@ -285,11 +285,11 @@ fn parse_compaction_flag(flags: &mut Flags, name: &str, value: &str) -> Result<(
         "compaction_style" => {
             c.compaction_style = match number::<u32>(name, value)? {
                 0 => CompactionStyle::Level,
-                other => {
-                    return err(format!(
-                        "--compaction_style={other}: only 0 (leveled) is supported by this build"
-                    ))
-                }
+                1 => CompactionStyle::Universal,
+                2 => CompactionStyle::Fifo,
+                other => return err(format!(
+                    "--compaction_style={other}: expected 0 (leveled), 1 (universal) or 2 (fifo)"
+                )),
             }
         }
         "num_levels" => c.num_levels = number(name, value)?,
@@ -308,6 +308,22 @@ fn parse_compaction_flag(flags: &mut Flags, name: &str, value: &str) -> Result<(
         "max_background_jobs" => c.max_background_jobs = number(name, value)?,
         "disable_auto_compactions" => c.disable_auto_compactions = boolean(name, value)?,
         "min_level_to_compress" => flags.min_level_to_compress = number(name, value)?,
+        "universal_size_ratio" => c.compaction_options_universal.size_ratio = number(name, value)?,
+        "universal_min_merge_width" => {
+            c.compaction_options_universal.min_merge_width = number(name, value)?
+        }
+        "universal_max_merge_width" => {
+            c.compaction_options_universal.max_merge_width = number(name, value)?
+        }
+        "universal_max_size_amplification_percent" => {
+            c.compaction_options_universal
+                .max_size_amplification_percent = number(name, value)?
+        }
+        "fifo_compaction_max_table_files_size_mb" => {
+            let mb: u64 = number(name, value)?;
+            c.compaction_options_fifo.max_table_files_size = mb.saturating_mul(1 << 20);
+        }
+        "fifo_compaction_ttl" => c.ttl = number(name, value)?,
         _ => return err(format!("unknown flag --{name} (see --help)")),
     }
     Ok(())
@@ -342,6 +358,12 @@ fn is_known(name: &str) -> bool {
             | "target_file_size_multiplier"
             | "max_background_jobs"
             | "min_level_to_compress"
+            | "universal_size_ratio"
+            | "universal_min_merge_width"
+            | "universal_max_merge_width"
+            | "universal_max_size_amplification_percent"
+            | "fifo_compaction_max_table_files_size_mb"
+            | "fifo_compaction_ttl"
     ) || BOOL_FLAGS.contains(&name)
 }
 
@@ -517,6 +539,10 @@ mod tests {
         // The engine's checks, under the flag's name.
         let e = error(&["--max_bytes_for_level_multiplier=1"]);
         assert!(e.starts_with("--max_bytes_for_level_multiplier:"), "{e}");
+        assert_eq!(
+            run(&["--compaction_style=1"]).compaction.compaction_style,
+            CompactionStyle::Universal
+        );
         let e = error(&["--compaction_style=7"]);
         assert!(e.contains("--compaction_style=7"), "{e}");
         let e = error(&["--level0_stop_writes_trigger=3"]);

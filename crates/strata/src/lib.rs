@@ -32,8 +32,8 @@ pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
 pub use iter::db_iter::{DbIterator, DbRange};
 pub use options::{
-    CompactionOptions, CompactionStyle, DbOptions, ReadOptions, TableOptions, WalRecoveryMode,
-    WriteOptions,
+    CompactionOptions, CompactionStyle, DbOptions, FifoOptions, ReadOptions, TableOptions,
+    UniversalOptions, WalRecoveryMode, WriteOptions,
 };
 pub use statistics::{Histogram, Statistics, Ticker};
 pub use write::batch::WriteBatch;

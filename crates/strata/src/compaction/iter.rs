@@ -63,6 +63,9 @@ pub struct CompactionFilter {
     /// Live snapshot sequence numbers, ascending.
     snapshots: Vec<SequenceNumber>,
     deeper: DeeperLevels,
+    /// False when older data may hide outside the compaction where the deeper
+    /// levels cannot show it (older L0 files a universal task left out).
+    may_drop_tombstones: bool,
     current_user_key: Vec<u8>,
     /// Stripe of the newest entry of the current user key seen so far.
     last_stripe: Option<usize>,
@@ -82,10 +85,19 @@ impl CompactionFilter {
         CompactionFilter {
             snapshots,
             deeper: DeeperLevels::new(version, output_level, num_levels),
+            may_drop_tombstones: true,
             current_user_key: Vec::new(),
             last_stripe: None,
             counts: DropCounts::default(),
         }
+    }
+
+    /// Keeps every tombstone that shadows nothing in the compaction: for tasks
+    /// that leave older L0 files out, whose keys the deeper-level check does
+    /// not see.
+    pub fn keeping_tombstones(mut self) -> Self {
+        self.may_drop_tombstones = false;
+        self
     }
 
     /// Whether to keep the entry with internal key `ikey`. Entries must come in
@@ -112,6 +124,7 @@ impl CompactionFilter {
         let shadowed = self.last_stripe == Some(stripe);
         self.last_stripe = Some(stripe);
         let obsolete_tombstone = !shadowed
+            && self.may_drop_tombstones
             && value_type == ValueType::Delete
             && stripe == 0
             && !self.deeper.may_contain(parsed.user_key);

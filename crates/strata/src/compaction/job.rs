@@ -73,6 +73,10 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
     for (level, f) in task.all_inputs() {
         result.edit.delete_file(level as u32, f.number);
     }
+    if task.deletion_only {
+        result.micros = elapsed_micros(start);
+        return Ok(result);
+    }
     if task.trivial_move {
         for f in &task.inputs {
             result
@@ -120,6 +124,23 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
             Err(e)
         }
     }
+}
+
+/// Whether an L0 file older than the task's newest input is not in the task:
+/// its keys are not in a level below the output, so a tombstone dropped here
+/// could uncover them.
+fn leaves_older_l0_files_out(task: &CompactionTask, version: &Version) -> bool {
+    let newest_input = task
+        .all_inputs()
+        .map(|(_, f)| f.largest_seqno)
+        .max()
+        .unwrap_or(0);
+    let included: std::collections::HashSet<u64> =
+        task.all_inputs().map(|(_, f)| f.number).collect();
+    version
+        .files(0)
+        .iter()
+        .any(|f| !included.contains(&f.number) && f.smallest_seqno < newest_input)
 }
 
 fn elapsed_micros(start: Instant) -> u64 {
@@ -171,6 +192,9 @@ impl OutputWriter<'_, '_> {
             task.output_level,
             ctx.num_levels,
         );
+        if leaves_older_l0_files_out(task, ctx.version) {
+            filter = filter.keeping_tombstones();
+        }
         it.seek_to_first();
         while it.valid() {
             let key = it.key();

@@ -385,6 +385,8 @@ fn build_task(
         output_level,
         inputs,
         output_level_inputs,
+        middle_inputs: Vec::new(),
+        deletion_only: false,
         grandparents,
         target_file_size: options.target_file_size(output_level, base),
         max_grandparent_overlap,

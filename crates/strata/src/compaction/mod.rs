@@ -2,10 +2,12 @@
 //! [`Version`](crate::version::Version)), merging it ([`job`], which does the
 //! I/O), and the rules for what a merge may drop ([`iter`]).
 
+pub mod fifo;
 pub mod iter;
 pub mod job;
 pub mod leveled;
 pub mod rate_limiter;
+pub mod universal;
 
 use std::sync::Arc;
 
@@ -22,6 +24,16 @@ pub enum CompactionReason {
     LevelMaxLevelSize,
     /// `compact_range` asked for it.
     Manual,
+    /// Universal: space amplification past `max_size_amplification_percent`.
+    UniversalSizeAmplification,
+    /// Universal: runs of similar size (`size_ratio`).
+    UniversalSizeRatio,
+    /// Universal: more runs than the trigger allows.
+    UniversalSortedRunNum,
+    /// FIFO: the total size is over `max_table_files_size`.
+    FifoMaxSize,
+    /// FIFO: tables older than `ttl`.
+    FifoTtl,
 }
 
 /// One compaction, as a picker describes it: which files, into which level, and
@@ -38,6 +50,11 @@ pub struct CompactionTask {
     /// Files of `output_level` overlapping the inputs (empty when the two
     /// levels are the same).
     pub output_level_inputs: Vec<Arc<FileMetaData>>,
+    /// Universal compaction merges runs of several levels: the files of the
+    /// levels strictly between `start_level` and `output_level`.
+    pub middle_inputs: Vec<(usize, Arc<FileMetaData>)>,
+    /// FIFO: the inputs are deleted and nothing is written.
+    pub deletion_only: bool,
     /// Files of the level below `output_level` overlapping the inputs: an output
     /// file is cut when it would overlap too many of their bytes, so a later
     /// compaction of it stays small.
@@ -58,11 +75,16 @@ pub struct CompactionTask {
 impl CompactionTask {
     /// Every input file with its level.
     pub fn all_inputs(&self) -> impl Iterator<Item = (usize, &Arc<FileMetaData>)> {
-        self.inputs.iter().map(|f| (self.start_level, f)).chain(
-            self.output_level_inputs
-                .iter()
-                .map(|f| (self.output_level, f)),
-        )
+        let middle = self.middle_inputs.iter().map(|(level, f)| (*level, f));
+        let output = self
+            .output_level_inputs
+            .iter()
+            .map(|f| (self.output_level, f));
+        self.inputs
+            .iter()
+            .map(|f| (self.start_level, f))
+            .chain(middle)
+            .chain(output)
     }
 
     /// Total bytes of the input files.

@@ -16,10 +16,12 @@ use parking_lot::MutexGuard;
 
 use super::info_log::info;
 use super::{DbInner, DbState};
-use crate::compaction::{job, leveled, CompactionTask};
+use crate::compaction::{fifo, job, leveled, universal, CompactionTask};
 use crate::error::{Error, Result};
 use crate::filename::{parse_file_name, table_file_name, FileType};
+use crate::options::CompactionStyle;
 use crate::statistics::Ticker;
+use crate::version::Version;
 
 pub(super) fn spawn_compaction_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
     let threads = inner.options.compaction.max_background_jobs - 1;
@@ -40,12 +42,39 @@ pub(super) fn pick_task(inner: &DbInner, state: &DbState) -> Option<CompactionTa
     if inner.options.compaction.disable_auto_compactions || state.bg_error.is_some() {
         return None;
     }
-    leveled::pick(
-        state.versions.current(),
-        &inner.options.compaction,
-        inner.options.table.compression,
-        &state.compacting,
-    )
+    let (version, options) = (state.versions.current(), &inner.options.compaction);
+    let codec = inner.options.table.compression;
+    match options.compaction_style {
+        CompactionStyle::Level => leveled::pick(version, options, codec, &state.compacting),
+        CompactionStyle::Universal => universal::pick(version, options, codec, &state.compacting),
+        CompactionStyle::Fifo => {
+            let expired = expired_tables(inner, version);
+            fifo::pick(version, options, &expired, &state.compacting)
+        }
+    }
+}
+
+/// FIFO: the tables created more than `ttl` seconds ago (by the creation time
+/// in their properties; a table that cannot be opened is left to reads to
+/// report).
+fn expired_tables(inner: &DbInner, version: &Version) -> HashSet<u64> {
+    let ttl = inner.options.compaction.ttl;
+    if ttl == 0 {
+        return HashSet::new();
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    version
+        .all_files()
+        .filter(|(_, f)| {
+            inner
+                .table_cache
+                .get(f.number, f.file_size)
+                .is_ok_and(|t| t.properties().creation_time.saturating_add(ttl) <= now)
+        })
+        .map(|(_, f)| f.number)
+        .collect()
 }
 
 fn compaction_loop(inner: &Arc<DbInner>) {
@@ -169,6 +198,12 @@ pub(super) fn compact_range(
     end: Option<&[u8]>,
 ) -> Result<()> {
     let mut state = inner.state.lock();
+    match inner.options.compaction.compaction_style {
+        CompactionStyle::Level => {}
+        // One sorted run of everything; FIFO compacts nothing (it only drops).
+        CompactionStyle::Universal => return compact_all_universal(inner, &mut state),
+        CompactionStyle::Fifo => return Ok(()),
+    }
     let last_level = inner.options.compaction.num_levels - 1;
     // Files numbered from here on are this call's own outputs.
     let first_new_file = state.versions.next_file_number();
@@ -207,6 +242,29 @@ pub(super) fn compact_range(
         };
     }
     Ok(())
+}
+
+/// Universal manual compaction: every run merged into the last level, once
+/// no other compaction holds a file.
+fn compact_all_universal(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
+    loop {
+        if let Some(e) = &state.bg_error {
+            return Err(e.clone());
+        }
+        if state.compacting.is_empty() {
+            break;
+        }
+        inner.bg_cv.wait(state);
+    }
+    let task = universal::full_task(
+        state.versions.current(),
+        &inner.options.compaction,
+        inner.options.table.compression,
+    );
+    match task {
+        Some(task) => run_task(inner, state, &task),
+        None => Ok(()),
+    }
 }
 
 /// Waits until no flush or compaction is pending or running (db_bench's

@@ -383,10 +383,17 @@ impl DbInner {
 
     /// Publishes a super version built from the state (call with the lock held).
     fn install_super_version(&self, state: &mut DbState) {
-        state.pending_compaction_bytes = crate::compaction::leveled::estimated_pending_bytes(
-            state.versions.current(),
-            &self.options.compaction,
-        );
+        // The pending-bytes stalls follow leveled's debt estimate; universal
+        // and FIFO are bounded by their run and size limits instead.
+        state.pending_compaction_bytes = match self.options.compaction.compaction_style {
+            crate::options::CompactionStyle::Level => {
+                crate::compaction::leveled::estimated_pending_bytes(
+                    state.versions.current(),
+                    &self.options.compaction,
+                )
+            }
+            _ => 0,
+        };
         self.super_version.store(Arc::new(SuperVersion {
             mem: state.mem.clone(),
             imm: state.imm.iter().map(|i| i.mem.clone()).collect(),

@@ -28,7 +28,7 @@ use super::{DbInner, DbState, ImmMemTable};
 use crate::error::Result;
 use crate::filename::log_file_name;
 use crate::memtable::MemTable;
-use crate::options::WriteOptions;
+use crate::options::{CompactionStyle, WriteOptions};
 use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::wal::LogWriter;
 use crate::write::WriteBatch;
@@ -336,7 +336,9 @@ fn stall_if_behind(
     bytes: usize,
 ) -> Result<()> {
     let options = &inner.options.compaction;
-    if options.disable_auto_compactions {
+    // FIFO keeps every table in L0 by design: L0's size is bounded by the
+    // FIFO limit, not by compaction, so the L0 triggers do not apply.
+    if options.disable_auto_compactions || options.compaction_style == CompactionStyle::Fifo {
         return Ok(());
     }
     let over = |limit: u64, pending: u64| limit != 0 && pending >= limit;

@@ -21,6 +21,56 @@ pub enum CompactionStyle {
     /// `max_bytes_for_level_base` x `max_bytes_for_level_multiplier`^n. The default.
     #[default]
     Level,
+    /// Universal (tiered) compaction: sorted runs are merged when their sizes
+    /// are similar or space amplification grows too large. Less write
+    /// amplification than leveled, more space amplification.
+    Universal,
+    /// FIFO: tables are never merged; the oldest are deleted when the total
+    /// exceeds `compaction_options_fifo.max_table_files_size` (or they outlive
+    /// `ttl`). For data that expires, such as logs and metrics.
+    Fifo,
+}
+
+/// Universal compaction's options (RocksDB's `CompactionOptionsUniversal`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UniversalOptions {
+    /// Percent by which a run may be larger than the runs before it and still
+    /// be merged with them. Default 1.
+    pub size_ratio: u32,
+    /// Fewest runs merged by a size-ratio compaction. Default 2.
+    pub min_merge_width: u32,
+    /// Most runs merged by a size-ratio compaction. Default `u32::MAX`.
+    pub max_merge_width: u32,
+    /// When all runs but the oldest exceed this percent of the oldest's size,
+    /// everything is compacted into one run. Default 200.
+    pub max_size_amplification_percent: u32,
+}
+
+impl Default for UniversalOptions {
+    fn default() -> Self {
+        UniversalOptions {
+            size_ratio: 1,
+            min_merge_width: 2,
+            max_merge_width: u32::MAX,
+            max_size_amplification_percent: 200,
+        }
+    }
+}
+
+/// FIFO compaction's options (RocksDB's `CompactionOptionsFIFO`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FifoOptions {
+    /// The oldest tables are deleted while the total is above this. Default
+    /// 1 GiB.
+    pub max_table_files_size: u64,
+}
+
+impl Default for FifoOptions {
+    fn default() -> Self {
+        FifoOptions {
+            max_table_files_size: 1 << 30,
+        }
+    }
 }
 
 /// How compaction is triggered, shaped and throttled.
@@ -74,6 +124,12 @@ pub struct CompactionOptions {
     /// Compaction runs in the background. Default false; set it to turn
     /// automatic compaction off (manual compaction still works).
     pub disable_auto_compactions: bool,
+    /// Used with `CompactionStyle::Universal`.
+    pub compaction_options_universal: UniversalOptions,
+    /// Used with `CompactionStyle::Fifo`.
+    pub compaction_options_fifo: FifoOptions,
+    /// FIFO: tables older than this many seconds are deleted. Default 0 (off).
+    pub ttl: u64,
 }
 
 impl Default for CompactionOptions {
@@ -97,6 +153,9 @@ impl Default for CompactionOptions {
             hard_pending_compaction_bytes_limit: 256 << 30,
             delayed_write_rate: 16 << 20,
             disable_auto_compactions: false,
+            compaction_options_universal: UniversalOptions::default(),
+            compaction_options_fifo: FifoOptions::default(),
+            ttl: 0,
         }
     }
 }
@@ -178,6 +237,28 @@ impl CompactionOptions {
             return bad(
                 "soft_pending_compaction_bytes_limit",
                 "is above hard_pending_compaction_bytes_limit".into(),
+            );
+        }
+        let u = &self.compaction_options_universal;
+        if u.min_merge_width < 2 {
+            return bad(
+                "compaction_options_universal.min_merge_width",
+                format!("{} is below 2", u.min_merge_width),
+            );
+        }
+        if u.max_merge_width < u.min_merge_width {
+            return bad(
+                "compaction_options_universal.max_merge_width",
+                format!(
+                    "{} is below min_merge_width {}",
+                    u.max_merge_width, u.min_merge_width
+                ),
+            );
+        }
+        if self.compaction_options_fifo.max_table_files_size == 0 {
+            return bad(
+                "compaction_options_fifo.max_table_files_size",
+                "must be at least 1".into(),
             );
         }
         if self.delayed_write_rate == 0 {

@@ -6,7 +6,7 @@ mod compaction;
 
 use std::sync::Arc;
 
-pub use compaction::{CompactionOptions, CompactionStyle};
+pub use compaction::{CompactionOptions, CompactionStyle, FifoOptions, UniversalOptions};
 
 use crate::checksum::ChecksumType;
 use crate::compaction::rate_limiter::RateLimiter;

@@ -356,3 +356,65 @@ fn a_failed_compaction_is_retried_and_writes_go_on() {
         );
     }
 }
+
+/// FIFO keeps the newest data within the size limit and drops the oldest
+/// tables whole; with a TTL, tables past it go too.
+#[test]
+fn fifo_drops_the_oldest_tables_to_stay_within_its_limit() {
+    let fs = SimFs::new(39);
+    // Snappy shrinks these values to about 7 KB per flushed table.
+    let limit = 30 << 10;
+    let db = open_with(
+        &fs,
+        CompactionOptions {
+            compaction_style: strata::CompactionStyle::Fifo,
+            compaction_options_fifo: strata::FifoOptions {
+                max_table_files_size: limit,
+            },
+            ..CompactionOptions::default()
+        },
+    );
+    for i in 0..6000u32 {
+        db.put(&key(i), &[b'v'; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compaction().unwrap();
+    assert!(number(&db, "strata.total-sst-files-size") <= limit);
+    assert_eq!(
+        files_per_level(&db)[1..].iter().sum::<u64>(),
+        0,
+        "FIFO keeps tables in L0"
+    );
+    assert_no_obsolete_tables(&fs, &db);
+    // The newest writes are there, the oldest gone.
+    assert!(db.get(&key(5999)).unwrap().is_some());
+    assert!(
+        db.get(&key(0)).unwrap().is_none(),
+        "{}\n{}",
+        db.property("strata.sstables").unwrap(),
+        log_text(&fs)
+    );
+    let kept = db.range(&ReadOptions::default(), ..).count();
+    assert!(kept > 500 && kept < 6000, "{kept}");
+    drop(db);
+
+    // TTL: after a second, every table is past a one-second TTL; the next
+    // flush triggers a pick that drops them all but the new one.
+    let db = open_with(
+        &fs,
+        CompactionOptions {
+            compaction_style: strata::CompactionStyle::Fifo,
+            ttl: 1,
+            ..CompactionOptions::default()
+        },
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    db.put(b"fresh", b"1").unwrap();
+    db.flush().unwrap();
+    db.wait_for_compaction().unwrap();
+    assert_eq!(db.get(b"fresh").unwrap().as_deref(), Some(&b"1"[..]));
+    assert!(
+        db.get(&key(5999)).unwrap().is_none(),
+        "expired data is still there"
+    );
+}

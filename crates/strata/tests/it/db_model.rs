@@ -294,3 +294,26 @@ fn model_with_background_compaction() {
         );
     }
 }
+
+/// Universal compaction in the background, with the same model checks:
+/// merging runs of several levels (and L0 into L0) must keep every read right.
+#[test]
+fn model_with_universal_compaction() {
+    for seed in 3000..3006u64 {
+        let compaction = CompactionOptions {
+            compaction_style: strata::CompactionStyle::Universal,
+            level0_file_num_compaction_trigger: 3,
+            target_file_size_base: 16 << 10,
+            compaction_options_universal: strata::UniversalOptions {
+                // Vary the pick: a loose ratio merges more runs at once.
+                size_ratio: if seed % 2 == 0 { 1 } else { 20 },
+                max_size_amplification_percent: 150,
+                ..strata::UniversalOptions::default()
+            },
+            ..CompactionOptions::default()
+        };
+        let files = run(seed, 4000, &compaction);
+        let deeper: usize = files[1..].iter().sum();
+        assert!(deeper > 0, "seed {seed}: files per level {files:?}");
+    }
+}
