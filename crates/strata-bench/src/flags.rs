@@ -287,9 +287,11 @@ fn parse_compaction_flag(flags: &mut Flags, name: &str, value: &str) -> Result<(
                 0 => CompactionStyle::Level,
                 1 => CompactionStyle::Universal,
                 2 => CompactionStyle::Fifo,
-                other => return err(format!(
+                other => {
+                    return err(format!(
                     "--compaction_style={other}: expected 0 (leveled), 1 (universal) or 2 (fifo)"
-                )),
+                ))
+                }
             }
         }
         "num_levels" => c.num_levels = number(name, value)?,

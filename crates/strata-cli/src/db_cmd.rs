@@ -117,6 +117,9 @@ pub enum DbCommand {
     /// Print the write batches of a WAL file (or of every WAL in a directory).
     #[command(name = "dump_wal")]
     DumpWal(inspect::DumpWalArgs),
+    /// Compact the keys in [--from, --to] (all keys by default) down to the
+    /// last level; prints OK.
+    Compact(CompactArgs),
     /// Open the DB, read every WAL and verify every live table; prints OK.
     #[command(name = "checkconsistency")]
     CheckConsistency(FlagsOnly),
@@ -192,6 +195,18 @@ pub struct DumpArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    flags: DbFlags,
+    /// First key of the range (inclusive).
+    #[arg(long, allow_hyphen_values = true)]
+    from: Option<OsString>,
+    /// Last key of the range (inclusive).
+    #[arg(long, allow_hyphen_values = true)]
+    to: Option<OsString>,
+}
+
+#[derive(Debug, Args)]
 pub struct PropertyArgs {
     #[command(flatten)]
     flags: DbFlags,
@@ -210,6 +225,7 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
         DbCommand::Dump(a) => dump(&before.merge(&a.flags)?, &a),
         DbCommand::Load(a) => load(&before.merge(&a.flags)?),
         DbCommand::GetProperty(a) => get_property(&before.merge(&a.flags)?, &a),
+        DbCommand::Compact(a) => compact(&before.merge(&a.flags)?, &a),
         DbCommand::ManifestDump(a) => {
             let flags = before.merge(&a.flags)?;
             inspect::manifest_dump(&flags, &a)
@@ -277,6 +293,16 @@ fn print_ok() -> CliResult {
 fn put(flags: &DbFlags, a: &PutArgs) -> CliResult {
     let (key, value) = (flags.key(&a.key)?, flags.value(&a.value)?);
     with_db(flags, DbOptions::default(), |db| Ok(db.put(&key, &value)?))?;
+    print_ok()
+}
+
+fn compact(flags: &DbFlags, a: &CompactArgs) -> CliResult {
+    let from = a.from.as_ref().map(|k| flags.key(k)).transpose()?;
+    let to = a.to.as_ref().map(|k| flags.key(k)).transpose()?;
+    with_db(flags, DbOptions::default(), |db| {
+        db.compact_range(from.as_deref(), to.as_deref())
+            .map_err(context("Compaction failed"))
+    })?;
     print_ok()
 }
 

@@ -421,3 +421,28 @@ fn checkconsistency_refuses_a_corrupt_wal_without_opening() {
     // The WAL is still there: recovery did not run and drop its records.
     assert_eq!(std::fs::read(&wal).expect("read"), bytes);
 }
+
+#[test]
+fn compact_moves_the_range_to_the_last_level() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path();
+    let lines: String = (0..300).map(|i| format!("k{i:03} ==> v{i}\n")).collect();
+    ok(db, &["--create_if_missing", "load"], &lines);
+    ok(db, &["put", "k999", "late"], "");
+    let level = |n: u32| -> String {
+        let out = ok(
+            db,
+            &["get_property", &format!("strata.num-files-at-level{n}")],
+            "",
+        );
+        out.trim().rsplit(' ').next().expect("a value").to_string()
+    };
+    assert_eq!(ok(db, &["compact", "--from=k000", "--to=k999"], ""), "OK\n");
+    assert_eq!(level(0), "0");
+    assert_ne!(level(6), "0");
+    assert_eq!(ok(db, &["compact"], ""), "OK\n");
+    assert_eq!(ok(db, &["get", "k150"], ""), "v150\n");
+    assert_eq!(ok(db, &["get", "k999"], ""), "late\n");
+    let err = fails(db, &["compact", "--key_hex", "--from=0xZZ"], "");
+    assert!(err.contains("hex"), "{err}");
+}
