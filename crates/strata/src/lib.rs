@@ -3,6 +3,7 @@
 //! This crate holds the engine. The public surface is re-exported here; modules
 //! are documented where they are defined.
 
+pub mod cache;
 pub mod checksum;
 pub mod compaction;
 pub mod compression;
