@@ -7,6 +7,7 @@ use std::thread;
 use std::time::Instant;
 
 use rand::rngs::SmallRng;
+use strata::cache::Cache;
 use strata::{Db, DbOptions, ReadOptions, Statistics, WriteOptions};
 
 use crate::flags::Flags;
@@ -88,10 +89,13 @@ pub fn run(flags: &Flags) -> Result<(), String> {
         destroy_db(&dir)?;
     }
     // One Statistics for every database the run opens, printed once at the end.
-    let statistics = flags.statistics.then(|| Arc::new(Statistics::new()));
-    let mut db = Some(open(flags, &dir, &statistics)?);
-    let result = run_all(flags, &dir, &mut db, &statistics);
-    if let Some(stats) = &statistics {
+    let shared = Shared {
+        statistics: flags.statistics.then(|| Arc::new(Statistics::new())),
+        block_cache: flags.block_cache().map_err(|e| e.to_string())?,
+    };
+    let mut db = Some(open(flags, &dir, &shared)?);
+    let result = run_all(flags, &dir, &mut db, &shared);
+    if let Some(stats) = &shared.statistics {
         print!("STATISTICS:\n{}", stats.report());
     }
     let closed = match db {
@@ -103,9 +107,16 @@ pub fn run(flags: &Flags) -> Result<(), String> {
     result.and(closed)
 }
 
-fn open(flags: &Flags, dir: &Path, statistics: &Option<Arc<Statistics>>) -> Result<Db, String> {
+/// What every database a run opens shares: statistics and the block cache.
+struct Shared {
+    statistics: Option<Arc<Statistics>>,
+    block_cache: Option<Arc<dyn Cache>>,
+}
+
+fn open(flags: &Flags, dir: &Path, shared: &Shared) -> Result<Db, String> {
     let options = DbOptions {
-        statistics: statistics.clone(),
+        statistics: shared.statistics.clone(),
+        block_cache: shared.block_cache.clone(),
         ..flags.db_options()
     };
     Db::open(dir, options).map_err(|e| format!("opening {}: {e}", dir.display()))
@@ -176,7 +187,7 @@ fn run_all(
     flags: &Flags,
     dir: &Path,
     db_slot: &mut Option<Db>,
-    statistics: &Option<Arc<Statistics>>,
+    shared: &Shared,
 ) -> Result<(), String> {
     let pool = ValuePool::new(flags.compression_ratio, flags.value_size);
     // db_bench seeds each thread with `seed + threads created so far`, counting
@@ -201,7 +212,7 @@ fn run_all(
                     .map_err(|e| format!("{name}: closing the old DB: {e}"))?;
             }
             destroy_db(dir)?;
-            *db_slot = Some(open(flags, dir, statistics)?);
+            *db_slot = Some(open(flags, dir, shared)?);
         }
         let db = db_slot
             .as_ref()

@@ -7,6 +7,10 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
+use strata::cache::lru::{LruCache, LruOptions};
+use strata::cache::Cache;
 use strata::{
     ChecksumType, CompactionOptions, CompactionStyle, CompressionType, DbOptions, TableOptions,
 };
@@ -73,6 +77,12 @@ pub struct Flags {
     pub min_level_to_compress: i64,
     /// Print the engine's statistics once, at the end (`--statistics`).
     pub statistics: bool,
+    /// Block cache bytes (db_bench's default 8 MiB); negative: no cache.
+    pub cache_size: i64,
+    /// `None` (db_bench's -1): the engine picks the shard count.
+    pub cache_numshardbits: Option<u32>,
+    pub cache_high_pri_pool_ratio: f64,
+    pub cache_low_pri_pool_ratio: f64,
 }
 
 impl Default for Flags {
@@ -102,11 +112,32 @@ impl Default for Flags {
             compaction: CompactionOptions::default(),
             min_level_to_compress: -1,
             statistics: false,
+            cache_size: 8 << 20,
+            cache_numshardbits: None,
+            cache_high_pri_pool_ratio: 0.0,
+            cache_low_pri_pool_ratio: 0.0,
         }
     }
 }
 
 impl Flags {
+    /// The block cache these flags ask for (shared by every database the run
+    /// opens), or `None` for a negative `--cache_size`.
+    pub fn block_cache(&self) -> Result<Option<Arc<dyn Cache>>, FlagError> {
+        let Ok(capacity) = usize::try_from(self.cache_size) else {
+            return Ok(None);
+        };
+        let cache = LruCache::new(LruOptions {
+            capacity,
+            num_shard_bits: self.cache_numshardbits,
+            strict_capacity_limit: false,
+            high_pri_pool_ratio: self.cache_high_pri_pool_ratio,
+            low_pri_pool_ratio: self.cache_low_pri_pool_ratio,
+        })
+        .or_else(|e| err(format!("--cache_*: {e}")))?;
+        Ok(Some(Arc::new(cache)))
+    }
+
     /// The engine options these flags ask for.
     pub fn db_options(&self) -> DbOptions {
         DbOptions {
@@ -267,6 +298,20 @@ where
             "histogram" => flags.histogram = boolean(name, value)?,
             "compression_ratio" => flags.compression_ratio = number(name, value)?,
             "statistics" => flags.statistics = boolean(name, value)?,
+            "cache_size" => flags.cache_size = number(name, value)?,
+            "cache_numshardbits" => {
+                let bits: i32 = number(name, value)?;
+                flags.cache_numshardbits = u32::try_from(bits).ok();
+            }
+            "cache_high_pri_pool_ratio" => flags.cache_high_pri_pool_ratio = number(name, value)?,
+            "cache_low_pri_pool_ratio" => flags.cache_low_pri_pool_ratio = number(name, value)?,
+            "cache_type" => {
+                if value != "lru_cache" {
+                    return err(format!(
+                        "--cache_type={value}: only lru_cache is supported by this build"
+                    ));
+                }
+            }
             _ => parse_compaction_flag(&mut flags, name, value)?,
         }
     }
@@ -350,6 +395,11 @@ fn is_known(name: &str) -> bool {
             | "checksum_type"
             | "compression_ratio"
             | "compaction_style"
+            | "cache_size"
+            | "cache_numshardbits"
+            | "cache_high_pri_pool_ratio"
+            | "cache_low_pri_pool_ratio"
+            | "cache_type"
             | "num_levels"
             | "level0_file_num_compaction_trigger"
             | "level0_slowdown_writes_trigger"
@@ -416,6 +466,7 @@ fn validate(flags: &Flags) -> Result<(), FlagError> {
             flags.compression_ratio
         ));
     }
+    flags.block_cache()?;
     // The engine's own checks, reported with the flag name a user typed.
     flags.db_options().validate().or_else(|e| match e {
         strata::Error::InvalidArgument { field, reason } => {
@@ -547,6 +598,14 @@ mod tests {
         );
         let e = error(&["--compaction_style=7"]);
         assert!(e.contains("--compaction_style=7"), "{e}");
+        assert!(run(&["--cache_size=-1"]).block_cache().unwrap().is_none());
+        let cache = run(&["--cache_size=1048576"])
+            .block_cache()
+            .unwrap()
+            .unwrap();
+        assert_eq!(cache.capacity(), 1 << 20);
+        assert!(error(&["--cache_high_pri_pool_ratio=2"]).starts_with("--cache_"));
+        assert!(error(&["--cache_type=clock_cache"]).contains("lru_cache"));
         let e = error(&["--level0_stop_writes_trigger=3"]);
         assert!(e.starts_with("--level0_stop_writes_trigger:"), "{e}");
     }

@@ -11,9 +11,11 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::cache::Cache;
 use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::fs::{Fs, ReadFileOptions};
+use crate::statistics::Statistics;
 use crate::table::TableReader;
 
 /// Shared cache of open tables.
@@ -23,6 +25,8 @@ pub struct TableCache {
     fs: Arc<dyn Fs>,
     read_options: ReadFileOptions,
     tables: Mutex<HashMap<u64, Arc<TableReader>>>,
+    block_cache: Option<Arc<dyn Cache>>,
+    statistics: Option<Arc<Statistics>>,
 }
 
 impl TableCache {
@@ -33,7 +37,20 @@ impl TableCache {
             fs,
             read_options,
             tables: Mutex::new(HashMap::new()),
+            block_cache: None,
+            statistics: None,
         }
+    }
+
+    /// Tables opened from now on cache their data blocks in `cache`.
+    pub fn with_block_cache(
+        mut self,
+        cache: Option<Arc<dyn Cache>>,
+        statistics: Option<Arc<Statistics>>,
+    ) -> Self {
+        self.block_cache = cache;
+        self.statistics = statistics;
+        self
     }
 
     /// The reader of table `number`, opening it on first use. `expected_size` is
@@ -56,7 +73,11 @@ impl TableCache {
                 ),
             ));
         }
-        let table = Arc::new(TableReader::open(file, &path)?);
+        let mut table = TableReader::open(file, &path)?;
+        if let Some(cache) = &self.block_cache {
+            table = table.with_block_cache(cache.clone(), self.statistics.clone());
+        }
+        let table = Arc::new(table);
         Ok(self.tables.lock().entry(number).or_insert(table).clone())
     }
 

@@ -208,7 +208,10 @@ fn build_inner(
     let read_only = wal.is_none();
     DbInner {
         dir: dir.to_path_buf(),
-        table_cache: Arc::new(TableCache::new(fs.clone(), dir.to_path_buf(), read_options)),
+        table_cache: Arc::new(
+            TableCache::new(fs.clone(), dir.to_path_buf(), read_options)
+                .with_block_cache(options.block_cache.clone(), options.statistics.clone()),
+        ),
         flush_fs: limited(&fs, &options, IoPriority::High),
         compaction_fs: limited(&fs, &options, IoPriority::Low),
         fs,

@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 pub use compaction::{CompactionOptions, CompactionStyle, FifoOptions, UniversalOptions};
 
+use crate::cache::lru::{LruCache, LruOptions};
+use crate::cache::Cache;
 use crate::checksum::ChecksumType;
 use crate::compaction::rate_limiter::RateLimiter;
 use crate::compression::CompressionType;
@@ -101,6 +103,9 @@ pub struct ReadOptions {
     /// Iterators stop at user keys at or above this (exclusive bound). Default
     /// none. Setting it lets an iterator skip work past the range.
     pub iterate_upper_bound: Option<Vec<u8>>,
+    /// Insert the data blocks this read misses into the block cache. Default
+    /// true; set it false for a long scan that should not push the hot set out.
+    pub fill_cache: bool,
 }
 
 impl Default for ReadOptions {
@@ -110,6 +115,7 @@ impl Default for ReadOptions {
             snapshot: None,
             iterate_lower_bound: None,
             iterate_upper_bound: None,
+            fill_cache: true,
         }
     }
 }
@@ -170,6 +176,11 @@ pub struct DbOptions {
     /// one `Arc` to bound several databases together. Default none. Smooths
     /// background I/O at the cost of slower compaction, hence earlier stalls.
     pub rate_limiter: Option<Arc<RateLimiter>>,
+    /// The block cache for data blocks (RocksDB's `block_cache`); share one
+    /// `Arc` between databases to bound them together. Default: a 32 MiB LRU
+    /// cache, as RocksDB's. `None` reads every block from the file (and the OS
+    /// page cache).
+    pub block_cache: Option<Arc<dyn Cache>>,
     /// Info LOG files kept: each open starts a new `LOG` and renames the old
     /// one `LOG.old.<micros>`; the oldest beyond this count are deleted.
     /// Default 1000, as RocksDB.
@@ -194,10 +205,18 @@ impl Default for DbOptions {
             wal_recovery_mode: WalRecoveryMode::default(),
             fs: Arc::new(StdFs),
             rate_limiter: None,
+            block_cache: default_block_cache(),
             keep_log_file_num: 1000,
             statistics: None,
         }
     }
+}
+
+/// RocksDB's default block cache: 32 MiB, LRU, half of it the high pool.
+fn default_block_cache() -> Option<Arc<dyn Cache>> {
+    LruCache::new(LruOptions::new(32 << 20))
+        .ok()
+        .map(|c| Arc::new(c) as Arc<dyn Cache>)
 }
 
 /// Smallest accepted `write_buffer_size` (64 KiB).

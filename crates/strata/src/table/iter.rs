@@ -18,11 +18,13 @@ pub struct TableIterator {
     /// Handle of the block `data` iterates, so re-seeking within it skips a read.
     data_handle: Option<BlockHandle>,
     verify_checksums: bool,
+    /// Insert blocks read on a cache miss (`ReadOptions::fill_cache`).
+    fill_cache: bool,
     error: Option<Error>,
 }
 
 impl TableIterator {
-    pub(crate) fn new(table: Arc<TableReader>, verify_checksums: bool) -> Self {
+    pub(crate) fn new(table: Arc<TableReader>, verify_checksums: bool, fill_cache: bool) -> Self {
         let index = table.index_block().iter::<InternalOrder>();
         TableIterator {
             table,
@@ -30,6 +32,7 @@ impl TableIterator {
             data: None,
             data_handle: None,
             verify_checksums,
+            fill_cache,
             error: None,
         }
     }
@@ -48,7 +51,11 @@ impl TableIterator {
                 if self.data_handle == Some(handle) && self.data.is_some() {
                     return Ok(None);
                 }
-                let block = self.table.read_block(handle, self.verify_checksums)?;
+                // Once per visit to a block, not per entry, so a scan cannot
+                // promote itself into the high pool.
+                let block =
+                    self.table
+                        .read_data_block(handle, self.verify_checksums, self.fill_cache)?;
                 Ok(Some((handle, block.iter::<InternalOrder>())))
             });
         match loaded {

@@ -5,6 +5,8 @@
 //! [`TableReader::read_block`], the one place where a block cache will plug in
 //! (each block is identified by the file and its offset).
 
+use crate::cache::{Cache, CacheKey, Priority};
+use crate::statistics::{Statistics, Ticker};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -45,9 +47,27 @@ struct BlockFetcher {
     checksum: ChecksumType,
 }
 
+/// Where a table's data blocks are cached, under keys of its own table id.
+#[derive(Debug, Clone)]
+pub struct BlockCacheRef {
+    pub cache: Arc<dyn Cache>,
+    pub table_id: u64,
+    pub statistics: Option<Arc<Statistics>>,
+}
+
+impl BlockCacheRef {
+    fn tick(&self, ticker: Ticker) {
+        if let Some(s) = &self.statistics {
+            s.add(ticker, 1);
+        }
+    }
+}
+
 /// An open table file. Shared between threads behind an `Arc`.
 #[derive(Debug)]
 pub struct TableReader {
+    /// Data blocks are looked up here first, and inserted after a read.
+    block_cache: Option<BlockCacheRef>,
     fetcher: BlockFetcher,
     footer: Footer,
     index: Block,
@@ -119,6 +139,7 @@ impl TableReader {
             None => None,
         };
         Ok(TableReader {
+            block_cache: None,
             fetcher,
             footer,
             index,
@@ -144,9 +165,65 @@ impl TableReader {
         self.fetcher.file_size
     }
 
-    /// Reads, checks and decompresses one block.
+    /// Caches this table's data blocks in `cache` (index and filter blocks
+    /// stay with the open table), counting hits and misses in `statistics`.
+    pub fn with_block_cache(
+        mut self,
+        cache: Arc<dyn Cache>,
+        statistics: Option<Arc<Statistics>>,
+    ) -> Self {
+        let table_id = cache.new_table_id();
+        self.block_cache = Some(BlockCacheRef {
+            cache,
+            table_id,
+            statistics,
+        });
+        self
+    }
+
+    /// Reads, checks and decompresses one block, bypassing the cache.
     pub fn read_block(&self, handle: BlockHandle, verify_checksum: bool) -> Result<Block> {
         self.fetcher.read_block(handle, verify_checksum)
+    }
+
+    /// One data block: from the block cache if it is there, else read (and
+    /// inserted when `fill_cache`). A block that fails its checksum is never
+    /// cached.
+    pub fn read_data_block(
+        &self,
+        handle: BlockHandle,
+        verify_checksum: bool,
+        fill_cache: bool,
+    ) -> Result<Block> {
+        let Some(cache) = &self.block_cache else {
+            return self.read_block(handle, verify_checksum);
+        };
+        let key = CacheKey {
+            table_id: cache.table_id,
+            offset: handle.offset,
+        };
+        if let Some(hit) = cache.cache.lookup(&key) {
+            if let Some(block) = hit.value().downcast_ref::<Block>() {
+                cache.tick(Ticker::BlockCacheHit);
+                cache.tick(Ticker::BlockCacheDataHit);
+                return Ok(block.clone());
+            }
+        }
+        cache.tick(Ticker::BlockCacheMiss);
+        cache.tick(Ticker::BlockCacheDataMiss);
+        let block = self.read_block(handle, verify_checksum)?;
+        if fill_cache {
+            let charge = block.size();
+            // A full strict cache only means this block is not cached.
+            if cache
+                .cache
+                .insert(key, Arc::new(block.clone()), charge, Priority::Low)
+                .is_ok()
+            {
+                cache.tick(Ticker::BlockCacheAdd);
+            }
+        }
+        Ok(block)
     }
 
     /// Reads a block's bytes without parsing them as entries (filter blocks).
@@ -187,7 +264,8 @@ impl TableReader {
         index.seek(&lookup);
         while index.valid() {
             let handle = self.decode_index_value(index.value())?;
-            let block = self.read_block(handle, options.verify_checksums)?;
+            let block =
+                self.read_data_block(handle, options.verify_checksums, options.fill_cache)?;
             let mut it = block.iter::<InternalOrder>();
             it.seek(&lookup);
             it.status()?;
@@ -213,7 +291,7 @@ impl TableReader {
 
     /// An iterator over every entry, in internal-key order.
     pub fn iter(self: &Arc<Self>, options: &ReadOptions) -> super::iter::TableIterator {
-        super::iter::TableIterator::new(self.clone(), options.verify_checksums)
+        super::iter::TableIterator::new(self.clone(), options.verify_checksums, options.fill_cache)
     }
 
     pub(crate) fn index_block(&self) -> &Block {

@@ -305,3 +305,59 @@ fn statistics_count_reads_writes_and_filters() {
     let plain = open_sim(&SimFs::new(15));
     assert_eq!(plain.property("strata.statistics"), None);
 }
+
+#[test]
+fn the_block_cache_serves_repeated_reads_and_never_caches_bad_blocks() {
+    use strata::{Statistics, Ticker};
+    let fs = SimFs::new(16);
+    let stats = std::sync::Arc::new(Statistics::new());
+    let options = DbOptions {
+        statistics: Some(stats.clone()),
+        ..sim_options(&fs)
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    for i in 0..500u32 {
+        db.put(format!("k{i:05}").as_bytes(), &[b'v'; 50]).unwrap();
+    }
+    db.flush().unwrap();
+    let t = |ticker| stats.ticker(ticker);
+    assert!(db.get(b"k00010").unwrap().is_some());
+    assert_eq!(
+        (t(Ticker::BlockCacheDataMiss), t(Ticker::BlockCacheAdd)),
+        (1, 1)
+    );
+    assert!(db.get(b"k00011").unwrap().is_some()); // same block
+    assert_eq!(t(Ticker::BlockCacheDataHit), 1);
+    // fill_cache = false: a miss is read but not inserted.
+    let no_fill = ReadOptions {
+        fill_cache: false,
+        ..ReadOptions::default()
+    };
+    assert!(db.get_opt(&no_fill, b"k00400").unwrap().is_some());
+    assert!(db.get_opt(&no_fill, b"k00400").unwrap().is_some());
+    assert_eq!(
+        (t(Ticker::BlockCacheDataMiss), t(Ticker::BlockCacheAdd)),
+        (3, 1)
+    );
+    // A corrupt block is an error every time, never a cached value.
+    use strata::Fs as _;
+    let table = fs
+        .list(Path::new("/db"))
+        .unwrap()
+        .into_iter()
+        .find(|n| n.ends_with(".sst"))
+        .unwrap();
+    // A byte in the middle of the data blocks: some block not yet cached.
+    let path = Path::new("/db").join(&table);
+    // Data blocks fill the front of the file; the middle is in one of them.
+    let middle = fs.file_size(&path).unwrap() / 2;
+    fs.corrupt_byte(&path, middle, 0x55).unwrap();
+    let errors = || {
+        (100..500u32)
+            .filter(|i| db.get(format!("k{i:05}").as_bytes()).is_err())
+            .count()
+    };
+    let first = errors();
+    assert!(first > 0, "the corrupt block was never read");
+    assert_eq!(errors(), first, "a corrupt block was cached");
+}
