@@ -21,6 +21,7 @@ enum Bench {
     FillRandom,
     Overwrite,
     ReadRandom,
+    ReadHot,
     ReadSeq,
     ReadReverse,
     SeekRandom,
@@ -33,6 +34,7 @@ impl Bench {
             "fillrandom" => Bench::FillRandom,
             "overwrite" => Bench::Overwrite,
             "readrandom" => Bench::ReadRandom,
+            "readhot" => Bench::ReadHot,
             "readseq" => Bench::ReadSeq,
             "readreverse" => Bench::ReadReverse,
             "seekrandom" => Bench::SeekRandom,
@@ -47,7 +49,7 @@ impl Bench {
 
     /// Whether the result line ends with `(found of reads found)`.
     fn reports_found(self) -> bool {
-        matches!(self, Bench::ReadRandom | Bench::SeekRandom)
+        matches!(self, Bench::ReadRandom | Bench::ReadHot | Bench::SeekRandom)
     }
 }
 
@@ -299,7 +301,9 @@ fn thread_body(ctx: &Ctx<'_>, bench: Bench, seed: u64, barrier: &Barrier) -> Res
     let result = match bench {
         Bench::FillSeq => w.write(false),
         Bench::FillRandom | Bench::Overwrite => w.write(true),
-        Bench::ReadRandom => w.read_random(),
+        Bench::ReadRandom => w.read_random(ctx.flags.num),
+        // LevelDB's readhot: random reads from the first 1% of the keys.
+        Bench::ReadHot => w.read_random(ctx.flags.num.div_ceil(100)),
         Bench::ReadSeq => w.scan(true),
         Bench::ReadReverse => w.scan(false),
         Bench::SeekRandom => w.seek_random(),
@@ -341,11 +345,12 @@ impl Worker<'_> {
 
     /// `--reads` point lookups of random keys in `0..num`; bytes count only
     /// what was found.
-    fn read_random(&mut self) -> Result<(), Box<dyn std::error::Error>> {
+    /// `--reads` random point reads of keys `0..range`.
+    fn read_random(&mut self, range: u64) -> Result<(), Box<dyn std::error::Error>> {
         let flags = self.ctx.flags;
         for _ in 0..flags.reads {
             let t = self.op_start();
-            make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
+            make_key(random_key_number(&mut self.rng, range), &mut self.key);
             self.stats.reads += 1;
             if let Some(value) = self.ctx.db.get_opt(&self.ctx.read_options, &self.key)? {
                 self.stats.found += 1;

@@ -21,6 +21,7 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "fillrandom",
     "overwrite",
     "readrandom",
+    "readhot",
     "readseq",
     "readreverse",
     "seekrandom",
