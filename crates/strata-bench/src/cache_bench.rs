@@ -1,0 +1,286 @@
+//! strata-cache-bench: the block cache under RocksDB's `cache_bench` workload,
+//! with its flags, defaults and per-operation work, so the two tools compare
+//! like for like.
+//!
+//! Each thread runs `-ops_per_thread` operations on random keys from a key
+//! space `cache_size / resident_ratio / value_bytes` large: lookup, inserting on
+//! a miss (`-lookup_insert_percent`), insert (`-insert_percent`), lookup
+//! (`-lookup_percent`), erase (`-erase_percent`). A hit hashes the value unless
+//! `-lean`; an insert allocates and fills a value. `-populate_cache` first
+//! inserts twice the capacity.
+
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use strata::cache::lru::{LruCache, LruOptions};
+use strata::cache::{Cache, CacheKey, CacheValue, Priority};
+
+/// cache_bench's flags, with its defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheBenchFlags {
+    pub threads: usize,
+    pub cache_size: usize,
+    pub num_shard_bits: u32,
+    pub cache_type: String,
+    pub value_bytes: usize,
+    pub ops_per_thread: u64,
+    pub lookup_insert_percent: u32,
+    pub insert_percent: u32,
+    pub lookup_percent: u32,
+    pub erase_percent: u32,
+    pub skew: u32,
+    pub skewed: bool,
+    pub resident_ratio: f64,
+    pub lean: bool,
+    pub populate_cache: bool,
+}
+
+impl Default for CacheBenchFlags {
+    fn default() -> Self {
+        CacheBenchFlags {
+            threads: 16,
+            cache_size: 1 << 30,
+            num_shard_bits: 6,
+            cache_type: "lru_cache".into(),
+            value_bytes: 8192,
+            ops_per_thread: 2_000_000,
+            lookup_insert_percent: 87,
+            insert_percent: 2,
+            lookup_percent: 10,
+            erase_percent: 1,
+            skew: 5,
+            skewed: false,
+            resident_ratio: 0.25,
+            lean: false,
+            populate_cache: true,
+        }
+    }
+}
+
+/// Parses `-flag=value` / `--flag=value` arguments; an unknown flag is an
+/// error naming it.
+pub fn parse(args: &[String]) -> Result<CacheBenchFlags, String> {
+    let mut f = CacheBenchFlags::default();
+    for arg in args {
+        let body = arg
+            .strip_prefix("--")
+            .or_else(|| arg.strip_prefix('-'))
+            .ok_or_else(|| format!("unexpected argument {arg:?}: flags are written -name=value"))?;
+        let (name, value) = body.split_once('=').unwrap_or((body, "true"));
+        let num = |v: &str| -> Result<u64, String> {
+            v.parse()
+                .map_err(|_| format!("-{name}: {v:?} is not a valid number"))
+        };
+        let boolean = |v: &str| -> Result<bool, String> {
+            match v {
+                "1" | "true" | "yes" => Ok(true),
+                "0" | "false" | "no" => Ok(false),
+                _ => Err(format!("-{name}: {v:?} is not a boolean")),
+            }
+        };
+        let small = |v: &str| -> Result<u32, String> {
+            u32::try_from(num(v)?).map_err(|_| format!("-{name}: {v} is too large"))
+        };
+        match name {
+            "threads" => f.threads = num(value)? as usize,
+            "cache_size" => f.cache_size = num(value)? as usize,
+            "num_shard_bits" => f.num_shard_bits = small(value)?,
+            "cache_type" => f.cache_type = value.to_string(),
+            "value_bytes" => f.value_bytes = num(value)? as usize,
+            "ops_per_thread" => f.ops_per_thread = num(value)?,
+            "lookup_insert_percent" => f.lookup_insert_percent = small(value)?,
+            "insert_percent" => f.insert_percent = small(value)?,
+            "lookup_percent" => f.lookup_percent = small(value)?,
+            "erase_percent" => f.erase_percent = small(value)?,
+            "skew" => f.skew = small(value)?,
+            "skewed" => f.skewed = boolean(value)?,
+            "resident_ratio" => {
+                f.resident_ratio = value
+                    .parse()
+                    .map_err(|_| format!("-resident_ratio: {value:?} is not a number"))?
+            }
+            "lean" => f.lean = boolean(value)?,
+            "populate_cache" => f.populate_cache = boolean(value)?,
+            _ => return Err(format!("unknown flag -{name}")),
+        }
+    }
+    if f.cache_type != "lru_cache" {
+        return Err(format!(
+            "-cache_type={}: only lru_cache is built so far",
+            f.cache_type
+        ));
+    }
+    let ratio_ok = f.resident_ratio.is_finite() && f.resident_ratio > 0.0;
+    if f.threads == 0 || f.value_bytes == 0 || !ratio_ok {
+        return Err("-threads, -value_bytes and -resident_ratio must be above 0".into());
+    }
+    Ok(f)
+}
+
+/// cache_bench's key for `n`.
+fn key(n: u64) -> CacheKey {
+    CacheKey {
+        table_id: 1,
+        offset: n,
+    }
+}
+
+/// A value of `bytes` random bytes, as cache_bench fills one per insert.
+fn new_value(rng: &mut SmallRng, bytes: usize) -> CacheValue {
+    let mut v = vec![0u8; bytes];
+    for chunk in v.chunks_mut(8) {
+        let word = rng.gen::<u64>().to_le_bytes();
+        chunk.copy_from_slice(&word[..chunk.len()]);
+    }
+    Arc::new(v.into_boxed_slice())
+}
+
+/// Skewed keys as cache_bench's `Random::Skewed`: a random bit count up to
+/// `skew`, then a random number of that many bits.
+fn next_key(rng: &mut SmallRng, f: &CacheBenchFlags, max_key: u64) -> u64 {
+    if f.skewed {
+        let bits = rng.gen_range(0..=f.skew.min(63));
+        rng.gen::<u64>() % (1u64 << bits).min(max_key.max(1))
+    } else {
+        rng.gen_range(0..max_key.max(1))
+    }
+}
+
+/// Runs the benchmark and prints cache_bench's result lines.
+pub fn run(f: &CacheBenchFlags) -> Result<(), String> {
+    let cache: Arc<dyn Cache> = Arc::new(
+        LruCache::new(LruOptions {
+            num_shard_bits: Some(f.num_shard_bits),
+            ..LruOptions::new(f.cache_size)
+        })
+        .map_err(|e| e.to_string())?,
+    );
+    let max_key = (f.cache_size as f64 / f.resident_ratio / f.value_bytes as f64) as u64;
+    println!("Number of threads   : {}", f.threads);
+    println!("Ops per thread      : {}", f.ops_per_thread);
+    println!("Cache size          : {}", f.cache_size);
+    println!("Num shard bits      : {}", f.num_shard_bits);
+    println!("Max key             : {max_key}");
+    println!("Resident ratio      : {}", f.resident_ratio);
+    println!("Skew degree         : {}", f.skew);
+    println!("Populate cache      : {}", u8::from(f.populate_cache));
+    println!("Lookup+Insert pct   : {}%", f.lookup_insert_percent);
+    println!("Insert percentage   : {}%", f.insert_percent);
+    println!("Lookup percentage   : {}%", f.lookup_percent);
+    println!("Erase percentage    : {}%", f.erase_percent);
+    println!("----------------------------");
+    if f.populate_cache {
+        let mut rng = SmallRng::seed_from_u64(1);
+        let mut filled = 0;
+        while filled < 2 * f.cache_size {
+            let k = next_key(&mut rng, f, max_key);
+            let v = new_value(&mut rng, f.value_bytes);
+            drop(
+                cache
+                    .insert(key(k), v, f.value_bytes, Priority::Low)
+                    .map_err(|e| e.to_string())?,
+            );
+            filled += f.value_bytes;
+        }
+    }
+    let barrier = Barrier::new(f.threads);
+    let start = Instant::now();
+    let thread_secs: Vec<f64> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..f.threads)
+            .map(|t| {
+                let (cache, barrier) = (&cache, &barrier);
+                s.spawn(move || operate(cache.as_ref(), f, max_key, t as u64, barrier))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(0.0))
+            .collect()
+    });
+    let elapsed = start.elapsed().as_secs_f64();
+    let total = f.ops_per_thread * f.threads as u64;
+    let mean_thread = thread_secs.iter().sum::<f64>() / thread_secs.len().max(1) as f64;
+    println!(
+        "Complete in {elapsed:.3} s; Rough parallel ops/sec = {}",
+        (total as f64 / elapsed) as u64
+    );
+    println!(
+        "Thread ops/sec = {}",
+        (f.ops_per_thread as f64 / mean_thread.max(1e-9)) as u64
+    );
+    Ok(())
+}
+
+/// One thread's operations; returns its running time in seconds.
+fn operate(cache: &dyn Cache, f: &CacheBenchFlags, max_key: u64, t: u64, barrier: &Barrier) -> f64 {
+    let mut rng = SmallRng::seed_from_u64(1000 + t);
+    let lookup_insert = f.lookup_insert_percent;
+    let insert = lookup_insert + f.insert_percent;
+    let lookup = insert + f.lookup_percent;
+    let erase = lookup + f.erase_percent;
+    let mut checksum = 0u64;
+    let mut hash_value = |v: &CacheValue| {
+        if let Some(bytes) = v.downcast_ref::<Box<[u8]>>() {
+            checksum = checksum.wrapping_add(xxhash_rust::xxh3::xxh3_64(bytes));
+        }
+    };
+    barrier.wait();
+    let start = Instant::now();
+    for _ in 0..f.ops_per_thread {
+        let k = key(next_key(&mut rng, f, max_key));
+        let op = rng.gen_range(0..100u32);
+        if op < lookup_insert {
+            match cache.lookup(&k) {
+                Some(h) => {
+                    if !f.lean {
+                        hash_value(h.value());
+                    }
+                }
+                None => {
+                    let v = new_value(&mut rng, f.value_bytes);
+                    drop(cache.insert(k, v, f.value_bytes, Priority::Low));
+                }
+            }
+        } else if op < insert {
+            let v = new_value(&mut rng, f.value_bytes);
+            drop(cache.insert(k, v, f.value_bytes, Priority::Low));
+        } else if op < lookup {
+            if let Some(h) = cache.lookup(&k) {
+                if !f.lean {
+                    hash_value(h.value());
+                }
+            }
+        } else if op < erase {
+            cache.erase(&k);
+        }
+    }
+    std::hint::black_box(checksum);
+    start.elapsed().as_secs_f64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_take_both_spellings_and_cache_benchs_defaults() {
+        let f = parse(&[
+            "-threads=2".into(),
+            "--ops_per_thread=1000".into(),
+            "-lean".into(),
+        ])
+        .unwrap();
+        assert_eq!((f.threads, f.ops_per_thread, f.lean), (2, 1000, true));
+        assert_eq!(f.value_bytes, 8192);
+        assert_eq!(
+            f.lookup_insert_percent + f.insert_percent + f.lookup_percent + f.erase_percent,
+            100
+        );
+        assert!(parse(&["-frobnicate=1".into()])
+            .unwrap_err()
+            .contains("frobnicate"));
+        assert!(parse(&["-cache_type=clock_cache".into()]).is_err());
+    }
+}
