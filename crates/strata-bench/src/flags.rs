@@ -84,6 +84,8 @@ pub struct Flags {
     pub cache_numshardbits: Option<u32>,
     pub cache_high_pri_pool_ratio: f64,
     pub cache_low_pri_pool_ratio: f64,
+    /// db_bench's `--open_files` (the engine's `max_open_files`); -1: no limit.
+    pub open_files: i64,
 }
 
 impl Default for Flags {
@@ -117,6 +119,7 @@ impl Default for Flags {
             cache_numshardbits: None,
             cache_high_pri_pool_ratio: 0.0,
             cache_low_pri_pool_ratio: 0.0,
+            open_files: -1,
         }
     }
 }
@@ -158,6 +161,7 @@ impl Flags {
                 compression_per_level: self.compression_per_level(),
                 ..self.compaction.clone()
             },
+            max_open_files: self.open_files,
             use_mmap_reads: self.mmap_read,
             use_direct_reads: self.use_direct_reads,
             ..DbOptions::default()
@@ -300,6 +304,7 @@ where
             "compression_ratio" => flags.compression_ratio = number(name, value)?,
             "statistics" => flags.statistics = boolean(name, value)?,
             "cache_size" => flags.cache_size = number(name, value)?,
+            "open_files" => flags.open_files = number(name, value)?,
             "cache_numshardbits" => {
                 let bits: i32 = number(name, value)?;
                 flags.cache_numshardbits = u32::try_from(bits).ok();
@@ -397,6 +402,7 @@ fn is_known(name: &str) -> bool {
             | "compression_ratio"
             | "compaction_style"
             | "cache_size"
+            | "open_files"
             | "cache_numshardbits"
             | "cache_high_pri_pool_ratio"
             | "cache_low_pri_pool_ratio"

@@ -1,9 +1,10 @@
 //! Open table readers, by file number, shared by every read.
 //!
 //! Opening a table reads its footer, index and filter, so readers are kept open
-//! for as long as the file is live (RocksDB's default `max_open_files = -1`). A
-//! reader is dropped when its file leaves the version; an iterator that still
-//! holds it keeps the file readable.
+//! while the file is live, up to `max_open_files` of them (RocksDB's default -1:
+//! no limit); past it, the reader opened longest ago is closed and reopened on
+//! its next use. A reader is dropped when its file leaves the version; an
+//! iterator that still holds it keeps the file readable.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -18,13 +19,22 @@ use crate::fs::{Fs, ReadFileOptions};
 use crate::statistics::Statistics;
 use crate::table::TableReader;
 
+/// The open readers, and the order they were opened in (oldest first).
+#[derive(Debug, Default)]
+struct OpenTables {
+    readers: HashMap<u64, Arc<TableReader>>,
+    order: std::collections::VecDeque<u64>,
+}
+
 /// Shared cache of open tables.
 #[derive(Debug)]
 pub struct TableCache {
     dir: PathBuf,
     fs: Arc<dyn Fs>,
     read_options: ReadFileOptions,
-    tables: Mutex<HashMap<u64, Arc<TableReader>>>,
+    tables: Mutex<OpenTables>,
+    /// `None`: no limit.
+    max_open_files: Option<usize>,
     block_cache: Option<Arc<dyn Cache>>,
     statistics: Option<Arc<Statistics>>,
 }
@@ -36,10 +46,18 @@ impl TableCache {
             dir,
             fs,
             read_options,
-            tables: Mutex::new(HashMap::new()),
+            tables: Mutex::new(OpenTables::default()),
+            max_open_files: None,
             block_cache: None,
             statistics: None,
         }
+    }
+
+    /// Keeps at most `max_open_files` readers open (RocksDB's option; a
+    /// negative value means no limit).
+    pub fn with_max_open_files(mut self, max_open_files: i64) -> Self {
+        self.max_open_files = usize::try_from(max_open_files).ok().map(|n| n.max(1));
+        self
     }
 
     /// Tables opened from now on cache their data blocks in `cache`.
@@ -56,7 +74,7 @@ impl TableCache {
     /// The reader of table `number`, opening it on first use. `expected_size` is
     /// the size the MANIFEST recorded; a file of another size is corruption.
     pub fn get(&self, number: u64, expected_size: u64) -> Result<Arc<TableReader>> {
-        if let Some(t) = self.tables.lock().get(&number) {
+        if let Some(t) = self.tables.lock().readers.get(&number) {
             return Ok(t.clone());
         }
         // Open without the lock so one slow open does not block other reads; two
@@ -78,11 +96,73 @@ impl TableCache {
             table = table.with_block_cache(cache.clone(), self.statistics.clone());
         }
         let table = Arc::new(table);
-        Ok(self.tables.lock().entry(number).or_insert(table).clone())
+        let mut open = self.tables.lock();
+        if let Some(winner) = open.readers.get(&number) {
+            return Ok(winner.clone());
+        }
+        open.readers.insert(number, table.clone());
+        open.order.push_back(number);
+        while open.readers.len() > self.max_open_files.unwrap_or(usize::MAX) {
+            let Some(oldest) = open.order.pop_front() else {
+                break;
+            };
+            open.readers.remove(&oldest);
+        }
+        Ok(table)
     }
 
     /// Forgets table `number` (its file left the version).
     pub fn evict(&self, number: u64) {
-        self.tables.lock().remove(&number);
+        let mut open = self.tables.lock();
+        open.readers.remove(&number);
+        open.order.retain(|&n| n != number);
+    }
+
+    /// How many readers are open.
+    pub fn open_count(&self) -> usize {
+        self.tables.lock().readers.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::fs::SimFs;
+    use crate::key::{internal_key, ValueType};
+    use crate::options::TableOptions;
+    use crate::table::TableBuilder;
+
+    #[test]
+    fn at_most_max_open_files_readers_stay_open() {
+        let fs = Arc::new(SimFs::new(3));
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let mut sizes = Vec::new();
+        for number in 1..=5u64 {
+            let file = fs.create(&table_file_name(dir, number)).unwrap();
+            let mut b = TableBuilder::new(file, TableOptions::default()).unwrap();
+            b.add(&internal_key(b"k", number, ValueType::Put), b"v")
+                .unwrap();
+            sizes.push(b.finish().unwrap().0);
+        }
+        let cache = TableCache::new(fs, dir.to_path_buf(), ReadFileOptions::default())
+            .with_max_open_files(2);
+        for (i, &size) in sizes.iter().enumerate() {
+            let table = cache.get(i as u64 + 1, size).unwrap();
+            assert_eq!(table.properties().num_entries, 1);
+            assert!(cache.open_count() <= 2);
+        }
+        // A closed reader reopens on demand.
+        assert!(cache.get(1, sizes[0]).is_ok());
+        assert_eq!(cache.open_count(), 2);
+        let unlimited = TableCache::new(
+            Arc::new(SimFs::new(4)),
+            dir.to_path_buf(),
+            ReadFileOptions::default(),
+        )
+        .with_max_open_files(-1);
+        assert_eq!(unlimited.max_open_files, None);
     }
 }

@@ -210,7 +210,8 @@ fn build_inner(
         dir: dir.to_path_buf(),
         table_cache: Arc::new(
             TableCache::new(fs.clone(), dir.to_path_buf(), read_options)
-                .with_block_cache(options.block_cache.clone(), options.statistics.clone()),
+                .with_block_cache(options.block_cache.clone(), options.statistics.clone())
+                .with_max_open_files(options.max_open_files),
         ),
         flush_fs: limited(&fs, &options, IoPriority::High),
         compaction_fs: limited(&fs, &options, IoPriority::Low),

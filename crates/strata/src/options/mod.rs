@@ -185,6 +185,10 @@ pub struct DbOptions {
     /// one `LOG.old.<micros>`; the oldest beyond this count are deleted.
     /// Default 1000, as RocksDB.
     pub keep_log_file_num: usize,
+    /// Table files kept open (RocksDB's `max_open_files`); -1, the default,
+    /// keeps every live table open. An open table holds its index and filter
+    /// in memory, so a limit bounds memory at the cost of reopening.
+    pub max_open_files: i64,
     /// Tickers and latency histograms (RocksDB's `statistics`), read with
     /// `property("strata.statistics")`; share one `Arc` between databases to
     /// count them together. Default none. Costs a clock read per operation.
@@ -207,6 +211,7 @@ impl Default for DbOptions {
             rate_limiter: None,
             block_cache: default_block_cache(),
             keep_log_file_num: 1000,
+            max_open_files: -1,
             statistics: None,
         }
     }
