@@ -86,6 +86,7 @@ pub struct Flags {
     pub cache_low_pri_pool_ratio: f64,
     /// db_bench's `--open_files` (the engine's `max_open_files`); -1: no limit.
     pub open_files: i64,
+    pub cache_index_and_filter_blocks: bool,
 }
 
 impl Default for Flags {
@@ -120,6 +121,7 @@ impl Default for Flags {
             cache_high_pri_pool_ratio: 0.0,
             cache_low_pri_pool_ratio: 0.0,
             open_files: -1,
+            cache_index_and_filter_blocks: false,
         }
     }
 }
@@ -155,6 +157,7 @@ impl Flags {
                 bloom_bits_per_key: self.bloom_bits,
                 compression: self.compression_type,
                 checksum: self.checksum_type,
+                cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
                 ..TableOptions::default()
             },
             compaction: CompactionOptions {
@@ -220,6 +223,7 @@ const BOOL_FLAGS: &[&str] = &[
     "level_compaction_dynamic_level_bytes",
     "disable_auto_compactions",
     "statistics",
+    "cache_index_and_filter_blocks",
 ];
 
 /// Parses the arguments after the program name.
@@ -305,6 +309,9 @@ where
             "statistics" => flags.statistics = boolean(name, value)?,
             "cache_size" => flags.cache_size = number(name, value)?,
             "open_files" => flags.open_files = number(name, value)?,
+            "cache_index_and_filter_blocks" => {
+                flags.cache_index_and_filter_blocks = boolean(name, value)?
+            }
             "cache_numshardbits" => {
                 let bits: i32 = number(name, value)?;
                 flags.cache_numshardbits = u32::try_from(bits).ok();

@@ -138,6 +138,7 @@ fn build(args: BuildArgs) -> CliResult {
         bloom_bits_per_key: args.bloom_bits,
         compression: CompressionType::parse(&args.compression).map_err(|e| e.to_string())?,
         checksum: ChecksumType::parse(&args.checksum).map_err(|e| e.to_string())?,
+        ..TableOptions::default()
     };
     options.validate().map_err(|e| e.to_string())?;
     let entries = read_input(&args)?;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::cache::Cache;
+use crate::cache::{Cache, Priority};
 use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::fs::{Fs, ReadFileOptions};
@@ -37,6 +37,8 @@ pub struct TableCache {
     max_open_files: Option<usize>,
     block_cache: Option<Arc<dyn Cache>>,
     statistics: Option<Arc<Statistics>>,
+    /// Set when index and filter blocks go to the block cache too.
+    meta_priority: Option<Priority>,
 }
 
 impl TableCache {
@@ -50,6 +52,7 @@ impl TableCache {
             max_open_files: None,
             block_cache: None,
             statistics: None,
+            meta_priority: None,
         }
     }
 
@@ -57,6 +60,14 @@ impl TableCache {
     /// negative value means no limit).
     pub fn with_max_open_files(mut self, max_open_files: i64) -> Self {
         self.max_open_files = usize::try_from(max_open_files).ok().map(|n| n.max(1));
+        self
+    }
+
+    /// Tables opened from now on keep their index and filter blocks in the
+    /// block cache at `priority` (RocksDB's `cache_index_and_filter_blocks`)
+    /// instead of holding them.
+    pub fn with_cached_index_and_filter(mut self, priority: Option<Priority>) -> Self {
+        self.meta_priority = priority;
         self
     }
 
@@ -93,7 +104,8 @@ impl TableCache {
         }
         let mut table = TableReader::open(file, &path)?;
         if let Some(cache) = &self.block_cache {
-            table = table.with_block_cache(cache.clone(), self.statistics.clone());
+            table =
+                table.with_block_cache(cache.clone(), self.statistics.clone(), self.meta_priority);
         }
         let table = Arc::new(table);
         let mut open = self.tables.lock();

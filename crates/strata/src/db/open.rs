@@ -20,6 +20,7 @@ use super::info_log::{info, InfoLog};
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::{DbInner, DbState, ImmMemTable};
+use crate::cache::Priority;
 use crate::compaction::rate_limiter::{IoPriority, RateLimitedFs};
 use crate::error::{Error, Result};
 use crate::filename::{
@@ -211,7 +212,8 @@ fn build_inner(
         table_cache: Arc::new(
             TableCache::new(fs.clone(), dir.to_path_buf(), read_options)
                 .with_block_cache(options.block_cache.clone(), options.statistics.clone())
-                .with_max_open_files(options.max_open_files),
+                .with_max_open_files(options.max_open_files)
+                .with_cached_index_and_filter(meta_priority(&options)),
         ),
         flush_fs: limited(&fs, &options, IoPriority::High),
         compaction_fs: limited(&fs, &options, IoPriority::Low),
@@ -274,6 +276,17 @@ fn logs_to_replay(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet) -> Result<
     }
     logs.sort_unstable();
     Ok(logs)
+}
+
+/// Where index and filter blocks go in the block cache, if they go there.
+fn meta_priority(options: &DbOptions) -> Option<Priority> {
+    let t = &options.table;
+    let priority = if t.cache_index_and_filter_blocks_with_high_priority {
+        Priority::High
+    } else {
+        Priority::Low
+    };
+    t.cache_index_and_filter_blocks.then_some(priority)
 }
 
 /// `fs` behind the options' rate limiter, if there is one.

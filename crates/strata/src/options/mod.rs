@@ -38,6 +38,13 @@ pub struct TableOptions {
     pub compression: CompressionType,
     /// Block checksum function. Default xxh3 (RocksDB's `kXXH3`, code 4).
     pub checksum: ChecksumType,
+    /// Keep index and filter blocks in the block cache rather than in each
+    /// open table. Default false: open tables hold them (fastest, but their
+    /// memory is not bounded by the cache).
+    pub cache_index_and_filter_blocks: bool,
+    /// Cached index and filter blocks go to the high-priority pool, above data
+    /// blocks. Default true.
+    pub cache_index_and_filter_blocks_with_high_priority: bool,
 }
 
 impl Default for TableOptions {
@@ -48,6 +55,8 @@ impl Default for TableOptions {
             bloom_bits_per_key: 10.0,
             compression: CompressionType::Snappy,
             checksum: ChecksumType::Xxh3,
+            cache_index_and_filter_blocks: false,
+            cache_index_and_filter_blocks_with_high_priority: true,
         }
     }
 }

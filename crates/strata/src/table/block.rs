@@ -113,6 +113,17 @@ impl Block {
         })
     }
 
+    /// A block without entries: one restart point at 0 and the count. What a
+    /// table iterator walks when its table's index could not be loaded.
+    pub fn empty(origin: BlockOrigin) -> Block {
+        Block {
+            data: Bytes::from_static(&[0, 0, 0, 0, 1, 0, 0, 0]),
+            restarts_offset: 0,
+            num_restarts: 1,
+            origin,
+        }
+    }
+
     /// Total bytes of the block, restart array included.
     pub fn size(&self) -> usize {
         self.data.len()

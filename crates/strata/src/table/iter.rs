@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::table::block::{BlockIter, InternalOrder};
+use crate::table::block::{Block, BlockIter, BlockOrigin, InternalOrder};
 use crate::table::format::BlockHandle;
 use crate::table::reader::TableReader;
 
@@ -25,7 +25,18 @@ pub struct TableIterator {
 
 impl TableIterator {
     pub(crate) fn new(table: Arc<TableReader>, verify_checksums: bool, fill_cache: bool) -> Self {
-        let index = table.index_block().iter::<InternalOrder>();
+        // An index that cannot be loaded leaves the iterator empty, with the
+        // error in `status()`.
+        let (index, error) = match table.index() {
+            Ok(index) => (index.iter::<InternalOrder>(), None),
+            Err(e) => {
+                let origin = BlockOrigin {
+                    file: Arc::from(table.path()),
+                    offset: 0,
+                };
+                (Block::empty(origin).iter::<InternalOrder>(), Some(e))
+            }
+        };
         TableIterator {
             table,
             index,
@@ -33,7 +44,7 @@ impl TableIterator {
             data_handle: None,
             verify_checksums,
             fill_cache,
-            error: None,
+            error,
         }
     }
 

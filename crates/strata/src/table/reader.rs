@@ -53,6 +53,9 @@ pub struct BlockCacheRef {
     pub cache: Arc<dyn Cache>,
     pub table_id: u64,
     pub statistics: Option<Arc<Statistics>>,
+    /// Index and filter blocks live in the cache too (RocksDB's
+    /// `cache_index_and_filter_blocks`), at this priority.
+    pub meta_priority: Option<Priority>,
 }
 
 impl BlockCacheRef {
@@ -70,7 +73,8 @@ pub struct TableReader {
     block_cache: Option<BlockCacheRef>,
     fetcher: BlockFetcher,
     footer: Footer,
-    index: Block,
+    /// `None` when the block cache holds it (`cache_index_and_filter_blocks`).
+    index: Option<Block>,
     filter: Option<BloomFilter>,
     filter_handle: Option<BlockHandle>,
     properties_handle: BlockHandle,
@@ -142,7 +146,7 @@ impl TableReader {
             block_cache: None,
             fetcher,
             footer,
-            index,
+            index: Some(index),
             filter,
             filter_handle,
             properties_handle,
@@ -165,20 +169,105 @@ impl TableReader {
         self.fetcher.file_size
     }
 
-    /// Caches this table's data blocks in `cache` (index and filter blocks
-    /// stay with the open table), counting hits and misses in `statistics`.
+    /// Caches this table's data blocks in `cache`, counting hits and misses
+    /// in `statistics`. With `meta_priority`, the index and filter blocks are
+    /// cached too, at that priority, instead of being held by the open table:
+    /// memory for them is then bounded by the cache, at the cost of a lookup
+    /// per read (and a re-read after eviction).
     pub fn with_block_cache(
         mut self,
         cache: Arc<dyn Cache>,
         statistics: Option<Arc<Statistics>>,
+        meta_priority: Option<Priority>,
     ) -> Self {
         let table_id = cache.new_table_id();
+        if meta_priority.is_some() {
+            self.index = None;
+            self.filter = None;
+        }
         self.block_cache = Some(BlockCacheRef {
             cache,
             table_id,
             statistics,
+            meta_priority,
         });
         self
+    }
+
+    /// A meta block from the cache, or loaded and inserted on a miss.
+    fn cached_meta<T: Clone + Send + Sync + 'static>(
+        &self,
+        cache: &BlockCacheRef,
+        handle: BlockHandle,
+        (hit, miss): (Ticker, Ticker),
+        load: impl FnOnce() -> Result<(T, usize)>,
+    ) -> Result<T> {
+        let key = CacheKey {
+            table_id: cache.table_id,
+            offset: handle.offset,
+        };
+        if let Some(h) = cache.cache.lookup(&key) {
+            if let Some(value) = h.value().downcast_ref::<T>() {
+                cache.tick(Ticker::BlockCacheHit);
+                cache.tick(hit);
+                return Ok(value.clone());
+            }
+        }
+        cache.tick(Ticker::BlockCacheMiss);
+        cache.tick(miss);
+        let (value, charge) = load()?;
+        let priority = cache.meta_priority.unwrap_or(Priority::High);
+        if cache
+            .cache
+            .insert(key, Arc::new(value.clone()), charge, priority)
+            .is_ok()
+        {
+            cache.tick(Ticker::BlockCacheAdd);
+        }
+        Ok(value)
+    }
+
+    /// The index block: held by the table, or from the block cache.
+    pub(crate) fn index(&self) -> Result<Block> {
+        match (&self.index, &self.block_cache) {
+            (Some(index), _) => Ok(index.clone()),
+            (None, Some(cache)) => self.cached_meta(
+                cache,
+                self.footer.index,
+                (Ticker::BlockCacheIndexHit, Ticker::BlockCacheIndexMiss),
+                || {
+                    let block = self.fetcher.read_block(self.footer.index, true)?;
+                    let size = block.size();
+                    Ok((block, size))
+                },
+            ),
+            (None, None) => self.fetcher.read_block(self.footer.index, true),
+        }
+    }
+
+    /// The bloom filter, if the table has one: held, or from the block cache.
+    pub(crate) fn filter(&self) -> Result<Option<BloomFilter>> {
+        let Some(handle) = self.filter_handle else {
+            return Ok(None);
+        };
+        match (&self.filter, &self.block_cache) {
+            (Some(filter), _) => Ok(Some(filter.clone())),
+            (None, Some(cache)) if cache.meta_priority.is_some() => self
+                .cached_meta(
+                    cache,
+                    handle,
+                    (Ticker::BlockCacheFilterHit, Ticker::BlockCacheFilterMiss),
+                    || {
+                        let bytes = self.fetcher.read_block_contents(handle, true)?;
+                        let size = bytes.len();
+                        let filter = BloomFilter::new(bytes)
+                            .map_err(|r| Error::corruption(self.path(), handle.offset, r))?;
+                        Ok((filter, size))
+                    },
+                )
+                .map(Some),
+            (None, _) => Ok(None),
+        }
     }
 
     /// Reads, checks and decompresses one block, bypassing the cache.
@@ -231,9 +320,17 @@ impl TableReader {
         self.fetcher.read_block_contents(handle, true)
     }
 
-    /// False when the bloom filter proves `user_key` absent.
+    /// False when the bloom filter proves `user_key` absent. A filter that
+    /// cannot be loaded proves nothing: the read goes on to the index.
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
+        match &self.filter {
+            Some(f) => f.may_contain(user_key),
+            None => self
+                .filter()
+                .ok()
+                .flatten()
+                .is_none_or(|f| f.may_contain(user_key)),
+        }
     }
 
     /// The newest entry for `user_key` with sequence number <= `seq`.
@@ -260,7 +357,7 @@ impl TableReader {
         seq: SequenceNumber,
     ) -> Result<Option<TableEntry>> {
         let lookup = seek_key(user_key, seq);
-        let mut index = self.index.iter::<InternalOrder>();
+        let mut index = self.index()?.iter::<InternalOrder>();
         index.seek(&lookup);
         while index.valid() {
             let handle = self.decode_index_value(index.value())?;
@@ -292,14 +389,6 @@ impl TableReader {
     /// An iterator over every entry, in internal-key order.
     pub fn iter(self: &Arc<Self>, options: &ReadOptions) -> super::iter::TableIterator {
         super::iter::TableIterator::new(self.clone(), options.verify_checksums, options.fill_cache)
-    }
-
-    pub(crate) fn index_block(&self) -> &Block {
-        &self.index
-    }
-
-    pub(crate) fn filter(&self) -> Option<&BloomFilter> {
-        self.filter.as_ref()
     }
 
     /// Handles of the meta blocks (filter, index, properties, metaindex) in file

@@ -149,6 +149,7 @@ fn options_strategy() -> impl Strategy<Value = TableOptions> {
                 bloom_bits_per_key: bloom,
                 compression,
                 checksum,
+                ..TableOptions::default()
             },
         )
 }

@@ -34,7 +34,8 @@ impl TableReader {
         let mut last_key: Option<Vec<u8>> = None;
         let mut last_separator: Option<Vec<u8>> = None;
         let mut deletions = 0u64;
-        let mut index = self.index_block().iter::<InternalOrder>();
+        let mut index = self.index()?.iter::<InternalOrder>();
+        let filter = self.filter()?;
         index.seek_to_first();
         while index.valid() {
             let handle = self.decode_index_value(index.value())?;
@@ -82,8 +83,8 @@ impl TableReader {
                     .as_deref()
                     .is_none_or(|p| user_key(p) != parsed.user_key);
                 if new_user_key
-                    && self
-                        .filter()
+                    && filter
+                        .as_ref()
                         .is_some_and(|f| !f.may_contain(parsed.user_key))
                 {
                     return Err(corrupt(

@@ -361,3 +361,39 @@ fn the_block_cache_serves_repeated_reads_and_never_caches_bad_blocks() {
     assert!(first > 0, "the corrupt block was never read");
     assert_eq!(errors(), first, "a corrupt block was cached");
 }
+
+#[test]
+fn index_and_filter_blocks_can_live_in_a_small_block_cache() {
+    use strata::cache::lru::{LruCache, LruOptions};
+    use strata::{Statistics, TableOptions, Ticker};
+    let fs = SimFs::new(17);
+    let stats = std::sync::Arc::new(Statistics::new());
+    // A cache far smaller than the tables: index and filter blocks are
+    // evicted and read again, and every read must stay right.
+    let cache = LruCache::new(LruOptions::new(16 << 10)).unwrap();
+    let options = DbOptions {
+        statistics: Some(stats.clone()),
+        block_cache: Some(std::sync::Arc::new(cache)),
+        table: TableOptions {
+            cache_index_and_filter_blocks: true,
+            ..TableOptions::default()
+        },
+        ..sim_options(&fs)
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    for i in 0..4000u32 {
+        db.put(format!("k{i:05}").as_bytes(), format!("v{i}").as_bytes())
+            .unwrap();
+    }
+    db.flush().unwrap();
+    for i in (0..4000u32).step_by(7) {
+        let got = db.get(format!("k{i:05}").as_bytes()).unwrap();
+        assert_eq!(got.as_deref(), Some(format!("v{i}").as_bytes()));
+        assert!(db.get(format!("k{i:05}x").as_bytes()).unwrap().is_none());
+    }
+    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 4000);
+    let t = |ticker| stats.ticker(ticker);
+    assert!(t(Ticker::BlockCacheIndexMiss) > 0 && t(Ticker::BlockCacheIndexHit) > 0);
+    assert!(t(Ticker::BlockCacheFilterMiss) > 0 && t(Ticker::BlockCacheFilterHit) > 0);
+    assert!(t(Ticker::BloomFilterUseful) > 0);
+}
