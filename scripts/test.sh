@@ -5,5 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --all-targets
 cargo test --workspace --doc
-# The memtable's concurrency, model-checked with shuttle's randomized scheduler.
-cargo test -p strata --features shuttle --lib memtable::
+# The memtable's and the clock cache's concurrency, model-checked with
+# shuttle's randomized scheduler.
+cargo test -p strata --features shuttle --lib -- memtable:: cache::clock::

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::{Cache, CacheKey, CacheValue, Priority};
 
@@ -106,9 +107,12 @@ pub fn parse(args: &[String]) -> Result<CacheBenchFlags, String> {
             _ => return Err(format!("unknown flag -{name}")),
         }
     }
-    if f.cache_type != "lru_cache" {
+    if !matches!(
+        f.cache_type.as_str(),
+        "lru_cache" | "clock_cache" | "hyper_clock_cache"
+    ) {
         return Err(format!(
-            "-cache_type={}: only lru_cache is built so far",
+            "-cache_type={}: expected lru_cache or clock_cache (hyper_clock_cache)",
             f.cache_type
         ));
     }
@@ -150,13 +154,25 @@ fn next_key(rng: &mut SmallRng, f: &CacheBenchFlags, max_key: u64) -> u64 {
 
 /// Runs the benchmark and prints cache_bench's result lines.
 pub fn run(f: &CacheBenchFlags) -> Result<(), String> {
-    let cache: Arc<dyn Cache> = Arc::new(
-        LruCache::new(LruOptions {
-            num_shard_bits: Some(f.num_shard_bits),
-            ..LruOptions::new(f.cache_size)
-        })
-        .map_err(|e| e.to_string())?,
-    );
+    let cache: Arc<dyn Cache> = if f.cache_type == "lru_cache" {
+        Arc::new(
+            LruCache::new(LruOptions {
+                num_shard_bits: Some(f.num_shard_bits),
+                ..LruOptions::new(f.cache_size)
+            })
+            .map_err(|e| e.to_string())?,
+        )
+    } else {
+        // cache_bench sizes its hyper clock table by the value size too.
+        Arc::new(
+            ClockCache::new(ClockOptions {
+                capacity: f.cache_size,
+                estimated_entry_charge: f.value_bytes,
+                strict_capacity_limit: false,
+            })
+            .map_err(|e| e.to_string())?,
+        )
+    };
     let max_key = (f.cache_size as f64 / f.resident_ratio / f.value_bytes as f64) as u64;
     println!("Number of threads   : {}", f.threads);
     println!("Ops per thread      : {}", f.ops_per_thread);
@@ -281,6 +297,7 @@ mod tests {
         assert!(parse(&["-frobnicate=1".into()])
             .unwrap_err()
             .contains("frobnicate"));
-        assert!(parse(&["-cache_type=clock_cache".into()]).is_err());
+        assert!(parse(&["-cache_type=clock_cache".into()]).is_ok());
+        assert!(parse(&["-cache_type=fifo".into()]).is_err());
     }
 }

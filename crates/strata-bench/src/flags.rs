@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use std::sync::Arc;
 
+use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::Cache;
 use strata::{
@@ -87,6 +88,8 @@ pub struct Flags {
     /// db_bench's `--open_files` (the engine's `max_open_files`); -1: no limit.
     pub open_files: i64,
     pub cache_index_and_filter_blocks: bool,
+    /// `--cache_type=clock_cache` (else lru_cache).
+    pub clock_cache: bool,
 }
 
 impl Default for Flags {
@@ -122,6 +125,7 @@ impl Default for Flags {
             cache_low_pri_pool_ratio: 0.0,
             open_files: -1,
             cache_index_and_filter_blocks: false,
+            clock_cache: false,
         }
     }
 }
@@ -133,6 +137,15 @@ impl Flags {
         let Ok(capacity) = usize::try_from(self.cache_size) else {
             return Ok(None);
         };
+        if self.clock_cache {
+            let cache = ClockCache::new(ClockOptions {
+                capacity,
+                estimated_entry_charge: self.block_size.max(1),
+                strict_capacity_limit: false,
+            })
+            .or_else(|e| err(format!("--cache_*: {e}")))?;
+            return Ok(Some(Arc::new(cache)));
+        }
         let cache = LruCache::new(LruOptions {
             capacity,
             num_shard_bits: self.cache_numshardbits,
@@ -319,10 +332,14 @@ where
             "cache_high_pri_pool_ratio" => flags.cache_high_pri_pool_ratio = number(name, value)?,
             "cache_low_pri_pool_ratio" => flags.cache_low_pri_pool_ratio = number(name, value)?,
             "cache_type" => {
-                if value != "lru_cache" {
-                    return err(format!(
-                        "--cache_type={value}: only lru_cache is supported by this build"
-                    ));
+                flags.clock_cache = match value {
+                    "lru_cache" => false,
+                    "clock_cache" | "hyper_clock_cache" => true,
+                    _ => {
+                        return err(format!(
+                            "--cache_type={value}: expected lru_cache or clock_cache"
+                        ))
+                    }
                 }
             }
             _ => parse_compaction_flag(&mut flags, name, value)?,
@@ -619,7 +636,8 @@ mod tests {
             .unwrap();
         assert_eq!(cache.capacity(), 1 << 20);
         assert!(error(&["--cache_high_pri_pool_ratio=2"]).starts_with("--cache_"));
-        assert!(error(&["--cache_type=clock_cache"]).contains("lru_cache"));
+        assert!(run(&["--cache_type=clock_cache"]).clock_cache);
+        assert!(error(&["--cache_type=fifo"]).contains("lru_cache"));
         let e = error(&["--level0_stop_writes_trigger=3"]);
         assert!(e.starts_with("--level0_stop_writes_trigger:"), "{e}");
     }

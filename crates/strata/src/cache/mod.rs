@@ -5,7 +5,9 @@
 //! [`CacheHandle`] that pins the entry (it cannot be evicted, and its charge
 //! counts as pinned) until the handle is dropped.
 
+pub mod clock;
 pub mod lru;
+mod sync;
 
 use std::any::Any;
 use std::fmt;

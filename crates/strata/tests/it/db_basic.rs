@@ -397,3 +397,40 @@ fn index_and_filter_blocks_can_live_in_a_small_block_cache() {
     assert!(t(Ticker::BlockCacheFilterMiss) > 0 && t(Ticker::BlockCacheFilterHit) > 0);
     assert!(t(Ticker::BloomFilterUseful) > 0);
 }
+
+#[test]
+fn a_clock_block_cache_serves_reads() {
+    use strata::cache::clock::{ClockCache, ClockOptions};
+    use strata::{Statistics, Ticker};
+    let fs = SimFs::new(18);
+    let stats = std::sync::Arc::new(Statistics::new());
+    let cache = ClockCache::new(ClockOptions {
+        capacity: 64 << 10,
+        estimated_entry_charge: 4096,
+        strict_capacity_limit: false,
+    })
+    .unwrap();
+    let options = DbOptions {
+        statistics: Some(stats.clone()),
+        block_cache: Some(std::sync::Arc::new(cache)),
+        ..sim_options(&fs)
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    for i in 0..3000u32 {
+        db.put(format!("k{i:05}").as_bytes(), format!("v{i}").as_bytes())
+            .unwrap();
+    }
+    db.flush().unwrap();
+    for round in 0..2 {
+        for i in (0..3000u32).step_by(3) {
+            let got = db.get(format!("k{i:05}").as_bytes()).unwrap();
+            assert_eq!(
+                got.as_deref(),
+                Some(format!("v{i}").as_bytes()),
+                "round {round}"
+            );
+        }
+    }
+    assert!(stats.ticker(Ticker::BlockCacheDataHit) > 0);
+    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 3000);
+}
