@@ -10,7 +10,6 @@ use super::DbInner;
 use crate::error::{Error, Result};
 use crate::filename::{log_file_name, parse_file_name, FileType};
 use crate::flush::write_level0_table;
-use crate::options::TableOptions;
 use crate::statistics::{thread_cpu_micros, Ticker};
 use crate::version::VersionEdit;
 
@@ -49,15 +48,7 @@ fn flush_loop(inner: &DbInner) {
             imm.len(),
             imm.memory_usage()
         );
-        // L0 takes entry 0 of compression_per_level whatever the base level.
-        let table_options = TableOptions {
-            compression: inner.options.compaction.compression_for_level(
-                0,
-                1,
-                inner.options.table.compression,
-            ),
-            ..inner.options.table.clone()
-        };
+        let table_options = inner.options.l0_table_options();
         let cpu_start = thread_cpu_micros();
         let output = write_level0_table(&*inner.flush_fs, &inner.dir, number, &imm, &table_options);
         let mut state = inner.state.lock();

@@ -237,6 +237,17 @@ fn default_block_cache() -> Option<Arc<dyn Cache>> {
 pub const MIN_WRITE_BUFFER_SIZE: usize = 64 << 10;
 
 impl DbOptions {
+    /// How flushes write L0 tables: entry 0 of `compression_per_level`
+    /// (whatever the base level), the rest as `table` says.
+    pub fn l0_table_options(&self) -> TableOptions {
+        TableOptions {
+            compression: self
+                .compaction
+                .compression_for_level(0, 1, self.table.compression),
+            ..self.table.clone()
+        }
+    }
+
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<()> {
         if self.write_buffer_size < MIN_WRITE_BUFFER_SIZE || self.write_buffer_size > 64 << 30 {
