@@ -17,6 +17,7 @@
 //! With both ratios 0 there is one list and no moves between pools.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -28,6 +29,28 @@ use crate::error::{Error, Result};
 pub const ENTRY_OVERHEAD: usize = 96;
 
 const NIL: u32 = u32::MAX;
+
+/// Hashes cache keys (two integers) with one multiply per word instead of the
+/// standard library's SipHash: keys come from the engine, not from an
+/// adversary, and this is on every lookup.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
 /// Pools, bottom first: list index = pool.
 const BOTTOM: usize = 0;
 const LOW: usize = 1;
@@ -104,7 +127,7 @@ struct Shard {
     usage: usize,
     pinned: usize,
     pool_capacity: [usize; 3],
-    map: HashMap<CacheKey, u32>,
+    map: HashMap<CacheKey, u32, BuildHasherDefault<KeyHasher>>,
     slab: Vec<Entry>,
     free: Vec<u32>,
     lists: [List; 3],
@@ -117,7 +140,7 @@ impl Shard {
             usage: 0,
             pinned: 0,
             pool_capacity: [0; 3],
-            map: HashMap::new(),
+            map: HashMap::default(),
             slab: Vec::new(),
             free: Vec::new(),
             lists: [List {
