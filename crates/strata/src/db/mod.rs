@@ -16,6 +16,7 @@ mod open;
 mod properties;
 mod read;
 pub mod snapshot;
+mod stall;
 mod stats;
 mod stats_report;
 mod write;
@@ -394,6 +395,7 @@ impl DbInner {
             }
             _ => 0,
         };
+        stall::count(&self.stats, &self.options.compaction, state);
         self.super_version.store(Arc::new(SuperVersion {
             mem: state.mem.clone(),
             imm: state.imm.iter().map(|i| i.mem.clone()).collect(),

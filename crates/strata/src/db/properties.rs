@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::stats::DbStats;
+use super::stats_report;
 use super::DbInner;
 use crate::key::user_key;
 use crate::version::{SuperVersion, Version, NUM_LEVELS};
@@ -91,7 +92,9 @@ pub(super) fn property(inner: &DbInner, name: &str) -> Option<String> {
             u64::from(state.bg_error.is_some()).to_string()
         }
         "statistics" => inner.options.statistics.as_ref()?.report(),
-        "stats" | "cfstats" => super::stats_report::report(inner),
+        "stats" => stats_report::stats(inner),
+        "cfstats" | "cfstats-no-file-histogram" => stats_report::cfstats(inner),
+        "dbstats" => stats_report::dbstats(inner),
         "sstables" => sstables(&sv.version),
         "estimate-num-keys" => estimate_num_keys(inner, &sv).to_string(),
         "compaction-pending" => {
@@ -104,7 +107,6 @@ pub(super) fn property(inner: &DbInner, name: &str) -> Option<String> {
             inner.state.lock().pending_compaction_bytes.to_string()
         }
         "compaction-bytes-written" => DbStats::get(&inner.stats.compaction_bytes).to_string(),
-        "dbstats" => inner.stats.report(inner.opened_at.elapsed()),
         "bytes-written" => DbStats::get(&inner.stats.bytes_written).to_string(),
         "wal-bytes-written" => DbStats::get(&inner.stats.wal_bytes).to_string(),
         "flush-bytes-written" => DbStats::get(&inner.stats.flush_bytes).to_string(),

@@ -1,6 +1,6 @@
-//! Cumulative counters of the write path and flushes, read by properties
-//! (`strata.dbstats`, `strata.bytes-written`, ...) and by strata-bench to
-//! report write amplification.
+//! Cumulative counters of the write path, flushes, compactions and write
+//! stalls, read by properties (`strata.stats`, `strata.bytes-written`, ...)
+//! and by strata-bench to report write amplification.
 //!
 //! Relaxed atomics: each counter is exact on its own, but a reader may see one
 //! counter updated before another.
@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
-use super::stats_report::{stall_time, ReportMark};
+use super::stats_report::ReportMarks;
 use crate::compaction::job::JobResult;
 use crate::compaction::CompactionTask;
 use crate::version::NUM_LEVELS;
@@ -68,6 +68,25 @@ impl LevelStats {
     }
 }
 
+/// RocksDB's write stall counters, in the order its `Stalls(count)` line
+/// prints them. Like RocksDB, a condition is counted each time a new version
+/// is installed while it holds (the memtable stop: each time a writer finds
+/// every memtable full). The `with_compaction` counters are the subset seen
+/// while an L0 compaction was running. RocksDB's `memtable_slowdown` has no
+/// counter: Strata never slows writes for memtables, it only stops them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StallCounter {
+    L0Slowdown,
+    L0SlowdownWithCompaction,
+    L0Stop,
+    L0StopWithCompaction,
+    PendingBytesStop,
+    PendingBytesSlowdown,
+    MemtableStop,
+}
+
+pub(crate) const STALL_COUNTERS: usize = 7;
+
 #[derive(Debug, Default)]
 pub(crate) struct DbStats {
     /// Write batches committed (one per `write` call), and their records.
@@ -79,7 +98,10 @@ pub(crate) struct DbStats {
     pub write_groups: AtomicU64,
     /// Batches their own writer inserted into the memtable, beside the group.
     pub parallel_inserts: AtomicU64,
-    /// Bytes appended to WALs (records and their headers), and WAL fsyncs.
+    /// Write batches that went through the WAL (RocksDB's `write_with_wal`:
+    /// batches, not the groups that carried them), the bytes appended to WALs
+    /// (records and their headers), and WAL fsyncs.
+    pub wal_writes: AtomicU64,
     pub wal_bytes: AtomicU64,
     pub wal_syncs: AtomicU64,
     /// Table bytes written by flushes, and the flushes that wrote them.
@@ -89,10 +111,12 @@ pub(crate) struct DbStats {
     pub compaction_bytes: AtomicU64,
     /// Time writers spent delayed or stopped by write stalls.
     pub stall_micros: AtomicU64,
+    /// Indexed by [`StallCounter`].
+    pub stall_counts: [AtomicU64; STALL_COUNTERS],
     /// Per output level.
     pub levels: Mutex<[LevelStats; NUM_LEVELS]>,
-    /// What the previous `strata.stats` report saw (for its interval rows).
-    pub last_report: Mutex<Option<ReportMark>>,
+    /// What the previous reports saw (for their interval figures).
+    pub marks: Mutex<ReportMarks>,
 }
 
 impl DbStats {
@@ -102,6 +126,14 @@ impl DbStats {
 
     pub fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
+    }
+
+    pub fn count_stall(&self, counter: StallCounter) {
+        Self::add(&self.stall_counts[counter as usize], 1);
+    }
+
+    pub fn stall_counts(&self) -> [u64; STALL_COUNTERS] {
+        std::array::from_fn(|i| Self::get(&self.stall_counts[i]))
     }
 
     pub fn record_flush(&self, bytes: u64, micros: u64, cpu_micros: u64) {
@@ -129,43 +161,5 @@ impl DbStats {
         level.jobs += 1;
         level.keys_in += result.counts.keys_in;
         level.keys_dropped += result.counts.keys_dropped;
-    }
-
-    /// A report in the shape of RocksDB's `rocksdb.dbstats` cumulative lines.
-    pub fn report(&self, uptime: std::time::Duration) -> String {
-        let writes = Self::get(&self.writes);
-        let groups = Self::get(&self.write_groups).max(1);
-        let syncs = Self::get(&self.wal_syncs);
-        let ingest = Self::get(&self.bytes_written);
-        let flushed = Self::get(&self.flush_bytes);
-        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-        format!(
-            "Cumulative writes: {writes} writes, {} keys, {} commit groups, {:.1} writes per commit group, ingest: {:.3} GB\n\
-             Cumulative WAL: {} writes, {syncs} syncs, {:.1} writes per sync, written: {:.3} GB\n\
-             Cumulative flush: {} flushes, written: {:.3} GB, {:.2} flushed bytes per ingested byte\n\
-             Parallel memtable inserts: {} batches\n\
-             {}\n",
-            Self::get(&self.keys_written),
-            Self::get(&self.write_groups),
-            writes as f64 / groups as f64,
-            gib(ingest),
-            Self::get(&self.write_groups),
-            Self::get(&self.write_groups) as f64 / syncs.max(1) as f64,
-            gib(Self::get(&self.wal_bytes)),
-            Self::get(&self.flushes),
-            gib(flushed),
-            flushed as f64 / ingest.max(1) as f64,
-            Self::get(&self.parallel_inserts),
-            self.stall_line(uptime),
-        )
-    }
-
-    /// `Cumulative stall: 00:00:1.234 H:M:S, 5.6 percent`, RocksDB's wording.
-    pub fn stall_line(&self, uptime: std::time::Duration) -> String {
-        let stalled = std::time::Duration::from_micros(Self::get(&self.stall_micros));
-        format!(
-            "Cumulative stall: {}",
-            stall_time(stalled, uptime.as_secs_f64())
-        )
     }
 }

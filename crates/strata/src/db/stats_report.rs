@@ -1,30 +1,63 @@
-//! `strata.stats` (also `rocksdb.stats`): the compaction stats table and the
-//! DB stats lines in RocksDB's layout and wording, so tools that parse
-//! RocksDB's report parse ours.
+//! `strata.stats` (also `rocksdb.stats`) and its two halves, `strata.cfstats`
+//! (the compaction stats) and `strata.dbstats` (the DB stats), in RocksDB's
+//! layout and wording, so tools that parse RocksDB's report parse ours.
 //!
 //! Per-level rows count work *into* the level: flushes into L0, each
 //! compaction into its output level. W-Amp is bytes written into a level over
-//! bytes read from the level above; on L0 and the Sum row it is bytes written
-//! over bytes flushed. The `Int` row and the `Interval` lines cover the time
-//! since the previous report.
+//! bytes read from the level above (on L0, over bytes flushed); on the Sum row
+//! it is all bytes written by flushes and compactions over bytes flushed. The
+//! `Int` row and the `Interval` lines cover the time since the previous report
+//! of the same half, as RocksDB's do.
+//!
+//! Counters are gathered under the locks; rendering is a pure function of
+//! them, so the arithmetic is tested on known numbers.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use super::stats::{DbStats, LevelStats};
+use super::stats::{DbStats, LevelStats, StallCounter, STALL_COUNTERS};
 use super::DbInner;
 use crate::compaction::leveled::{level_targets, scores};
-use crate::version::NUM_LEVELS;
+use crate::compaction::universal::sorted_runs;
+use crate::options::{CompactionOptions, CompactionStyle};
+use crate::version::{Version, NUM_LEVELS};
 
 const GIB: f64 = (1u64 << 30) as f64;
 const MIB: f64 = (1u64 << 20) as f64;
 
-/// What the previous report saw, for the interval figures.
+/// What the previous report of each half saw.
+#[derive(Debug, Default)]
+pub(crate) struct ReportMarks {
+    compaction: Option<CompactionMark>,
+    db: Option<DbMark>,
+}
+
+/// The compaction half's counters at one moment.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ReportMark {
+struct CompactionMark {
     at: Instant,
     sum: LevelStats,
     flushed: u64,
+    /// Stall conditions counted, `with_compaction` subsets excluded.
+    stalls: u64,
+}
+
+impl CompactionMark {
+    fn zero(at: Instant) -> CompactionMark {
+        CompactionMark {
+            at,
+            sum: LevelStats::default(),
+            flushed: 0,
+            stalls: 0,
+        }
+    }
+}
+
+/// The DB half's counters at one moment.
+#[derive(Debug, Clone, Copy)]
+struct DbMark {
+    at: Instant,
     writes: u64,
     keys: u64,
     groups: u64,
@@ -35,39 +68,50 @@ pub(crate) struct ReportMark {
     stall_micros: u64,
 }
 
-impl ReportMark {
-    fn now(stats: &DbStats, sum: LevelStats) -> ReportMark {
+impl DbMark {
+    fn now(stats: &DbStats) -> DbMark {
         let get = DbStats::get;
-        ReportMark {
+        DbMark {
             at: Instant::now(),
-            sum,
-            flushed: get(&stats.flush_bytes),
             writes: get(&stats.writes),
             keys: get(&stats.keys_written),
             groups: get(&stats.write_groups),
             ingest: get(&stats.bytes_written),
-            wal_writes: get(&stats.write_groups),
+            wal_writes: get(&stats.wal_writes),
             wal_syncs: get(&stats.wal_syncs),
             wal_bytes: get(&stats.wal_bytes),
             stall_micros: get(&stats.stall_micros),
         }
     }
-}
 
-/// `19.48 MB`, `0.00 KB`: RocksDB's `BytesToHumanString` for sizes.
-pub fn human_bytes(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= GIB {
-        format!("{:.2} GB", b / GIB)
-    } else if b >= MIB {
-        format!("{:.2} MB", b / MIB)
-    } else {
-        format!("{:.2} KB", b / 1024.0)
+    fn zero(at: Instant) -> DbMark {
+        DbMark {
+            at,
+            writes: 0,
+            keys: 0,
+            groups: 0,
+            ingest: 0,
+            wal_writes: 0,
+            wal_syncs: 0,
+            wal_bytes: 0,
+            stall_micros: 0,
+        }
     }
 }
 
+/// `19.48 MB`, `0.00 KB`: RocksDB's `BytesToHumanString` for sizes.
+fn human_bytes(bytes: u64) -> String {
+    let mut size = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while unit < 3 && size >= 1024.0 {
+        size /= 1024.0;
+        unit += 1;
+    }
+    format!("{size:.2} {}", ["KB", "MB", "GB", "TB"][unit])
+}
+
 /// `4494K`, `10M`, `123`: RocksDB's `NumberToHumanString`.
-pub fn human_count(n: u64) -> String {
+fn human_count(n: u64) -> String {
     if n < 10_000 {
         n.to_string()
     } else if n < 10_000_000 {
@@ -81,25 +125,33 @@ pub fn human_count(n: u64) -> String {
 
 const HEADER: &str = "Level    Files   Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) Moved(GB) W-Amp Rd(MB/s) Wr(MB/s) Comp(sec) CompMergeCPU(sec) Comp(cnt) Avg(sec) KeyIn KeyDrop Rblob(GB) Wblob(GB)";
 
-/// One row, as RocksDB's `PrintLevelStats`.
-fn row(
-    out: &mut String,
-    name: &str,
-    files: (usize, usize),
-    size: u64,
+/// One level of the table: its shape in the current version and the work
+/// done into it.
+#[derive(Debug, Clone, Copy, Default)]
+struct LevelRow {
+    level: usize,
+    files: usize,
+    /// Files being compacted (RocksDB prints them after the slash).
+    busy: usize,
+    bytes: u64,
     score: f64,
-    s: &LevelStats,
-    w_amp: f64,
-) {
+    stats: LevelStats,
+}
+
+/// One row, as RocksDB's `PrintLevelStats`.
+fn row(out: &mut String, name: &str, shape: &LevelRow, w_amp: f64) {
+    let s = &shape.stats;
     let read = s.bytes_read_start + s.bytes_read_output;
+    // RocksDB adds a microsecond so that a job of no time divides by non-zero.
     let secs = (s.micros + 1) as f64 / 1e6;
     let wnew = s.bytes_written.saturating_sub(s.bytes_read_output);
     let _ = writeln!(
         out,
-        "{name:>4} {:>6}/{:<3} {:>8} {score:5.1} {:8.1} {:7.1} {:8.1} {:9.1} {:8.1} {:9.1} {w_amp:5.1} {:8.1} {:8.1} {:9.2} {:17.2} {:9} {:8.3} {:>7} {:>6} {:9.1} {:9.1}",
-        files.0,
-        files.1,
-        human_bytes(size),
+        "{name:>4} {:>6}/{:<3} {:>8} {:5.1} {:8.1} {:7.1} {:8.1} {:9.1} {:8.1} {:9.1} {w_amp:5.1} {:8.1} {:8.1} {:9.2} {:17.2} {:9} {:8.3} {:>7} {:>6} {:9.1} {:9.1}",
+        shape.files,
+        shape.busy,
+        human_bytes(shape.bytes),
+        shape.score,
         read as f64 / GIB,
         s.bytes_read_start as f64 / GIB,
         s.bytes_read_output as f64 / GIB,
@@ -127,91 +179,106 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
-/// The whole `strata.stats` report.
-pub(super) fn report(inner: &DbInner) -> String {
-    let (version, compacting) = {
-        let state = inner.state.lock();
-        (state.versions.current().clone(), state.compacting.clone())
-    };
-    let options = &inner.options.compaction;
-    let targets = level_targets(&version, options);
-    let level_scores = scores(&version, options, &targets, &compacting);
-    let score_of = |level: usize| {
-        level_scores
-            .iter()
-            .find(|(l, _)| *l == level)
-            .map_or(0.0, |(_, s)| *s)
-    };
-    let stats = &inner.stats;
-    let levels = *stats.levels.lock();
-    let flushed = DbStats::get(&stats.flush_bytes);
+/// Each level's compaction score as RocksDB computes it for the style: every
+/// level's under leveled compaction; under universal, L0 carries the whole
+/// database's (sorted runs not being compacted over the trigger), and under
+/// FIFO L0's bytes over the size limit; other levels 0.
+fn level_scores(
+    version: &Version,
+    options: &CompactionOptions,
+    busy: &HashSet<u64>,
+) -> [f64; NUM_LEVELS] {
+    let mut out = [0.0; NUM_LEVELS];
+    match options.compaction_style {
+        CompactionStyle::Level => {
+            let targets = level_targets(version, options);
+            for (level, score) in scores(version, options, &targets, busy) {
+                if let Some(slot) = out.get_mut(level) {
+                    *slot = score;
+                }
+            }
+        }
+        CompactionStyle::Universal => {
+            let idle_runs = sorted_runs(version, options.num_levels)
+                .iter()
+                .filter(|r| r.files.iter().all(|f| !busy.contains(&f.number)))
+                .count();
+            out[0] = ratio(
+                idle_runs as u64,
+                options.level0_file_num_compaction_trigger as u64,
+            );
+        }
+        CompactionStyle::Fifo => {
+            let idle_bytes = version
+                .files(0)
+                .iter()
+                .filter(|f| !busy.contains(&f.number))
+                .map(|f| f.file_size)
+                .sum();
+            out[0] = ratio(
+                idle_bytes,
+                options.compaction_options_fifo.max_table_files_size,
+            );
+        }
+    }
+    out
+}
 
+/// What the compaction half shows, gathered under the locks.
+struct CompactionInput {
+    /// Levels with files or with work done into them, in order.
+    rows: Vec<LevelRow>,
+    flushed: u64,
+    stalls: [u64; STALL_COUNTERS],
+    opened_at: Instant,
+    at: Instant,
+}
+
+/// The compaction half: the table, then the uptime, flush, compaction and
+/// stall lines. Returns the mark the next report's interval starts from.
+fn render_compaction(
+    input: &CompactionInput,
+    earlier: &CompactionMark,
+) -> (String, CompactionMark) {
     let mut out = String::from("\n** Compaction Stats [default] **\n");
     let _ = writeln!(out, "{HEADER}");
     let _ = writeln!(out, "{}", "-".repeat(HEADER.len()));
-    let mut sum = LevelStats::default();
-    let (mut files_total, mut busy_total, mut size_total) = (0, 0, 0);
-    for (level, s) in levels
-        .iter()
-        .enumerate()
-        .take(options.num_levels.min(NUM_LEVELS))
-    {
-        let files = version.files(level);
-        if files.is_empty() && s.jobs == 0 {
-            continue;
-        }
-        let busy = files
-            .iter()
-            .filter(|f| compacting.contains(&f.number))
-            .count();
-        let size = version.level_bytes(level);
-        let w_amp = if level == 0 {
-            ratio(s.bytes_written, flushed)
+    let mut sum = LevelRow::default();
+    for r in &input.rows {
+        let w_amp = if r.level == 0 {
+            ratio(r.stats.bytes_written, input.flushed)
         } else {
-            ratio(s.bytes_written, s.bytes_read_start)
+            ratio(r.stats.bytes_written, r.stats.bytes_read_start)
         };
-        row(
-            &mut out,
-            &format!("L{level}"),
-            (files.len(), busy),
-            size,
-            score_of(level),
-            s,
-            w_amp,
-        );
-        sum = sum.plus(s);
-        files_total += files.len();
-        busy_total += busy;
-        size_total += size;
+        row(&mut out, &format!("L{}", r.level), r, w_amp);
+        sum.files += r.files;
+        sum.busy += r.busy;
+        sum.bytes += r.bytes;
+        sum.stats = sum.stats.plus(&r.stats);
     }
     row(
         &mut out,
         "Sum",
-        (files_total, busy_total),
-        size_total,
-        0.0,
         &sum,
-        ratio(sum.bytes_written, flushed),
+        ratio(sum.stats.bytes_written, input.flushed),
     );
-
-    let now = ReportMark::now(stats, sum);
-    let previous = stats.last_report.lock().replace(now);
-    let opened = inner.opened_at;
-    let earlier = previous.unwrap_or_else(|| zero(opened));
-    let interval = now.sum.minus(&earlier.sum);
-    let interval_flushed = now.flushed.saturating_sub(earlier.flushed);
+    let interval = LevelRow {
+        stats: sum.stats.minus(&earlier.sum),
+        ..LevelRow::default()
+    };
+    let interval_flushed = input.flushed.saturating_sub(earlier.flushed);
     row(
         &mut out,
         "Int",
-        (0, 0),
-        0,
-        0.0,
         &interval,
-        ratio(interval.bytes_written, interval_flushed),
+        ratio(interval.stats.bytes_written, interval_flushed),
     );
-
-    let uptime = now.at.duration_since(opened).as_secs_f64().max(1e-3);
-    let interval_secs = now.at.duration_since(earlier.at).as_secs_f64().max(1e-3);
+    // RocksDB prints its blob file summary here; Strata has no blob files yet.
+    out.push_str(
+        "\nBlob file count: 0, total size: 0.0 GB, garbage size: 0.0 GB, space amp: 0.0\n\n",
+    );
+    let uptime = seconds(input.at, input.opened_at);
+    let interval_secs = seconds(input.at, earlier.at);
     let _ = writeln!(
         out,
         "Uptime(secs): {uptime:.1} total, {interval_secs:.1} interval"
@@ -219,52 +286,166 @@ pub(super) fn report(inner: &DbInner) -> String {
     let _ = writeln!(
         out,
         "Flush(GB): cumulative {:.3}, interval {:.3}",
-        flushed as f64 / GIB,
+        input.flushed as f64 / GIB,
         interval_flushed as f64 / GIB
     );
     for (label, s, secs) in [
-        ("Cumulative", &sum, uptime),
-        ("Interval", &interval, interval_secs),
+        ("Cumulative", &sum.stats, uptime),
+        ("Interval", &interval.stats, interval_secs),
     ] {
-        let read = s.bytes_read_start + s.bytes_read_output;
+        let read = (s.bytes_read_start + s.bytes_read_output) as f64;
+        let written = s.bytes_written as f64;
         let _ = writeln!(
             out,
             "{label} compaction: {:.2} GB write, {:.2} MB/s write, {:.2} GB read, {:.2} MB/s read, {:.1} seconds",
-            s.bytes_written as f64 / GIB,
-            s.bytes_written as f64 / MIB / secs,
-            read as f64 / GIB,
-            read as f64 / MIB / secs,
+            written / GIB,
+            written / MIB / secs,
+            read / GIB,
+            read / MIB / secs,
             s.micros as f64 / 1e6
         );
     }
-    out.push_str("\n** DB Stats **\n");
+    let c = |counter: StallCounter| input.stalls[counter as usize];
+    let stalls = total_stalls(&input.stalls);
     let _ = writeln!(
         out,
-        "Uptime(secs): {uptime:.1} total, {interval_secs:.1} interval"
+        "Stalls(count): {} level0_slowdown, {} level0_slowdown_with_compaction, {} level0_numfiles, \
+         {} level0_numfiles_with_compaction, {} stop for pending_compaction_bytes, \
+         {} slowdown for pending_compaction_bytes, {} memtable_compaction, 0 memtable_slowdown, \
+         interval {} total count",
+        c(StallCounter::L0Slowdown),
+        c(StallCounter::L0SlowdownWithCompaction),
+        c(StallCounter::L0Stop),
+        c(StallCounter::L0StopWithCompaction),
+        c(StallCounter::PendingBytesStop),
+        c(StallCounter::PendingBytesSlowdown),
+        c(StallCounter::MemtableStop),
+        stalls.saturating_sub(earlier.stalls),
     );
-    db_lines(&mut out, "Cumulative", &now, &zero(opened), uptime);
-    db_lines(&mut out, "Interval", &now, &earlier, interval_secs);
+    let now = CompactionMark {
+        at: input.at,
+        sum: sum.stats,
+        flushed: input.flushed,
+        stalls,
+    };
+    (out, now)
+}
+
+/// Stall conditions counted, without the `with_compaction` subsets (RocksDB's
+/// total).
+fn total_stalls(counts: &[u64; STALL_COUNTERS]) -> u64 {
+    use StallCounter::*;
+    [
+        L0Slowdown,
+        L0Stop,
+        PendingBytesStop,
+        PendingBytesSlowdown,
+        MemtableStop,
+    ]
+    .iter()
+    .map(|&c| counts[c as usize])
+    .sum()
+}
+
+/// Seconds from `since` to `at`, at least a millisecond (RocksDB's floor for
+/// the rates it divides by them).
+fn seconds(at: Instant, since: Instant) -> f64 {
+    at.saturating_duration_since(since).as_secs_f64().max(1e-3)
+}
+
+/// The compaction half, from the current version and counters.
+pub(super) fn cfstats(inner: &DbInner) -> String {
+    let (version, busy) = {
+        let state = inner.state.lock();
+        (state.versions.current().clone(), state.compacting.clone())
+    };
+    let options = &inner.options.compaction;
+    let level_scores = level_scores(&version, options, &busy);
+    let stats = &inner.stats;
+    let levels = *stats.levels.lock();
+    let rows = (0..options.num_levels.min(NUM_LEVELS))
+        .filter_map(|level| {
+            let files = version.files(level);
+            let work = levels[level];
+            (!files.is_empty() || work.jobs > 0).then(|| LevelRow {
+                level,
+                files: files.len(),
+                busy: files.iter().filter(|f| busy.contains(&f.number)).count(),
+                bytes: version.level_bytes(level),
+                score: level_scores[level],
+                stats: work,
+            })
+        })
+        .collect();
+    let input = CompactionInput {
+        rows,
+        flushed: DbStats::get(&stats.flush_bytes),
+        stalls: stats.stall_counts(),
+        opened_at: inner.opened_at,
+        at: Instant::now(),
+    };
+    let mut marks = stats.marks.lock();
+    let earlier = marks
+        .compaction
+        .unwrap_or_else(|| CompactionMark::zero(inner.opened_at));
+    let (out, now) = render_compaction(&input, &earlier);
+    marks.compaction = Some(now);
     out
 }
 
-fn zero(at: Instant) -> ReportMark {
-    ReportMark {
-        at,
-        sum: LevelStats::default(),
-        flushed: 0,
-        writes: 0,
-        keys: 0,
-        groups: 0,
-        ingest: 0,
-        wal_writes: 0,
-        wal_syncs: 0,
-        wal_bytes: 0,
-        stall_micros: 0,
-    }
+/// The DB half: RocksDB's `** DB Stats **` block, then Strata's flush and
+/// parallel-insert lines.
+pub(super) fn dbstats(inner: &DbInner) -> String {
+    let stats = &inner.stats;
+    let now = DbMark::now(stats);
+    let earlier = stats
+        .marks
+        .lock()
+        .db
+        .replace(now)
+        .unwrap_or_else(|| DbMark::zero(inner.opened_at));
+    let mut out = render_db(&now, &earlier, inner.opened_at);
+    let flushed = DbStats::get(&stats.flush_bytes);
+    let _ = writeln!(
+        out,
+        "Cumulative flush: {} flushes, written: {:.3} GB, {:.2} flushed bytes per ingested byte",
+        DbStats::get(&stats.flushes),
+        flushed as f64 / GIB,
+        ratio(flushed, now.ingest)
+    );
+    let _ = writeln!(
+        out,
+        "Parallel memtable inserts: {} batches",
+        DbStats::get(&stats.parallel_inserts)
+    );
+    out
 }
 
-/// The writes, WAL and stall lines between two marks.
-fn db_lines(out: &mut String, label: &str, now: &ReportMark, then: &ReportMark, secs: f64) {
+/// The whole report: the compaction half, then the DB half.
+pub(super) fn stats(inner: &DbInner) -> String {
+    cfstats(inner) + &dbstats(inner)
+}
+
+/// RocksDB's `DumpDBStats`: cumulative and interval writes, WAL and stall.
+fn render_db(now: &DbMark, earlier: &DbMark, opened_at: Instant) -> String {
+    let uptime = seconds(now.at, opened_at);
+    let interval = seconds(now.at, earlier.at);
+    let mut out =
+        format!("\n** DB Stats **\nUptime(secs): {uptime:.1} total, {interval:.1} interval\n");
+    db_lines(
+        &mut out,
+        "Cumulative",
+        now,
+        &DbMark::zero(opened_at),
+        uptime,
+    );
+    db_lines(&mut out, "Interval", now, earlier, interval);
+    out
+}
+
+/// The writes, WAL and stall lines between two marks. RocksDB gives the
+/// interval's ingest in MB and everything else cumulative's way.
+fn db_lines(out: &mut String, label: &str, now: &DbMark, then: &DbMark, secs: f64) {
     let d = |a: u64, b: u64| a.saturating_sub(b);
     let (writes, keys, groups) = (
         d(now.writes, then.writes),
@@ -272,6 +453,11 @@ fn db_lines(out: &mut String, label: &str, now: &ReportMark, then: &ReportMark, 
         d(now.groups, then.groups),
     );
     let ingest = d(now.ingest, then.ingest) as f64;
+    let (ingest_size, ingest_unit) = if label == "Interval" {
+        (ingest / MIB, "MB")
+    } else {
+        (ingest / GIB, "GB")
+    };
     let (wal_writes, wal_syncs) = (
         d(now.wal_writes, then.wal_writes),
         d(now.wal_syncs, then.wal_syncs),
@@ -279,12 +465,11 @@ fn db_lines(out: &mut String, label: &str, now: &ReportMark, then: &ReportMark, 
     let wal_bytes = d(now.wal_bytes, then.wal_bytes) as f64;
     let _ = writeln!(
         out,
-        "{label} writes: {} writes, {} keys, {} commit groups, {:.1} writes per commit group, ingest: {:.2} GB, {:.2} MB/s",
+        "{label} writes: {} writes, {} keys, {} commit groups, {:.1} writes per commit group, ingest: {ingest_size:.2} {ingest_unit}, {:.2} MB/s",
         human_count(writes),
         human_count(keys),
         human_count(groups),
         ratio(writes, groups),
-        ingest / GIB,
         ingest / MIB / secs
     );
     let _ = writeln!(
@@ -304,12 +489,12 @@ fn db_lines(out: &mut String, label: &str, now: &ReportMark, then: &ReportMark, 
     );
 }
 
-/// `00:00:1.234 H:M:S, 5.6 percent` (RocksDB's `%02d:%02d:%02.3f`).
-pub fn stall_time(stalled: Duration, over_secs: f64) -> String {
+/// `00:00:1.234 H:M:S, 5.6 percent` (RocksDB's `%02d:%02d:%05.3f`).
+fn stall_time(stalled: Duration, over_secs: f64) -> String {
     let micros = stalled.as_micros() as u64;
     let secs = stalled.as_secs_f64();
     format!(
-        "{:02}:{:02}:{:.3} H:M:S, {:.1} percent",
+        "{:02}:{:02}:{:05.3} H:M:S, {:.1} percent",
         micros / 3_600_000_000,
         (micros / 60_000_000) % 60,
         secs % 60.0,
@@ -318,68 +503,5 @@ pub fn stall_time(stalled: Duration, over_secs: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn human_numbers_read_like_rocksdbs() {
-        assert_eq!(human_bytes(0), "0.00 KB");
-        assert_eq!(human_bytes(20_426_752), "19.48 MB");
-        assert_eq!(human_bytes(3 << 30), "3.00 GB");
-        assert_eq!(human_count(4_494_000), "4494K");
-        assert_eq!(human_count(9999), "9999");
-        assert_eq!(human_count(10_000_000), "10M");
-    }
-
-    #[test]
-    fn a_row_has_rocksdbs_columns() {
-        let s = LevelStats {
-            bytes_read_start: 400 << 20,
-            bytes_read_output: 100 << 20,
-            bytes_written: 450 << 20,
-            bytes_moved: 0,
-            micros: 3_910_000,
-            cpu_micros: 2_950_000,
-            jobs: 2,
-            keys_in: 4_494_000,
-            keys_dropped: 1_608_000,
-        };
-        let mut out = String::new();
-        row(
-            &mut out,
-            "L1",
-            (4, 0),
-            205_160_000,
-            0.8,
-            &s,
-            ratio(s.bytes_written, s.bytes_read_start),
-        );
-        let fields: Vec<&str> = out.split_whitespace().collect();
-        // One more than the header: the size is a number and a unit.
-        assert_eq!(fields.len(), HEADER.split_whitespace().count() + 1, "{out}");
-        assert_eq!(&fields[..4], ["L1", "4/0", "195.66", "MB"], "{out}");
-        // Read 0.5 GB, Rn 0.4, Rnp1 0.1, Write 0.4, Wnew 0.3, W-Amp 1.1.
-        assert_eq!(
-            &fields[5..12],
-            ["0.5", "0.4", "0.1", "0.4", "0.3", "0.0", "1.1"],
-            "{out}"
-        );
-        assert_eq!(
-            &fields[14..21],
-            ["3.91", "2.95", "2", "1.955", "4494K", "1608K", "0.0"],
-            "{out}"
-        );
-    }
-
-    #[test]
-    fn stall_time_uses_rocksdbs_clock_format() {
-        assert_eq!(
-            stall_time(Duration::ZERO, 10.0),
-            "00:00:0.000 H:M:S, 0.0 percent"
-        );
-        assert_eq!(
-            stall_time(Duration::from_millis(61_500), 615.0),
-            "00:01:1.500 H:M:S, 10.0 percent"
-        );
-    }
-}
+#[path = "stats_report_tests.rs"]
+mod tests;

@@ -23,12 +23,13 @@ use std::time::Instant;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::info_log::info;
-use super::stats::DbStats;
+use super::stall::{self, StallCondition};
+use super::stats::{DbStats, StallCounter};
 use super::{DbInner, DbState, ImmMemTable};
 use crate::error::Result;
 use crate::filename::log_file_name;
 use crate::memtable::MemTable;
-use crate::options::{CompactionStyle, WriteOptions};
+use crate::options::WriteOptions;
 use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::wal::LogWriter;
 use crate::write::WriteBatch;
@@ -278,6 +279,7 @@ fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Re
         }
         wal.flush()?;
         DbStats::add(&stats.wal_bytes, wal.len() - before);
+        DbStats::add(&stats.wal_writes, group.len() as u64);
         if leader.sync {
             wal.sync()?;
             DbStats::add(&stats.wal_syncs, 1);
@@ -336,43 +338,30 @@ fn stall_if_behind(
     bytes: usize,
 ) -> Result<()> {
     let options = &inner.options.compaction;
-    // FIFO keeps every table in L0 by design: L0's size is bounded by the
-    // FIFO limit, not by compaction, so the L0 triggers do not apply.
-    if options.disable_auto_compactions || options.compaction_style == CompactionStyle::Fifo {
-        return Ok(());
-    }
-    let over = |limit: u64, pending: u64| limit != 0 && pending >= limit;
     let started = std::time::Instant::now();
     let mut stopped = false;
-    loop {
+    let condition = loop {
         if let Some(e) = &state.bg_error {
             return Err(e.clone());
         }
-        let l0_files = state.versions.current().num_files(0);
-        let pending = state.pending_compaction_bytes;
-        if l0_files >= options.level0_stop_writes_trigger
-            || over(options.hard_pending_compaction_bytes_limit, pending)
-        {
-            state.writes_stopped = true;
-            if !stopped {
-                info!(
-                    inner.info_log,
-                    "stopping writes: {l0_files} L0 files, {pending} bytes of compaction pending"
-                );
-                stopped = true;
-            }
-            inner.bg_cv.wait(state);
-            continue;
+        let condition = stall::current(options, state);
+        if !matches!(condition, Some(StallCondition::Stopped { .. })) {
+            break condition;
         }
-        break;
-    }
-    state.writes_stopped = false;
-    let l0_files = state.versions.current().num_files(0);
-    let slow = l0_files >= options.level0_slowdown_writes_trigger
-        || over(
-            options.soft_pending_compaction_bytes_limit,
-            state.pending_compaction_bytes,
-        );
+        if !stopped {
+            info!(
+                inner.info_log,
+                "stopping writes: {} L0 files, {} bytes of compaction pending",
+                state.versions.current().num_files(0),
+                state.pending_compaction_bytes
+            );
+            stopped = true;
+        }
+        state.writes_stopped = true;
+        inner.bg_cv.wait(state);
+        state.writes_stopped = false;
+    };
+    let slow = matches!(condition, Some(StallCondition::Delayed { .. }));
     if !slow {
         state.next_delayed_write = None;
     } else {
@@ -413,10 +402,13 @@ fn make_room(inner: &DbInner, state: &mut MutexGuard<'_, DbState>, force: bool) 
                     "stalling writes: all {} memtables are full",
                     inner.options.max_write_buffer_number
                 );
+                inner.stats.count_stall(StallCounter::MemtableStop);
                 stalled = true;
             }
             let waited = std::time::Instant::now();
+            state.writes_stopped = true;
             inner.bg_cv.wait(state);
+            state.writes_stopped = false;
             let micros = u64::try_from(waited.elapsed().as_micros()).unwrap_or(u64::MAX);
             inner.record_stall(micros);
             continue;

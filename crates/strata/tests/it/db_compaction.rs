@@ -180,23 +180,43 @@ fn writes_stall_at_the_l0_triggers_and_always_resume() {
     assert_eq!(number(&db, "strata.is-write-stopped"), 0);
     assert_eq!(number(&db, "strata.num-running-compactions"), 0);
     assert_eq!(number(&db, "strata.compaction-pending"), 0);
-    // RocksDB's report layout: header, level rows, Sum and Int, then the lines.
+    // RocksDB's report layout: the compaction half (header, level rows, Sum
+    // and Int, then its lines), then the DB half.
     let report = db.property("rocksdb.stats").unwrap();
     for needle in [
-        "** Compaction Stats [default] **\nLevel    Files   Size     Score Read(GB)",
+        "\n** Compaction Stats [default] **\nLevel    Files   Size     Score Read(GB)",
         "\n  L0 ",
         "\n Sum ",
         "\n Int ",
+        "\n\nBlob file count: 0, ",
         "\nCumulative compaction: ",
+        "\nStalls(count): ",
         "\n** DB Stats **\n",
         "\nCumulative writes: 20K writes, 20K keys, ",
+        "\nCumulative WAL: 20K writes, ",
         "\nCumulative stall: ",
+        "\nInterval writes: ",
     ] {
         assert!(report.contains(needle), "{needle:?} missing from\n{report}");
     }
     let sum = report.lines().find(|l| l.starts_with(" Sum ")).unwrap();
     let columns = report.lines().nth(2).unwrap().split_whitespace().count();
     assert_eq!(sum.split_whitespace().count(), columns + 1, "{sum}"); // Size has a unit
+                                                                      // L0 reached the slowdown trigger whenever a flush made it two files.
+    let stalls = report
+        .lines()
+        .find(|l| l.starts_with("Stalls(count): "))
+        .unwrap();
+    let slowdowns: u64 = stalls.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(slowdowns > 0, "{stalls}");
+    // The halves on their own.
+    let cf = db.property("rocksdb.cfstats").unwrap();
+    assert!(cf.starts_with("\n** Compaction Stats [default] **\n") && !cf.contains("DB Stats"));
+    let dbstats = db.property("rocksdb.dbstats").unwrap();
+    assert!(
+        dbstats.starts_with("\n** DB Stats **\nUptime(secs): "),
+        "{dbstats}"
+    );
     assert!(db
         .property("strata.sstables")
         .unwrap()
@@ -416,5 +436,56 @@ fn fifo_drops_the_oldest_tables_to_stay_within_its_limit() {
     assert!(
         db.get(&key(5999)).unwrap().is_none(),
         "expired data is still there"
+    );
+}
+
+/// While every memtable is full and flushes are slow, writers stop: the
+/// property says so while they wait, the stop is counted in the report, and
+/// writes resume.
+#[test]
+fn writers_waiting_for_a_full_memtable_are_reported_stopped() {
+    let fs = SimFs::new(37);
+    let options = DbOptions {
+        max_write_buffer_number: 2,
+        ..sim_options(&fs)
+    };
+    let db = std::sync::Arc::new(Db::open(Path::new("/db"), options).unwrap());
+    // Each flush syncs its table, the directory and the MANIFEST: ~90 ms, while
+    // filling a 64 KiB memtable takes a few.
+    fs.set_sync_latency(std::time::Duration::from_millis(30));
+    let writer = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            for i in 0..2000u32 {
+                db.put(&key(i), &[b'v'; 100]).unwrap();
+            }
+        })
+    };
+    let mut seen_stopped = false;
+    while !seen_stopped && !writer.is_finished() {
+        seen_stopped = number(&db, "strata.is-write-stopped") == 1;
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    writer.join().unwrap();
+    assert!(seen_stopped, "no writer was ever seen stopped");
+    assert_eq!(number(&db, "strata.is-write-stopped"), 0);
+    let report = db.property("strata.stats").unwrap();
+    let stalls = report
+        .lines()
+        .find(|l| l.starts_with("Stalls(count): "))
+        .unwrap();
+    let words: Vec<&str> = stalls.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| *w == "memtable_compaction,")
+        .unwrap();
+    assert!(words[at - 1].parse::<u64>().unwrap() > 0, "{stalls}");
+    assert!(
+        !report.contains("Cumulative stall: 00:00:0.000"),
+        "{report}"
+    );
+    assert_eq!(
+        db.get(&key(1999)).unwrap().as_deref(),
+        Some(&[b'v'; 100][..])
     );
 }

@@ -1,0 +1,131 @@
+//! Write stall conditions: whether compaction is far enough behind that writes
+//! must slow down or stop. The write path holds writers back by them; every
+//! installed version is counted by them for the `Stalls(count)` line of
+//! `strata.stats`, as RocksDB's `RecalculateWriteStallConditions` counts.
+
+use super::stats::{DbStats, StallCounter};
+use super::DbState;
+use crate::options::{CompactionOptions, CompactionStyle};
+
+/// Why writes are held back. `l0`: L0 reached its trigger (else the pending
+/// compaction bytes reached their limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StallCondition {
+    /// Writes wait until compaction catches up: `level0_stop_writes_trigger`
+    /// or `hard_pending_compaction_bytes_limit`.
+    Stopped { l0: bool },
+    /// Writes are held to `delayed_write_rate`:
+    /// `level0_slowdown_writes_trigger` or `soft_pending_compaction_bytes_limit`.
+    Delayed { l0: bool },
+}
+
+/// The condition for `l0_files` L0 files and `pending_bytes` of compaction
+/// debt, in RocksDB's order: a stop before a slowdown, L0 before pending
+/// bytes. None when automatic compaction is off (nothing would catch up) and
+/// under FIFO, which keeps every table in L0 by design: its L0 is bounded by
+/// the FIFO size limit, not by compaction.
+pub(super) fn stall_condition(
+    options: &CompactionOptions,
+    l0_files: usize,
+    pending_bytes: u64,
+) -> Option<StallCondition> {
+    if options.disable_auto_compactions || options.compaction_style == CompactionStyle::Fifo {
+        return None;
+    }
+    let over = |limit: u64| limit != 0 && pending_bytes >= limit;
+    if l0_files >= options.level0_stop_writes_trigger {
+        Some(StallCondition::Stopped { l0: true })
+    } else if over(options.hard_pending_compaction_bytes_limit) {
+        Some(StallCondition::Stopped { l0: false })
+    } else if l0_files >= options.level0_slowdown_writes_trigger {
+        Some(StallCondition::Delayed { l0: true })
+    } else if over(options.soft_pending_compaction_bytes_limit) {
+        Some(StallCondition::Delayed { l0: false })
+    } else {
+        None
+    }
+}
+
+/// The condition of the current version.
+pub(super) fn current(options: &CompactionOptions, state: &DbState) -> Option<StallCondition> {
+    stall_condition(
+        options,
+        state.versions.current().num_files(0),
+        state.pending_compaction_bytes,
+    )
+}
+
+/// Counts the condition of a version just installed.
+pub(super) fn count(stats: &DbStats, options: &CompactionOptions, state: &DbState) {
+    let Some(condition) = current(options, state) else {
+        return;
+    };
+    let (counter, while_compacting) = match condition {
+        StallCondition::Stopped { l0: true } => (
+            StallCounter::L0Stop,
+            Some(StallCounter::L0StopWithCompaction),
+        ),
+        StallCondition::Stopped { l0: false } => (StallCounter::PendingBytesStop, None),
+        StallCondition::Delayed { l0: true } => (
+            StallCounter::L0Slowdown,
+            Some(StallCounter::L0SlowdownWithCompaction),
+        ),
+        StallCondition::Delayed { l0: false } => (StallCounter::PendingBytesSlowdown, None),
+    };
+    stats.count_stall(counter);
+    let l0_compacting = || {
+        state
+            .versions
+            .current()
+            .files(0)
+            .iter()
+            .any(|f| state.compacting.contains(&f.number))
+    };
+    if let Some(subset) = while_compacting.filter(|_| l0_compacting()) {
+        stats.count_stall(subset);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stops_win_over_slowdowns_and_l0_over_pending_bytes() {
+        use StallCondition::*;
+        let options = CompactionOptions {
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            soft_pending_compaction_bytes_limit: 100,
+            hard_pending_compaction_bytes_limit: 200,
+            ..CompactionOptions::default()
+        };
+        let at = |l0, pending| stall_condition(&options, l0, pending);
+        assert_eq!(at(19, 99), None);
+        assert_eq!(at(20, 0), Some(Delayed { l0: true }));
+        assert_eq!(at(20, 100), Some(Delayed { l0: true }));
+        assert_eq!(at(0, 100), Some(Delayed { l0: false }));
+        assert_eq!(at(36, 0), Some(Stopped { l0: true }));
+        assert_eq!(at(36, 200), Some(Stopped { l0: true }));
+        assert_eq!(at(20, 200), Some(Stopped { l0: false }));
+        // A zero limit is no limit.
+        let unlimited = CompactionOptions {
+            soft_pending_compaction_bytes_limit: 0,
+            hard_pending_compaction_bytes_limit: 0,
+            ..options.clone()
+        };
+        assert_eq!(stall_condition(&unlimited, 0, u64::MAX), None);
+        for off in [
+            CompactionOptions {
+                disable_auto_compactions: true,
+                ..options.clone()
+            },
+            CompactionOptions {
+                compaction_style: CompactionStyle::Fifo,
+                ..options.clone()
+            },
+        ] {
+            assert_eq!(stall_condition(&off, 100, u64::MAX), None);
+        }
+    }
+}
