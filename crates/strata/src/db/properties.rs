@@ -6,41 +6,60 @@ use std::fmt::Write as _;
 use super::stats::DbStats;
 use super::stats_report;
 use super::DbInner;
-use crate::key::user_key;
+use crate::key::ParsedInternalKey;
 use crate::version::{SuperVersion, Version, NUM_LEVELS};
 
-/// Live files per level, as db_bench's `sstables`: `--- level N ---` then
-/// `number:size[smallest_seq .. largest_seq]['smallest' .. 'largest']`.
-fn sstables(version: &Version) -> String {
+/// Live files per level in RocksDB's `rocksdb.sstables` layout (its
+/// `Version::DebugString` with hex keys): `--- level N ---`, then per file
+/// `number:size[smallest_seq .. largest_seq]['KEY' seq:S, type:T .. 'KEY' seq:S, type:T]`.
+/// RocksDB also prints a version number and sampled reads, which Strata does
+/// not keep.
+fn sstables(version: &Version, num_levels: usize) -> String {
     let mut out = String::new();
-    for level in 0..NUM_LEVELS {
+    for level in 0..num_levels {
         let _ = writeln!(out, "--- level {level} ---");
         for f in version.files(level) {
             let _ = writeln!(
                 out,
-                " {}:{}[{} .. {}]['{}' .. '{}']",
+                " {}:{}[{} .. {}][{} .. {}]",
                 f.number,
                 f.file_size,
                 f.smallest_seqno,
                 f.largest_seqno,
-                printable(user_key(&f.smallest)),
-                printable(user_key(&f.largest))
+                internal_key_text(&f.smallest),
+                internal_key_text(&f.largest)
             );
         }
     }
     out
 }
 
-/// The key as text when it is printable ASCII, else as upper-case hex.
-fn printable(key: &[u8]) -> String {
-    if key.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
-        String::from_utf8_lossy(key).into_owned()
-    } else {
-        key.iter().fold(String::from("0x"), |mut s, b| {
+/// `'00616263' seq:5, type:1`: RocksDB's `InternalKey::DebugString` in hex.
+fn internal_key_text(ikey: &[u8]) -> String {
+    let hex = |bytes: &[u8]| {
+        bytes.iter().fold(String::new(), |mut s, b| {
             let _ = write!(s, "{b:02X}");
             s
         })
+    };
+    match ParsedInternalKey::parse(ikey) {
+        Some(k) => format!("'{}' seq:{}, type:{}", hex(k.user_key), k.seq, k.type_code),
+        None => format!("'{}' (bad internal key)", hex(ikey)),
     }
+}
+
+/// RocksDB's `rocksdb.levelstats`: files and whole MiB per level.
+fn levelstats(version: &Version, num_levels: usize) -> String {
+    let mut out = String::from("Level Files Size(MB)\n--------------------\n");
+    for level in 0..num_levels {
+        let _ = writeln!(
+            out,
+            "{level:>3} {:>8} {:>8.0}",
+            version.num_files(level),
+            version.level_bytes(level) as f64 / 1048576.0
+        );
+    }
+    out
 }
 
 /// RocksDB's estimate: entries in the memtables and tables, minus twice the
@@ -67,6 +86,7 @@ pub(super) fn property(inner: &DbInner, name: &str) -> Option<String> {
         .strip_prefix("strata.")
         .or_else(|| name.strip_prefix("rocksdb."))?;
     let sv = inner.super_version.load();
+    let num_levels = inner.options.compaction.num_levels.min(NUM_LEVELS);
     if let Some(level) = name.strip_prefix("num-files-at-level") {
         let level: usize = level.parse().ok()?;
         return (level < NUM_LEVELS).then(|| sv.version.num_files(level).to_string());
@@ -95,7 +115,7 @@ pub(super) fn property(inner: &DbInner, name: &str) -> Option<String> {
         "stats" => stats_report::stats(inner),
         "cfstats" | "cfstats-no-file-histogram" => stats_report::cfstats(inner),
         "dbstats" => stats_report::dbstats(inner),
-        "sstables" => sstables(&sv.version),
+        "sstables" => sstables(&sv.version, num_levels),
         "estimate-num-keys" => estimate_num_keys(inner, &sv).to_string(),
         "compaction-pending" => {
             let state = inner.state.lock();
@@ -111,18 +131,7 @@ pub(super) fn property(inner: &DbInner, name: &str) -> Option<String> {
         "wal-bytes-written" => DbStats::get(&inner.stats.wal_bytes).to_string(),
         "flush-bytes-written" => DbStats::get(&inner.stats.flush_bytes).to_string(),
         "num-flushes-completed" => inner.state.lock().flushes_completed.to_string(),
-        "levelstats" => {
-            let mut out = String::from("Level Files Size(MB)\n--------------------\n");
-            for level in 0..NUM_LEVELS {
-                let _ = writeln!(
-                    out,
-                    "{level:>5} {:>5} {:>8.1}",
-                    sv.version.num_files(level),
-                    sv.version.level_bytes(level) as f64 / 1048576.0
-                );
-            }
-            out
-        }
+        "levelstats" => levelstats(&sv.version, num_levels),
         _ => return None,
     };
     Some(value)

@@ -209,7 +209,7 @@ fn writes_stall_at_the_l0_triggers_and_always_resume() {
         .unwrap();
     let slowdowns: u64 = stalls.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert!(slowdowns > 0, "{stalls}");
-    // The halves on their own.
+    // The halves on their own, and the levels, in RocksDB's layouts.
     let cf = db.property("rocksdb.cfstats").unwrap();
     assert!(cf.starts_with("\n** Compaction Stats [default] **\n") && !cf.contains("DB Stats"));
     let dbstats = db.property("rocksdb.dbstats").unwrap();
@@ -217,10 +217,21 @@ fn writes_stall_at_the_l0_triggers_and_always_resume() {
         dbstats.starts_with("\n** DB Stats **\nUptime(secs): "),
         "{dbstats}"
     );
-    assert!(db
-        .property("strata.sstables")
-        .unwrap()
-        .contains("--- level 6 ---"));
+    let levels = db.property("rocksdb.levelstats").unwrap();
+    let mut lines = levels.lines();
+    assert_eq!(lines.next(), Some("Level Files Size(MB)"));
+    assert_eq!(lines.next(), Some("--------------------"));
+    let l0 = format!("  0 {:>8} ", files_per_level(&db)[0]);
+    assert!(lines.next().unwrap().starts_with(&l0), "{levels}");
+    assert_eq!(lines.count(), 6, "{levels}");
+    let sstables = db.property("strata.sstables").unwrap();
+    assert!(sstables.contains("--- level 6 ---"), "{sstables}");
+    // Keys in hex with their sequence number and type, as RocksDB prints them.
+    let first = sstables.lines().nth(1).unwrap();
+    assert!(
+        first.contains("['6B6579") && first.contains(" seq:") && first.contains(", type:1 .. '"),
+        "{sstables}"
+    );
     // 5000 live keys; the estimate counts overwritten versions not yet dropped.
     assert!(number(&db, "rocksdb.estimate-num-keys") >= 5000);
 }
