@@ -177,9 +177,10 @@ impl Utility {
                     .map_err(|e| format!("{name}: {e}"))?;
                 println!("waitforcompaction({}): finished", dir.display());
             }
-            Utility::Stats => print!("{}", property("strata.stats")?),
-            Utility::LevelStats => print!("{}", property("strata.levelstats")?),
-            Utility::SsTables => print!("{}", property("strata.sstables")?),
+            // db_bench's PrintStats: a blank line, the property, a newline.
+            Utility::Stats => println!("\n{}", property("strata.stats")?),
+            Utility::LevelStats => println!("\n{}", property("strata.levelstats")?),
+            Utility::SsTables => println!("\n{}", property("strata.sstables")?),
         }
         Ok(())
     }

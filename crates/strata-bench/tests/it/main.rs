@@ -151,3 +151,50 @@ fn flag_errors_exit_1_naming_the_flag() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("--benchmarks"));
 }
+
+/// db_bench's utility benchmarks: flush and compact print a result line of one
+/// operation; stats, levelstats and sstables print the properties.
+#[test]
+fn utility_benchmarks_flush_compact_and_report() {
+    let out = bench(&[
+        "--num=3000",
+        "--write_buffer_size=65536",
+        "--compression_type=none",
+        "--benchmarks=fillrandom,flush,waitforcompaction,compact,stats,levelstats,sstables",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: Vec<ResultLine> = stdout.lines().filter_map(parse_result).collect();
+    let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["fillrandom", "flush", "compact"], "{stdout}");
+    assert_eq!(results[1].operations, 1);
+    assert_eq!(results[2].operations, 1);
+    assert!(stdout.contains("waitforcompaction("), "{stdout}");
+    assert!(stdout.contains("): finished\n"), "{stdout}");
+    // As db_bench prints it: a blank line, then the report's own.
+    assert!(
+        stdout.contains("\n\n\n** Compaction Stats [default] **\nLevel    Files   Size "),
+        "{stdout}"
+    );
+    // After compact everything is in the last level: one row for L0's
+    // flushes (no files left), one for L6.
+    let l0 = stdout.lines().find(|l| l.starts_with("  L0 ")).unwrap();
+    assert!(l0.starts_with("  L0      0/0 "), "{l0}");
+    let sum = stdout.lines().find(|l| l.starts_with(" Sum ")).unwrap();
+    let w_amp: f64 = sum.split_whitespace().nth(11).unwrap().parse().unwrap();
+    assert!(w_amp > 1.0, "compaction bytes count beside flushed ones: {sum}");
+    assert!(stdout.contains("\nStalls(count): "), "{stdout}");
+    assert!(stdout.contains("\nCumulative writes: 3000 writes, 3000 keys"));
+    assert!(
+        stdout.contains("\n\nLevel Files Size(MB)\n--------------------\n  0        0        0\n")
+    );
+    assert!(
+        stdout.contains("\n\n--- level 0 ---\n--- level 1 ---\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("--- level 6 ---\n "), "{stdout}");
+}
