@@ -299,11 +299,11 @@ fn put(flags: &DbFlags, a: &PutArgs) -> CliResult {
 fn compact(flags: &DbFlags, a: &CompactArgs) -> CliResult {
     let from = a.from.as_ref().map(|k| flags.key(k)).transpose()?;
     let to = a.to.as_ref().map(|k| flags.key(k)).transpose()?;
+    // Nothing on stdout: ldb's compact prints nothing when it succeeds.
     with_db(flags, DbOptions::default(), |db| {
         db.compact_range(from.as_deref(), to.as_deref())
             .map_err(context("Compaction failed"))
-    })?;
-    print_ok()
+    })
 }
 
 fn get(flags: &DbFlags, a: &KeyArgs) -> CliResult {
