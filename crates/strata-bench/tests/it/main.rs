@@ -186,7 +186,10 @@ fn utility_benchmarks_flush_compact_and_report() {
     assert!(l0.starts_with("  L0      0/0 "), "{l0}");
     let sum = stdout.lines().find(|l| l.starts_with(" Sum ")).unwrap();
     let w_amp: f64 = sum.split_whitespace().nth(11).unwrap().parse().unwrap();
-    assert!(w_amp > 1.0, "compaction bytes count beside flushed ones: {sum}");
+    assert!(
+        w_amp > 1.0,
+        "compaction bytes count beside flushed ones: {sum}"
+    );
     assert!(stdout.contains("\nStalls(count): "), "{stdout}");
     assert!(stdout.contains("\nCumulative writes: 3000 writes, 3000 keys"));
     assert!(

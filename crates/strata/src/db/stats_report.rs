@@ -242,7 +242,8 @@ fn render_compaction(
 ) -> (String, CompactionMark) {
     let mut out = String::from("\n** Compaction Stats [default] **\n");
     let _ = writeln!(out, "{HEADER}");
-    let _ = writeln!(out, "{}", "-".repeat(HEADER.len()));
+    // RocksDB's rule is one dash more than the header is long.
+    let _ = writeln!(out, "{}", "-".repeat(HEADER.len() + 1));
     let mut sum = LevelRow::default();
     for r in &input.rows {
         let w_amp = if r.level == 0 {
