@@ -13,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::fs::Fs;
 
@@ -111,7 +112,9 @@ pub fn set_current_file(fs: &dyn Fs, dir: &Path, manifest_number: u64) -> Result
     file.append(contents.as_bytes())?;
     file.sync()?;
     drop(file);
+    crash_point!("current.temp_synced");
     fs.rename(&temp, &current_file_name(dir))?;
+    crash_point!("current.renamed");
     fs.sync_dir(dir)
 }
 

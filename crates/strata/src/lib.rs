@@ -7,6 +7,7 @@ pub mod cache;
 pub mod checksum;
 pub mod compaction;
 pub mod compression;
+pub mod crash_point;
 pub mod db;
 pub mod encoding;
 pub mod error;

@@ -39,6 +39,8 @@ pub struct TableCache {
     statistics: Option<Arc<Statistics>>,
     /// Set when index and filter blocks go to the block cache too.
     meta_priority: Option<Priority>,
+    /// Tables opened at L0 pin their cached index and filter.
+    pin_l0_meta: bool,
 }
 
 impl TableCache {
@@ -53,6 +55,7 @@ impl TableCache {
             block_cache: None,
             statistics: None,
             meta_priority: None,
+            pin_l0_meta: false,
         }
     }
 
@@ -65,9 +68,15 @@ impl TableCache {
 
     /// Tables opened from now on keep their index and filter blocks in the
     /// block cache at `priority` (RocksDB's `cache_index_and_filter_blocks`)
-    /// instead of holding them.
-    pub fn with_cached_index_and_filter(mut self, priority: Option<Priority>) -> Self {
+    /// instead of holding them; with `pin_l0`, tables opened at L0 keep
+    /// theirs pinned there (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`).
+    pub fn with_cached_index_and_filter(
+        mut self,
+        priority: Option<Priority>,
+        pin_l0: bool,
+    ) -> Self {
         self.meta_priority = priority;
+        self.pin_l0_meta = pin_l0;
         self
     }
 
@@ -84,7 +93,11 @@ impl TableCache {
 
     /// The reader of table `number`, opening it on first use. `expected_size` is
     /// the size the MANIFEST recorded; a file of another size is corruption.
-    pub fn get(&self, number: u64, expected_size: u64) -> Result<Arc<TableReader>> {
+    /// `level` is where the version holds the file: a table first opened at L0
+    /// pins its cached index and filter if so configured, and keeps them pinned
+    /// until the reader closes, even if compaction moves the file down (as
+    /// RocksDB decides at open).
+    pub fn get(&self, number: u64, expected_size: u64, level: usize) -> Result<Arc<TableReader>> {
         if let Some(t) = self.tables.lock().readers.get(&number) {
             return Ok(t.clone());
         }
@@ -104,8 +117,13 @@ impl TableCache {
         }
         let mut table = TableReader::open(file, &path)?;
         if let Some(cache) = &self.block_cache {
-            table =
-                table.with_block_cache(cache.clone(), self.statistics.clone(), self.meta_priority);
+            let pin = self.pin_l0_meta && level == 0;
+            table = table.with_block_cache(
+                cache.clone(),
+                self.statistics.clone(),
+                self.meta_priority,
+                pin,
+            )?;
         }
         let table = Arc::new(table);
         let mut open = self.tables.lock();
@@ -162,12 +180,12 @@ mod tests {
         let cache = TableCache::new(fs, dir.to_path_buf(), ReadFileOptions::default())
             .with_max_open_files(2);
         for (i, &size) in sizes.iter().enumerate() {
-            let table = cache.get(i as u64 + 1, size).unwrap();
+            let table = cache.get(i as u64 + 1, size, 1).unwrap();
             assert_eq!(table.properties().num_entries, 1);
             assert!(cache.open_count() <= 2);
         }
         // A closed reader reopens on demand.
-        assert!(cache.get(1, sizes[0]).is_ok());
+        assert!(cache.get(1, sizes[0], 1).is_ok());
         assert_eq!(cache.open_count(), 2);
         let unlimited = TableCache::new(
             Arc::new(SimFs::new(4)),

@@ -2,11 +2,14 @@
 //! HyperClockCache: a fixed table of slots, each with one atomic meta word
 //! (state, reference count, clock countdown), so that lookups and releases
 //! take no lock. Inserts, erases and evictions (the clock sweep) serialize on
-//! one mutex.
+//! one mutex; values they free are dropped after it is released.
 //!
-//! An entry lives within `PROBE` slots of its home slot, and a lookup checks
-//! all of them (it never stops at an empty slot), so freeing a slot needs no
-//! tombstone.
+//! An entry lives within `PROBE` slots of its home slot (linear probing).
+//! Each slot counts the entries stored past it whose probe passed over it
+//! (`displacements`), so a lookup stops at the first slot that neither holds
+//! its key nor was passed over: a miss usually costs one or two slots, not
+//! the whole window. A lookup racing a writer may stop early and miss; a
+//! cache may always miss.
 //!
 //! Slot protocol (the meta word is the only synchronization of a slot):
 //! - a lookup adds a reference with one `fetch_add`; if the word it replaced
@@ -17,8 +20,8 @@
 //! - stray references (taken from a slot that was not visible) are tolerated
 //!   everywhere: the writer changes state with read-modify-write operations
 //!   that keep the reference bits;
-//! - a slot is written (key, charge, value) only in state `CONSTRUCTING`, by
-//!   the mutex holder, and published `VISIBLE` with release ordering;
+//! - a slot's key, charge and value are written only in state `CONSTRUCTING`,
+//!   by the mutex holder, and published `VISIBLE` with release ordering;
 //! - erase marks a referenced entry `INVISIBLE`; the release that takes its
 //!   count to zero frees it (under the mutex).
 //!
@@ -26,9 +29,8 @@
 //! whose count is zero and decrements the others, so high-priority entries
 //! survive three sweeps, low two, bottom one. A hit resets the count.
 
+use std::cell::UnsafeCell;
 use std::sync::Arc;
-
-use arc_swap::ArcSwapOption;
 
 use super::sync::{AtomicU64, AtomicUsize, Mutex, Ordering};
 use super::{Cache, CacheHandle, CacheKey, CacheValue, Priority, Release, TableIds};
@@ -68,25 +70,39 @@ fn clock_for(priority: Priority) -> u64 {
     }
 }
 
-/// The value a slot holds, boxed so it can sit in an `ArcSwapOption`.
-struct Held(CacheValue);
-
 struct Slot {
     meta: AtomicU64,
+    /// Entries stored past this slot whose probe passed over it. Changed
+    /// only by the mutex holder.
+    displacements: AtomicUsize,
     table_id: AtomicU64,
     offset: AtomicU64,
     charge: AtomicUsize,
-    value: ArcSwapOption<Held>,
+    /// Written only in state `CONSTRUCTING` by the mutex holder; read only
+    /// by a thread holding a reference taken while the slot was `VISIBLE`.
+    value: UnsafeCell<Option<CacheValue>>,
 }
+
+// SAFETY: every field but `value` is atomic. `value` is written (set when an
+// entry is constructed, taken when it is freed) only by the writer-mutex
+// holder after it moved the meta word to `CONSTRUCTING` with a compare and
+// swap that required zero references, and the entry is published `VISIBLE`
+// with a release store. It is read only by a lookup that added a reference
+// with an acquire-release `fetch_add` that saw `VISIBLE`: that reference
+// orders the read after the publication, and while it is held no writer can
+// move the slot back to `CONSTRUCTING` (its compare and swap would see the
+// reference), so reads and writes of `value` never overlap.
+unsafe impl Sync for Slot {}
 
 impl Slot {
     fn new() -> Slot {
         Slot {
             meta: AtomicU64::new(EMPTY),
+            displacements: AtomicUsize::new(0),
             table_id: AtomicU64::new(0),
             offset: AtomicU64::new(0),
             charge: AtomicUsize::new(0),
-            value: ArcSwapOption::empty(),
+            value: UnsafeCell::new(None),
         }
     }
 
@@ -94,7 +110,18 @@ impl Slot {
         self.table_id.load(Ordering::Relaxed) == key.table_id
             && self.offset.load(Ordering::Relaxed) == key.offset
     }
+
+    fn key(&self) -> CacheKey {
+        CacheKey {
+            table_id: self.table_id.load(Ordering::Relaxed),
+            offset: self.offset.load(Ordering::Relaxed),
+        }
+    }
 }
+
+/// Values freed under the writer mutex, dropped once it is released so
+/// that deallocating them does not hold up other writers.
+type Freed = Vec<CacheValue>;
 
 struct Table {
     slots: Vec<Slot>,
@@ -118,28 +145,40 @@ impl Table {
     fn lookup(&self, key: &CacheKey) -> Option<(usize, CacheValue)> {
         for i in self.window(key) {
             let slot = &self.slots[i];
-            if state(slot.meta.load(Ordering::Acquire)) != VISIBLE {
-                continue;
-            }
-            let before = slot.meta.fetch_add(ONE_REF, Ordering::AcqRel);
-            if state(before) != VISIBLE || !slot.holds(key) {
+            let seen = slot.meta.load(Ordering::Acquire);
+            // Check the key before taking a reference, so lookups do not
+            // write to the slots of other keys.
+            if state(seen) == VISIBLE && slot.holds(key) {
+                let before = slot.meta.fetch_add(ONE_REF, Ordering::AcqRel);
+                if state(before) == VISIBLE && slot.holds(key) {
+                    // SAFETY: this thread holds a reference taken while the
+                    // slot was VISIBLE; see `impl Sync for Slot`.
+                    let value = unsafe { (*slot.value.get()).clone() };
+                    if let Some(value) = value {
+                        self.refresh_clock(slot, before);
+                        return Some((i, value));
+                    }
+                }
                 self.release(i);
-                continue;
             }
-            let Some(held) = slot.value.load_full() else {
-                self.release(i);
-                continue;
-            };
-            // A hit resets the countdown to the entry's priority.
-            let prio = (before & PRIO_MASK) >> PRIO_SHIFT;
+            if slot.displacements.load(Ordering::Acquire) == 0 {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// A hit resets the countdown to the entry's priority; hot entries are
+    /// already there, so most hits write nothing more.
+    fn refresh_clock(&self, slot: &Slot, meta: u64) {
+        let prio = (meta & PRIO_MASK) >> PRIO_SHIFT;
+        if (meta & CLOCK_MASK) >> CLOCK_SHIFT != prio {
             let _ = slot
                 .meta
                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| {
                     Some((m & !CLOCK_MASK) | (prio << CLOCK_SHIFT))
                 });
-            return Some((i, held.0.clone()));
         }
-        None
     }
 
     fn release(&self, i: usize) {
@@ -148,14 +187,16 @@ impl Table {
         };
         let before = slot.meta.fetch_sub(ONE_REF, Ordering::AcqRel);
         if refs(before) == 1 && state(before) == INVISIBLE {
-            let _writer = self.writer.lock();
-            self.try_free(i, INVISIBLE);
+            let mut freed = Freed::new();
+            let writer = self.writer.lock();
+            self.try_free(i, INVISIBLE, &mut freed);
+            drop(writer);
         }
     }
 
-    /// Frees slot `i` if it is in `from` state with no references. Call with
-    /// the writer lock held.
-    fn try_free(&self, i: usize, from: u64) -> bool {
+    /// Frees slot `i` if it is in `from` state with no references, moving
+    /// its value to `freed`. Call with the writer lock held.
+    fn try_free(&self, i: usize, from: u64, freed: &mut Freed) -> bool {
         let slot = &self.slots[i];
         let m = slot.meta.load(Ordering::Acquire);
         if state(m) != from || refs(m) != 0 {
@@ -168,9 +209,20 @@ impl Table {
         {
             return false;
         }
-        slot.value.store(None);
+        // SAFETY: the slot is CONSTRUCTING, taken from zero references, and
+        // this thread holds the writer mutex; see `impl Sync for Slot`.
+        if let Some(value) = unsafe { (*slot.value.get()).take() } {
+            freed.push(value);
+        }
         self.usage
             .fetch_sub(slot.charge.load(Ordering::Relaxed), Ordering::Relaxed);
+        // The probe from the entry's home passed over every slot before it.
+        let home = self.home(&slot.key());
+        let mut j = home;
+        while j != i {
+            self.slots[j].displacements.fetch_sub(1, Ordering::Release);
+            j = (j + 1) & self.mask;
+        }
         // Keep any stray references a racing lookup took meanwhile.
         let _ = slot
             .meta
@@ -182,7 +234,7 @@ impl Table {
 
     /// Runs the clock hand until `needed` more bytes fit, or a full turn and
     /// a half found nothing more to free. Call with the writer lock held.
-    fn sweep(&self, hand: &mut usize, needed: usize) {
+    fn sweep(&self, hand: &mut usize, needed: usize, freed: &mut Freed) {
         let capacity = self.capacity.load(Ordering::Relaxed);
         let mut steps = 0;
         while self.usage.load(Ordering::Relaxed) + needed > capacity && steps < 3 * self.slots.len()
@@ -202,29 +254,56 @@ impl Table {
                     .meta
                     .compare_exchange(m, lower, Ordering::AcqRel, Ordering::Acquire);
             } else {
-                self.try_free(i, VISIBLE);
+                self.try_free(i, VISIBLE, freed);
             }
         }
     }
 
     /// Removes `key`'s entry (with the writer lock held): freed now if
     /// unreferenced, else hidden and freed by its last release.
-    fn erase_locked(&self, key: &CacheKey) {
+    fn erase_locked(&self, key: &CacheKey, freed: &mut Freed) {
         for i in self.window(key) {
             let slot = &self.slots[i];
-            if state(slot.meta.load(Ordering::Acquire)) != VISIBLE || !slot.holds(key) {
-                continue;
+            if state(slot.meta.load(Ordering::Acquire)) == VISIBLE && slot.holds(key) {
+                if !self.try_free(i, VISIBLE, freed) {
+                    let _ = slot
+                        .meta
+                        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| {
+                            (state(m) == VISIBLE).then_some((m & !STATE_MASK) | INVISIBLE)
+                        });
+                    // Released between the two steps: free it here.
+                    self.try_free(i, INVISIBLE, freed);
+                }
+                return;
             }
-            if !self.try_free(i, VISIBLE) {
-                let _ = slot
-                    .meta
-                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| {
-                        (state(m) == VISIBLE).then_some((m & !STATE_MASK) | INVISIBLE)
-                    });
-                // Released between the two steps: free it here.
-                self.try_free(i, INVISIBLE);
+            if slot.displacements.load(Ordering::Relaxed) == 0 {
+                return;
             }
         }
+    }
+
+    /// Places `key` in the first empty slot of its window (freeing an
+    /// unreferenced entry there if none is empty) and counts the probe on the
+    /// slots it passed. Returns the slot, now `CONSTRUCTING`. Call with the
+    /// writer lock held.
+    fn claim_slot(&self, key: &CacheKey, freed: &mut Freed) -> Option<usize> {
+        let is_empty = |i: usize| state(self.slots[i].meta.load(Ordering::Acquire)) == EMPTY;
+        let i = self
+            .window(key)
+            .find(|&i| is_empty(i))
+            .or_else(|| self.window(key).find(|&i| self.try_free(i, VISIBLE, freed)))?;
+        self.slots[i]
+            .meta
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| {
+                (state(m) == EMPTY).then_some((m & REFS) | CONSTRUCTING)
+            })
+            .ok()?;
+        let mut j = self.home(key);
+        while j != i {
+            self.slots[j].displacements.fetch_add(1, Ordering::Release);
+            j = (j + 1) & self.mask;
+        }
+        Some(i)
     }
 }
 
@@ -296,38 +375,29 @@ impl Cache for ClockCache {
         priority: Priority,
     ) -> Result<CacheHandle> {
         let t = &self.table;
+        let mut freed = Freed::new();
         let mut hand = t.writer.lock();
-        t.erase_locked(&key);
-        t.sweep(&mut hand, charge);
+        t.erase_locked(&key, &mut freed);
+        t.sweep(&mut hand, charge, &mut freed);
         if self.strict
             && t.usage.load(Ordering::Relaxed) + charge > t.capacity.load(Ordering::Relaxed)
         {
+            drop(hand);
             return Err(Error::Busy {
                 reason: format!("clock cache full: an entry of {charge} bytes does not fit"),
             });
         }
-        // An empty slot in the key's window, or one freed from it.
-        let free = t
-            .window(&key)
-            .find(|&i| state(t.slots[i].meta.load(Ordering::Acquire)) == EMPTY)
-            .or_else(|| t.window(&key).find(|&i| t.try_free(i, VISIBLE)));
-        let Some(i) = free else {
+        let Some(i) = t.claim_slot(&key, &mut freed) else {
             // The window is all pinned: the value is returned, not cached.
             return Ok(CacheHandle::new(value, t.clone(), DETACHED));
         };
         let slot = &t.slots[i];
-        let claimed = slot
-            .meta
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| {
-                (state(m) == EMPTY).then_some((m & REFS) | CONSTRUCTING)
-            });
-        if claimed.is_err() {
-            return Ok(CacheHandle::new(value, t.clone(), DETACHED));
-        }
         slot.table_id.store(key.table_id, Ordering::Relaxed);
         slot.offset.store(key.offset, Ordering::Relaxed);
         slot.charge.store(charge, Ordering::Relaxed);
-        slot.value.store(Some(Arc::new(Held(value.clone()))));
+        // SAFETY: `claim_slot` made the slot CONSTRUCTING and this thread
+        // holds the writer mutex; see `impl Sync for Slot`.
+        unsafe { *slot.value.get() = Some(value.clone()) };
         t.usage.fetch_add(charge, Ordering::Relaxed);
         let clock = clock_for(priority);
         // Publish with the handle's reference, keeping stray ones.
@@ -351,8 +421,10 @@ impl Cache for ClockCache {
     }
 
     fn erase(&self, key: &CacheKey) {
-        let _writer = self.table.writer.lock();
-        self.table.erase_locked(key);
+        let mut freed = Freed::new();
+        let writer = self.table.writer.lock();
+        self.table.erase_locked(key, &mut freed);
+        drop(writer);
     }
 
     fn capacity(&self) -> usize {
@@ -379,9 +451,11 @@ impl Cache for ClockCache {
 
     fn set_capacity(&self, capacity: usize) {
         let t = &self.table;
+        let mut freed = Freed::new();
         let mut hand = t.writer.lock();
         t.capacity.store(capacity, Ordering::Relaxed);
-        t.sweep(&mut hand, 0);
+        t.sweep(&mut hand, 0, &mut freed);
+        drop(hand);
     }
 
     fn new_table_id(&self) -> u64 {

@@ -24,6 +24,63 @@ fn put(c: &ClockCache, n: u64, p: Priority) {
 mod std_threads {
     use super::*;
 
+    /// A crowded table (32 slots, charges too small to ever evict by
+    /// capacity): after any sequence of inserts and erases, a lookup finds a
+    /// key exactly when some slot holds it visibly (so no probe stops too
+    /// early), and erased keys are gone.
+    #[test]
+    fn crowded_probes_find_every_entry_after_inserts_and_erases() {
+        let c = ClockCache::new(ClockOptions {
+            capacity: 20_000,
+            estimated_entry_charge: 1000,
+            strict_capacity_limit: false,
+        })
+        .unwrap();
+        assert_eq!(c.table.slots.len(), 32);
+        let in_table = |n: u64| {
+            c.table
+                .slots
+                .iter()
+                .any(|s| state(s.meta.load(Ordering::Relaxed)) == VISIBLE && s.holds(&key(n)))
+        };
+        let mut x = 12345u64;
+        let mut max_displaced = 0;
+        for _ in 0..20_000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let n = (x >> 33) % 40;
+            if (x >> 20) % 3 == 0 {
+                c.erase(&key(n));
+                assert!(!in_table(n));
+            } else {
+                drop(c.insert(key(n), Arc::new(n), 1, Priority::Low).unwrap());
+            }
+            for m in 0..40 {
+                let found = c.lookup(&key(m));
+                assert_eq!(found.is_some(), in_table(m), "key {m}");
+                if let Some(h) = found {
+                    assert_eq!(h.value().downcast_ref::<u64>(), Some(&m));
+                }
+            }
+            let displaced = c
+                .table
+                .slots
+                .iter()
+                .map(|s| s.displacements.load(Ordering::Relaxed))
+                .max();
+            max_displaced = max_displaced.max(displaced.unwrap_or(0));
+        }
+        assert!(max_displaced > 1, "no probe chains: the test is too easy");
+        for n in 0..40 {
+            c.erase(&key(n));
+        }
+        assert!(c
+            .table
+            .slots
+            .iter()
+            .all(|s| s.displacements.load(Ordering::Relaxed) == 0));
+        assert_eq!(c.usage(), 0);
+    }
+
     #[test]
     fn lookups_find_what_was_inserted_and_erase_removes_it() {
         let c = cache(100, false);

@@ -379,7 +379,10 @@ impl Release for Shards {
 
 /// The sharded LRU cache.
 pub struct LruCache {
+    /// For `set_capacity` and `capacity`; inserts read `strict` instead, so
+    /// no insert takes a lock shared by every shard.
     options: Mutex<LruOptions>,
+    strict: bool,
     shards: Arc<Shards>,
     ids: TableIds,
 }
@@ -431,6 +434,7 @@ impl LruCache {
             })
             .collect();
         Ok(LruCache {
+            strict: options.strict_capacity_limit,
             options: Mutex::new(options),
             shards: Arc::new(Shards {
                 shards,
@@ -459,14 +463,13 @@ impl Cache for LruCache {
         priority: Priority,
     ) -> Result<CacheHandle> {
         let shard = self.shard_of(&key);
-        let strict = self.options.lock().strict_capacity_limit;
         let charge = charge + ENTRY_OVERHEAD;
         let id = self.shards.shards[shard].lock().insert(
             key,
             value.clone(),
             charge,
             priority,
-            strict,
+            self.strict,
         )?;
         let token = ((shard as u64) << 32) | u64::from(id);
         Ok(CacheHandle::new(value, self.shards.clone(), token))

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use super::iter::{CompactionFilter, DropCounts};
 use super::CompactionTask;
+use crate::crash_point::crash_point;
 use crate::error::Result;
 use crate::filename::table_file_name;
 use crate::fs::Fs;
@@ -107,7 +108,11 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
     match merged {
         Ok(counts) => {
             if !writer.finished.is_empty() {
-                ctx.fs.sync_dir(ctx.dir)?;
+                if let Err(e) = ctx.fs.sync_dir(ctx.dir) {
+                    // Not durably named: the outputs must not be installed.
+                    writer.abandon();
+                    return Err(e);
+                }
             }
             for meta in &writer.finished {
                 result.bytes_written += meta.file_size;
@@ -151,8 +156,8 @@ fn elapsed_micros(start: Instant) -> u64 {
 fn merge_inputs(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<MergingIterator> {
     let read = ReadOptions::default();
     let mut children: Vec<BoxedIterator> = Vec::new();
-    for (_, f) in task.all_inputs() {
-        let table = ctx.table_cache.get(f.number, f.file_size)?;
+    for (level, f) in task.all_inputs() {
+        let table = ctx.table_cache.get(f.number, f.file_size, level)?;
         children.push(Box::new(table.iter(&read)));
     }
     Ok(MergingIterator::new(children))
@@ -279,6 +284,7 @@ impl OutputWriter<'_, '_> {
                 return Err(e);
             }
         };
+        crash_point!("compaction.output_finished");
         self.finished.push(FileMetaData {
             number,
             file_size,

@@ -6,12 +6,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::info_log::info;
-use super::DbInner;
+use super::{DbInner, DbState};
+use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{log_file_name, parse_file_name, FileType};
 use crate::flush::write_level0_table;
 use crate::statistics::{thread_cpu_micros, Ticker};
 use crate::version::VersionEdit;
+use parking_lot::MutexGuard;
 
 pub(super) fn spawn_flush_thread(inner: Arc<DbInner>) -> Result<JoinHandle<()>> {
     let dir = inner.dir.clone();
@@ -22,84 +24,91 @@ pub(super) fn spawn_flush_thread(inner: Arc<DbInner>) -> Result<JoinHandle<()>> 
 }
 
 fn flush_loop(inner: &DbInner) {
+    let mut state = inner.state.lock();
     loop {
         // Wait for the oldest full memtable, or for shutdown.
-        let (imm, next_log_number, number) = {
-            let mut state = inner.state.lock();
-            loop {
-                if inner.shutting_down.load(Ordering::Acquire) {
-                    return;
-                }
-                if state.bg_error.is_none() {
-                    if let Some(oldest) = state.imm.back() {
-                        let job = (oldest.mem.clone(), oldest.next_log_number);
-                        let number = state.versions.new_file_number();
-                        // Spared by obsolete-table deletion until installed.
-                        state.pending_outputs.push(number);
-                        break (job.0, job.1, number);
-                    }
-                }
-                inner.bg_cv.wait(&mut state);
-            }
-        };
-        info!(
-            inner.info_log,
-            "flush: memtable of {} entries, {} bytes -> table #{number}",
-            imm.len(),
-            imm.memory_usage()
-        );
-        let table_options = inner.options.l0_table_options();
-        let cpu_start = thread_cpu_micros();
-        let output = write_level0_table(&*inner.flush_fs, &inner.dir, number, &imm, &table_options);
-        let mut state = inner.state.lock();
-        let installed = output.and_then(|out| {
-            let mut edit = VersionEdit::new();
-            edit.set_log_number(next_log_number);
-            if let Some(file) = &out.file {
-                edit.add_file(0, file.clone());
-            }
-            state.versions.log_and_apply(&mut edit)?;
-            Ok(out)
-        });
-        state.release_pending_output(number);
-        match installed {
-            Ok(out) => {
-                state.imm.pop_back();
-                if state.imm.is_empty() {
-                    state.unpersisted_writes = false;
-                }
-                state.flushes_completed += 1;
-                let bytes = out.file.as_ref().map_or(0, |f| f.file_size);
-                let micros = u64::try_from(out.micros).unwrap_or(u64::MAX);
-                let cpu_micros = thread_cpu_micros().saturating_sub(cpu_start);
-                inner.stats.record_flush(bytes, micros, cpu_micros);
-                inner.tick(Ticker::FlushWriteBytes, bytes);
-                inner.install_super_version(&mut state);
-                let log_number = state.versions.log_number();
-                drop(state);
-                info!(
-                    inner.info_log,
-                    "flush: table #{number} done, {bytes} bytes in {micros} us; WALs below #{log_number} obsolete"
-                );
-                info!(
-                    inner.info_log,
-                    "EVENT_LOG_v1 {{\"event\": \"flush_finished\", \"output_level\": 0, \"file_number\": {number}, \
-                     \"file_size\": {bytes}, \"entries\": {}, \"memtable_bytes\": {}, \"micros\": {micros}}}",
-                    imm.len(),
-                    imm.memory_usage()
-                );
-                delete_obsolete_wals(inner, log_number);
-            }
-            Err(e) => {
-                info!(
-                    inner.info_log,
-                    "flush of table #{number} failed, writes stop: {e}"
-                );
-                state.bg_error.get_or_insert(e);
-            }
+        if inner.shutting_down.load(Ordering::Acquire) {
+            return;
+        }
+        if state.bg_error.is_some() || state.imm.is_empty() {
+            inner.bg_cv.wait(&mut state);
+            continue;
+        }
+        if let Err(e) = flush_oldest(inner, &mut state) {
+            state.bg_error.get_or_insert(e);
         }
         inner.bg_cv.notify_all();
     }
+}
+
+/// Writes the oldest immutable memtable to an L0 table and installs it with
+/// a MANIFEST edit that makes its WAL obsolete; the lock is released while
+/// the table is written. Used by the flush thread and by `resume`.
+pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
+    let Some(oldest) = state.imm.back() else {
+        return Ok(());
+    };
+    let (imm, next_log_number) = (oldest.mem.clone(), oldest.next_log_number);
+    let number = state.versions.new_file_number();
+    // Spared by obsolete-table deletion until installed.
+    state.pending_outputs.push(number);
+    info!(
+        inner.info_log,
+        "flush: memtable of {} entries, {} bytes -> table #{number}",
+        imm.len(),
+        imm.memory_usage()
+    );
+    let table_options = inner.options.l0_table_options();
+    let cpu_start = thread_cpu_micros();
+    let output = MutexGuard::unlocked(state, || {
+        crash_point!("flush.before_table");
+        write_level0_table(&*inner.flush_fs, &inner.dir, number, &imm, &table_options)
+    });
+    crash_point!("flush.before_install");
+    let installed = output.and_then(|out| {
+        let mut edit = VersionEdit::new();
+        edit.set_log_number(next_log_number);
+        if let Some(file) = &out.file {
+            edit.add_file(0, file.clone());
+        }
+        state.versions.log_and_apply(&mut edit)?;
+        Ok(out)
+    });
+    state.release_pending_output(number);
+    let out = installed.inspect_err(|e| {
+        info!(
+            inner.info_log,
+            "flush of table #{number} failed, writes stop: {e}"
+        );
+    })?;
+    state.imm.pop_back();
+    if state.imm.is_empty() {
+        state.unpersisted_writes = false;
+    }
+    state.flushes_completed += 1;
+    let bytes = out.file.as_ref().map_or(0, |f| f.file_size);
+    let micros = u64::try_from(out.micros).unwrap_or(u64::MAX);
+    let cpu_micros = thread_cpu_micros().saturating_sub(cpu_start);
+    inner.stats.record_flush(bytes, micros, cpu_micros);
+    inner.tick(Ticker::FlushWriteBytes, bytes);
+    inner.install_super_version(state);
+    let log_number = state.versions.log_number();
+    crash_point!("flush.installed");
+    MutexGuard::unlocked(state, || {
+        info!(
+            inner.info_log,
+            "flush: table #{number} done, {bytes} bytes in {micros} us; WALs below #{log_number} obsolete"
+        );
+        info!(
+            inner.info_log,
+            "EVENT_LOG_v1 {{\"event\": \"flush_finished\", \"output_level\": 0, \"file_number\": {number}, \
+             \"file_size\": {bytes}, \"entries\": {}, \"memtable_bytes\": {}, \"micros\": {micros}}}",
+            imm.len(),
+            imm.memory_usage()
+        );
+        delete_obsolete_wals(inner, log_number);
+    });
+    Ok(())
 }
 
 /// Removes WAL files numbered below `log_number`: their memtables are in durable
@@ -111,6 +120,7 @@ pub(super) fn delete_obsolete_wals(inner: &DbInner, log_number: u64) {
     for name in names {
         if let Some(FileType::Log(n)) = parse_file_name(&name) {
             if n < log_number {
+                crash_point!("wal.delete_obsolete");
                 if let Err(e) = inner.fs.remove(&log_file_name(&inner.dir, n)) {
                     info!(inner.info_log, "could not delete obsolete WAL #{n}: {e}");
                 }

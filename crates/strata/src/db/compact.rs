@@ -17,6 +17,7 @@ use parking_lot::MutexGuard;
 use super::info_log::info;
 use super::{DbInner, DbState};
 use crate::compaction::{fifo, job, leveled, universal, CompactionTask};
+use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{parse_file_name, table_file_name, FileType};
 use crate::options::CompactionStyle;
@@ -67,10 +68,10 @@ fn expired_tables(inner: &DbInner, version: &Version) -> HashSet<u64> {
         .map_or(0, |d| d.as_secs());
     version
         .all_files()
-        .filter(|(_, f)| {
+        .filter(|(level, f)| {
             inner
                 .table_cache
-                .get(f.number, f.file_size)
+                .get(f.number, f.file_size, *level)
                 .is_ok_and(|t| t.properties().creation_time.saturating_add(ttl) <= now)
         })
         .map(|(_, f)| f.number)
@@ -89,13 +90,23 @@ fn compaction_loop(inner: &Arc<DbInner>) {
             continue;
         }
         let Some(task) = pick_task(inner, &state) else {
-            inner.bg_cv.wait(&mut state);
+            if state.obsolete_held {
+                // A reader held tables a job made obsolete; look again soon.
+                let _ = inner.bg_cv.wait_for(&mut state, OBSOLETE_SWEEP_PAUSE);
+                let keep = keep_set(&mut state);
+                MutexGuard::unlocked(&mut state, || remove_obsolete_tables(inner, &keep));
+            } else {
+                inner.bg_cv.wait(&mut state);
+            }
             continue;
         };
         // A failure is logged; run_task decides whether it stops writes.
         let _ = run_task(inner, &mut state, &task);
     }
 }
+
+/// How often an idle compaction thread sweeps tables that readers kept alive.
+const OBSOLETE_SWEEP_PAUSE: Duration = Duration::from_millis(500);
 
 /// How long automatic compaction pauses after a job fails before retrying.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
@@ -123,6 +134,7 @@ fn run_task(
     state.pending_outputs.push(output_floor);
     state.running_compactions += 1;
     let outcome = MutexGuard::unlocked(state, || {
+        crash_point!("compaction.before_job");
         let ctx = job::JobContext {
             fs: &*inner.compaction_fs,
             dir: &inner.dir,
@@ -138,9 +150,13 @@ fn run_task(
     // The job's version must not count as live below, or its inputs, obsolete
     // once the edit is installed, would stay on disk until the next job.
     drop(version);
+    crash_point!("compaction.before_install");
     let installed = match outcome {
         Ok(mut result) => match state.versions.log_and_apply(&mut result.edit) {
-            Ok(()) => Ok(result),
+            Ok(()) => {
+                crash_point!("compaction.installed");
+                Ok(result)
+            }
             Err(e) => Err((e, true)),
         },
         Err(e) => {
@@ -339,10 +355,9 @@ pub(super) fn keep_set(state: &mut DbState) -> KeepSet {
             .min()
             .unwrap_or(0)
     };
-    KeepSet {
-        live: state.versions.live_table_numbers(),
-        floor,
-    }
+    let live = state.versions.live_table_numbers();
+    state.obsolete_held = live.len() > state.versions.current().all_files().count();
+    KeepSet { live, floor }
 }
 
 /// Deletes the table files `keep` does not spare.
@@ -358,6 +373,7 @@ pub(super) fn remove_obsolete_tables(inner: &DbInner, keep: &KeepSet) {
             continue;
         }
         inner.table_cache.evict(n);
+        crash_point!("table.delete_obsolete");
         match inner.fs.remove(&table_file_name(&inner.dir, n)) {
             Ok(()) => info!(inner.info_log, "deleted obsolete table #{n}"),
             Err(e) => info!(inner.info_log, "could not delete obsolete table #{n}: {e}"),

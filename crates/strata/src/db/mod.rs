@@ -15,6 +15,7 @@ pub mod key_range;
 mod open;
 mod properties;
 mod read;
+mod resume;
 pub mod snapshot;
 mod stall;
 mod stats;
@@ -91,6 +92,9 @@ pub(crate) struct DbState {
     next_delayed_write: Option<std::time::Instant>,
     /// After a compaction job failed: no automatic compaction before then.
     compaction_retry_at: Option<std::time::Instant>,
+    /// Obsolete tables an older version still held at the last cleanup: the
+    /// compaction thread sweeps again once readers let go of it.
+    obsolete_held: bool,
     /// Writers are stopped until compaction catches up.
     writes_stopped: bool,
 }
@@ -241,6 +245,17 @@ impl Db {
         self.inner
             .snapshots
             .acquire(self.inner.visible_seq.load(Ordering::Acquire))
+    }
+
+    /// Leaves the read-only state a background error (a failed WAL, MANIFEST
+    /// or flush write, or a full disk) put the database in, once the cause is
+    /// gone: writes a new MANIFEST, starts a new WAL and flushes every
+    /// memtable, then accepts writes again. Fails, changing nothing, while the
+    /// cause persists; a corruption is never resumed from (reopen instead).
+    /// Ok at once when there is no error.
+    pub fn resume(&self) -> Result<()> {
+        self.inner.check_writable()?;
+        resume::resume(&self.inner)
     }
 
     /// Flushes the active memtable to an L0 table and waits until every full

@@ -22,6 +22,7 @@ use super::stats::DbStats;
 use super::{DbInner, DbState, ImmMemTable};
 use crate::cache::Priority;
 use crate::compaction::rate_limiter::{IoPriority, RateLimitedFs};
+use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{
     current_file_name, lock_file_name, log_file_name, manifest_file_name, parse_file_name,
@@ -101,14 +102,18 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
         &mut versions,
         &mut |versions, mem| flush_recovered(&*fs, dir, &options, versions, &mut edit, &mem),
     )?;
+    crash_point!("recovery.replayed");
     flush_recovered(&*fs, dir, &options, &mut versions, &mut edit, &last)?;
+    crash_point!("recovery.flushed");
 
     // Make the recovered state durable in a new MANIFEST with a new WAL.
     let new_log = versions.new_file_number();
     let wal_file = fs.create(&log_file_name(dir, new_log))?;
     fs.sync_dir(dir)?;
+    crash_point!("recovery.new_wal");
     versions.apply_unlogged(&edit)?;
     versions.write_new_manifest(Some(new_log))?;
+    crash_point!("recovery.new_manifest");
     info!(
         info_log,
         "recovered: {} files, last sequence {}, new WAL #{new_log}, MANIFEST #{}",
@@ -213,7 +218,10 @@ fn build_inner(
             TableCache::new(fs.clone(), dir.to_path_buf(), read_options)
                 .with_block_cache(options.block_cache.clone(), options.statistics.clone())
                 .with_max_open_files(options.max_open_files)
-                .with_cached_index_and_filter(meta_priority(&options)),
+                .with_cached_index_and_filter(
+                    meta_priority(&options),
+                    options.table.pin_l0_filter_and_index_blocks_in_cache,
+                ),
         ),
         flush_fs: limited(&fs, &options, IoPriority::High),
         compaction_fs: limited(&fs, &options, IoPriority::Low),
@@ -239,6 +247,7 @@ fn build_inner(
             pending_compaction_bytes: 0,
             next_delayed_write: None,
             compaction_retry_at: None,
+            obsolete_held: false,
             writes_stopped: false,
         }),
         bg_cv: Condvar::new(),
@@ -258,6 +267,12 @@ fn build_inner(
 
 /// The WALs recovery must replay (numbered at or above the MANIFEST's log
 /// number), in order; marks every file number seen as used.
+///
+/// The WAL the log number names must be among them: every WAL is created and
+/// its directory entry synced before an edit names it, and deleted only after
+/// a durable edit moved the log number past it. If it is missing, the
+/// MANIFEST lost the edit that made it obsolete (damage read as a torn final
+/// record), and replaying without it would silently bring back old values.
 fn logs_to_replay(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet) -> Result<Vec<u64>> {
     let mut logs: Vec<u64> = Vec::new();
     for name in &fs.list(dir)? {
@@ -275,6 +290,17 @@ fn logs_to_replay(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet) -> Result<
         }
     }
     logs.sort_unstable();
+    let named = versions.log_number();
+    if named != 0 && logs.first() != Some(&named) {
+        return Err(Error::corruption(
+            manifest_file_name(dir, versions.manifest_number()),
+            0,
+            format!(
+                "the MANIFEST says WAL #{named} holds the oldest unflushed writes, but it does \
+                 not exist: the MANIFEST has lost an edit"
+            ),
+        ));
+    }
     Ok(logs)
 }
 

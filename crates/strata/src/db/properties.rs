@@ -73,7 +73,7 @@ fn estimate_num_keys(inner: &DbInner, sv: &SuperVersion) -> u64 {
     let (entries, deletions) = sv
         .version
         .all_files()
-        .filter_map(|(_, f)| inner.table_cache.get(f.number, f.file_size).ok())
+        .filter_map(|(level, f)| inner.table_cache.get(f.number, f.file_size, level).ok())
         .fold((0u64, 0u64), |(e, d), t| {
             let p = t.properties();
             (e + p.num_entries, d + p.num_deletions)

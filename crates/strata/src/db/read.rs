@@ -25,15 +25,30 @@ use crate::version::{FileMetaData, SuperVersion, NUM_LEVELS};
 /// The sequence number a read sees: the snapshot's, or the latest visible one.
 /// Taken *before* the super version is loaded: every write up to it is then in a
 /// memtable or table of that (or a newer) super version.
-pub(super) fn read_sequence(inner: &DbInner, options: &ReadOptions) -> SequenceNumber {
-    options
-        .snapshot
-        .unwrap_or_else(|| inner.visible_seq.load(Ordering::Acquire))
+///
+/// A snapshot sequence must be one a live [`crate::Snapshot`] holds: below
+/// the latest, a released one may already have lost the versions it needs
+/// to compaction, and the read would mix states. One at or above the latest
+/// reads the latest (never part of a group still being published).
+pub(super) fn read_sequence(inner: &DbInner, options: &ReadOptions) -> Result<SequenceNumber> {
+    let visible = inner.visible_seq.load(Ordering::Acquire);
+    match options.snapshot {
+        None => Ok(visible),
+        Some(seq) if seq >= visible => Ok(visible),
+        Some(seq) if inner.snapshots.is_live(seq) => Ok(seq),
+        Some(seq) => Err(crate::Error::invalid_argument(
+            "snapshot",
+            format!(
+                "sequence {seq} is not held by a live snapshot (released, or never taken); \
+                 keep the Snapshot alive while reads use it"
+            ),
+        )),
+    }
 }
 
 pub(super) fn get(inner: &DbInner, options: &ReadOptions, key: &[u8]) -> Result<Option<Bytes>> {
     let start = inner.options.statistics.as_ref().map(|_| Instant::now());
-    let seq = read_sequence(inner, options);
+    let seq = read_sequence(inner, options)?;
     let sv = inner.super_version.load();
     let result = get_in(inner, &sv, options, key, seq);
     if let (Some(stats), Some(start)) = (&inner.options.statistics, start) {
@@ -48,7 +63,10 @@ pub(super) fn multi_get<K: AsRef<[u8]>>(
     keys: &[K],
 ) -> Vec<Result<Option<Bytes>>> {
     let start = inner.options.statistics.as_ref().map(|_| Instant::now());
-    let seq = read_sequence(inner, options);
+    let seq = match read_sequence(inner, options) {
+        Ok(seq) => seq,
+        Err(e) => return keys.iter().map(|_| Err(e.clone())).collect(),
+    };
     let sv = inner.super_version.load();
     let values = keys
         .iter()
@@ -95,12 +113,12 @@ fn get_in(
         }
     }
     count(Ticker::MemtableMiss, 1);
-    for (_, file) in sv.version.files_for_key(key) {
+    for (level, file) in sv.version.files_for_key(key) {
         if file.smallest_seqno > seq {
             // Every entry of this file is newer than the read.
             continue;
         }
-        let table = inner.table_cache.get(file.number, file.file_size)?;
+        let table = inner.table_cache.get(file.number, file.file_size, level)?;
         if !table.may_contain(key) {
             count(Ticker::BloomFilterUseful, 1);
             continue;
@@ -124,9 +142,17 @@ pub(super) fn iter(
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
 ) -> DbIterator {
-    let seq = read_sequence(inner, options);
     let sv = inner.super_version.load();
-    build_iter(inner, &sv, options, seq, lower, upper)
+    match read_sequence(inner, options) {
+        Ok(seq) => build_iter(inner, &sv, options, seq, lower, upper),
+        Err(e) => failed_iter(e, lower, upper),
+    }
+}
+
+/// An iterator that is never valid and reports `e`.
+fn failed_iter(e: crate::Error, lower: Option<Vec<u8>>, upper: Option<Vec<u8>>) -> DbIterator {
+    let child: BoxedIterator = Box::new(FailedIterator(e));
+    DbIterator::new(Box::new(MergingIterator::new(vec![child])), 0, lower, upper)
 }
 
 /// A double-ended Rust iterator over `[lower, upper)`: two cursors over one
@@ -137,11 +163,18 @@ pub(super) fn range(
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
 ) -> DbRange {
-    let seq = read_sequence(inner, options);
     let sv = inner.super_version.load();
-    let front = build_iter(inner, &sv, options, seq, lower.clone(), upper.clone());
-    let back = build_iter(inner, &sv, options, seq, lower, upper);
-    DbRange::new(front, back)
+    match read_sequence(inner, options) {
+        Ok(seq) => {
+            let front = build_iter(inner, &sv, options, seq, lower.clone(), upper.clone());
+            let back = build_iter(inner, &sv, options, seq, lower, upper);
+            DbRange::new(front, back)
+        }
+        Err(e) => DbRange::new(
+            failed_iter(e.clone(), lower.clone(), upper.clone()),
+            failed_iter(e, lower, upper),
+        ),
+    }
 }
 
 fn build_iter(
@@ -167,7 +200,7 @@ fn build_iter(
         !(below || above || file.smallest_seqno > seq)
     };
     for file in sv.version.files(0).iter().filter(|f| relevant(f)) {
-        match inner.table_cache.get(file.number, file.file_size) {
+        match inner.table_cache.get(file.number, file.file_size, 0) {
             Ok(table) => children.push(Box::new(table.iter(options))),
             Err(e) => children.push(Box::new(FailedIterator(e))),
         }
@@ -185,6 +218,7 @@ fn build_iter(
             children.push(Box::new(LevelIterator::new(
                 sv.version.clone(),
                 inner.table_cache.clone(),
+                level,
                 files,
                 options,
             )));

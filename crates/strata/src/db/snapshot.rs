@@ -29,6 +29,11 @@ impl SnapshotList {
         self.live.lock().keys().copied().collect()
     }
 
+    /// Whether a live snapshot holds `seq`.
+    pub fn is_live(&self, seq: SequenceNumber) -> bool {
+        self.live.lock().contains_key(&seq)
+    }
+
     fn release(&self, seq: SequenceNumber) {
         let mut live = self.live.lock();
         if let Some(count) = live.get_mut(&seq) {

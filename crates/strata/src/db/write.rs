@@ -26,6 +26,7 @@ use super::info_log::info;
 use super::stall::{self, StallCondition};
 use super::stats::{DbStats, StallCounter};
 use super::{DbInner, DbState, ImmMemTable};
+use crate::crash_point::crash_point;
 use crate::error::Result;
 use crate::filename::log_file_name;
 use crate::memtable::MemTable;
@@ -192,7 +193,9 @@ fn lead(
         let mem = state.mem.clone();
         let committed = MutexGuard::unlocked(state, || write_wal(inner, &group, first_seq))
             .and_then(|last_seq| {
+                crash_point!("write.before_memtable");
                 insert_group(state, &group, &mem)?;
+                crash_point!("write.before_publish");
                 Ok(last_seq)
             });
         match committed {
@@ -273,15 +276,19 @@ fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Re
             reason: "the WAL is closed".into(),
         })?;
         let before = wal.len();
+        crash_point!("wal.append.before");
         match &combined {
             Some(batch) => wal.add_record(batch.data())?,
             None => wal.add_record(leader.batch.lock().data())?,
         }
         wal.flush()?;
+        crash_point!("wal.append.after");
         DbStats::add(&stats.wal_bytes, wal.len() - before);
         DbStats::add(&stats.wal_writes, group.len() as u64);
         if leader.sync {
+            crash_point!("wal.sync.before");
             wal.sync()?;
+            crash_point!("wal.sync.after");
             DbStats::add(&stats.wal_syncs, 1);
         }
     }
@@ -413,19 +420,29 @@ fn make_room(inner: &DbInner, state: &mut MutexGuard<'_, DbState>, force: bool) 
             inner.record_stall(micros);
             continue;
         }
-        switch_memtable(inner, state)?;
+        switch_memtable(inner, state, true)?;
         force = false;
     }
 }
 
 /// Starts a new WAL and memtable; the old memtable joins the flush queue.
-fn switch_memtable(inner: &DbInner, state: &mut DbState) -> Result<()> {
+/// With `sync_old_wal`, the finished WAL is synced first; `resume` passes
+/// false: after a failed write or sync the old WAL's state on disk is
+/// unknown, a second fsync could report success for lost bytes, and resume
+/// flushes its memtable to a table instead of relying on it.
+pub(super) fn switch_memtable(
+    inner: &DbInner,
+    state: &mut DbState,
+    sync_old_wal: bool,
+) -> Result<()> {
     let number = state.versions.new_file_number();
     let path = log_file_name(&inner.dir, number);
     let created = inner.fs.create(&path).and_then(|file| {
+        crash_point!("wal.switch.created");
         // The new WAL's directory entry must be durable before writes in it are
         // acknowledged as synced.
         inner.fs.sync_dir(&inner.dir)?;
+        crash_point!("wal.switch.dir_synced");
         Ok(file)
     });
     let file = match created {
@@ -436,13 +453,14 @@ fn switch_memtable(inner: &DbInner, state: &mut DbState) -> Result<()> {
         }
     };
     let old_wal = inner.wal.lock().replace(LogWriter::new(file));
-    if let Some(mut old) = old_wal {
+    if let Some(mut old) = old_wal.filter(|_| sync_old_wal) {
         // Every acknowledged write already reached the OS; the sync makes the
         // finished WAL durable while its memtable waits to be flushed.
         if let Err(e) = old.sync() {
             state.bg_error.get_or_insert(e.clone());
             return Err(e);
         }
+        crash_point!("wal.switch.old_synced");
     }
     let old_mem = std::mem::replace(
         &mut state.mem,

@@ -139,11 +139,22 @@ impl OpKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// The `n`-th operation of kind `op` from now on (1-based; 0 never fires) fails
-    /// with EIO and has no effect. One-shot.
+    /// with EIO. One-shot. A failed operation has no effect, except as real
+    /// disks fail: a failed append may have written a random prefix of its
+    /// data, and a failed fsync drops the file's unsynced bytes (a power loss
+    /// then finds zeroes there, even if a later fsync succeeded).
     ErrorOnNth {
         /// The kind of operation to fail.
         op: OpKind,
         /// Which future operation of that kind fails, counting from 1.
+        n: u64,
+    },
+    /// Every operation of kind `op` from the `n`-th one from now on fails with
+    /// EIO and has no effect, until [`SimFs::clear_faults`]: a disk that broke.
+    ErrorFromNth {
+        /// The kind of operation to fail.
+        op: OpKind,
+        /// The first future operation of that kind to fail, counting from 1.
         n: u64,
     },
     /// Appends that would bring the bytes of all live files (named in the current
@@ -164,6 +175,8 @@ struct Inode {
     synced_len: usize,
     /// Where the last append landed, while it is still the file's tail.
     last_append: Option<Range<usize>>,
+    /// Unsynced bytes a failed fsync dropped: zeroes after a power loss.
+    lost: Vec<Range<usize>>,
 }
 
 impl Inode {
@@ -204,7 +217,9 @@ struct State {
     generation: u64,
     op_counts: [u64; OpKind::ALL.len()],
     /// One-shot errors: (kind, value of that kind's op count at which to fail).
-    pending_errors: Vec<(OpKind, u64)>,
+    /// Injected errors: kind, the op count they fire at, and whether they
+    /// keep firing from there on.
+    pending_errors: Vec<(OpKind, u64, bool)>,
     quota_bytes: Option<u64>,
     /// How long each file sync sleeps before it takes effect.
     sync_latency: Duration,
@@ -257,12 +272,13 @@ impl State {
         let count = &mut self.op_counts[op as usize];
         *count += 1;
         let now = *count;
-        if let Some(i) = self
-            .pending_errors
-            .iter()
-            .position(|&(kind, at)| kind == op && at == now)
-        {
-            self.pending_errors.swap_remove(i);
+        let fires = |&(kind, at, persistent): &(OpKind, u64, bool)| {
+            kind == op && (at == now || (persistent && now >= at))
+        };
+        if let Some(i) = self.pending_errors.iter().position(fires) {
+            if !self.pending_errors[i].2 {
+                self.pending_errors.swap_remove(i);
+            }
             return Err(os_error(op.name(), path, libc::EIO));
         }
         Ok(())
@@ -433,6 +449,15 @@ impl SimFs {
         for inode in state.inodes.values_mut() {
             let keep = inode.surviving_len(mode.data, &mut state.rng);
             inode.data.truncate(keep);
+            if mode.data != DataLoss::KeepAll {
+                for lost in inode.lost.drain(..) {
+                    let end = lost.end.min(keep);
+                    if lost.start < end {
+                        inode.data[lost.start..end].fill(0);
+                    }
+                }
+            }
+            inode.lost.clear();
             inode.synced_len = keep;
             inode.last_append = None;
         }
@@ -449,10 +474,11 @@ impl SimFs {
     pub fn inject(&self, fault: Fault) {
         let mut state = self.state.lock();
         match fault {
-            Fault::ErrorOnNth { op, n } => {
+            Fault::ErrorOnNth { op, n } | Fault::ErrorFromNth { op, n } => {
                 let at = state.op_counts[op as usize].saturating_add(n);
+                let persistent = matches!(fault, Fault::ErrorFromNth { .. });
                 if n > 0 {
-                    state.pending_errors.push((op, at));
+                    state.pending_errors.push((op, at, persistent));
                 }
             }
             Fault::SpaceQuota { bytes } => state.quota_bytes = Some(bytes),
@@ -731,10 +757,37 @@ impl SimWritableFile {
     }
 }
 
+/// An injected append error may strike mid-write: a random prefix of `data`
+/// lands (never when halted or on a dead handle). Returns its length.
+fn torn_append(h: &Handle, state: &mut State, data: &[u8]) -> usize {
+    if state.halted
+        || state
+            .check_alive(OpKind::Append, &h.path, h.generation)
+            .is_err()
+    {
+        return 0;
+    }
+    let n = state.rng.gen_range(0..=data.len());
+    match state.inode_mut(OpKind::Append, &h.path, h.inode) {
+        Ok(inode) => {
+            let start = inode.data.len();
+            inode.data.extend_from_slice(&data[..n]);
+            inode.last_append = Some(start..inode.data.len());
+            n
+        }
+        Err(_) => 0,
+    }
+}
+
 impl WritableFile for SimWritableFile {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         let mut state = self.handle.state.lock();
-        self.begin(&mut state, OpKind::Append)?;
+        if let Err(e) = self.begin(&mut state, OpKind::Append) {
+            let landed = torn_append(&self.handle, &mut state, data);
+            drop(state);
+            self.len += landed as u64;
+            return Err(e);
+        }
         if let Some(quota) = state.quota_bytes {
             if state.live_bytes().saturating_add(data.len() as u64) > quota {
                 return Err(Error::NoSpace {
@@ -763,9 +816,31 @@ impl WritableFile for SimWritableFile {
             std::thread::sleep(latency);
         }
         let mut state = self.handle.state.lock();
-        let inode = self.begin(&mut state, OpKind::Sync)?;
-        inode.synced_len = inode.data.len();
-        Ok(())
+        let injected = !state.halted;
+        match self.begin(&mut state, OpKind::Sync) {
+            Ok(inode) => {
+                inode.synced_len = inode.data.len();
+                Ok(())
+            }
+            Err(e) => {
+                // As Linux does after a writeback error, the unsynced pages
+                // are dropped as if clean: a power loss loses them even when
+                // a later fsync succeeds.
+                let h = &self.handle;
+                let alive = state
+                    .check_alive(OpKind::Sync, &h.path, h.generation)
+                    .is_ok();
+                if injected && alive {
+                    if let Ok(inode) = state.inode_mut(OpKind::Sync, &h.path, h.inode) {
+                        let unsynced = inode.synced_len..inode.data.len();
+                        if !unsynced.is_empty() {
+                            inode.lost.push(unsynced);
+                        }
+                    }
+                }
+                Err(e)
+            }
+        }
     }
 
     fn len(&self) -> u64 {

@@ -21,6 +21,8 @@ pub struct LevelIterator {
     /// version names may be deleted.
     _version: Arc<Version>,
     cache: Arc<TableCache>,
+    /// The level the files are in (1 or deeper).
+    level: usize,
     /// Sorted by smallest key; no two overlap.
     files: Vec<Arc<FileMetaData>>,
     read_options: ReadOptions,
@@ -30,17 +32,19 @@ pub struct LevelIterator {
 }
 
 impl LevelIterator {
-    /// `files` must be files of `version` from one level (or a contiguous run
+    /// `files` must be files of `version` from `level` (or a contiguous run
     /// of them), in order.
     pub fn new(
         version: Arc<Version>,
         cache: Arc<TableCache>,
+        level: usize,
         files: Vec<Arc<FileMetaData>>,
         read_options: &ReadOptions,
     ) -> Self {
         LevelIterator {
             _version: version,
             cache,
+            level,
             files,
             read_options: read_options.clone(),
             current: None,
@@ -58,7 +62,7 @@ impl LevelIterator {
         let Some(file) = self.files.get(i) else {
             return false;
         };
-        match self.cache.get(file.number, file.file_size) {
+        match self.cache.get(file.number, file.file_size, self.level) {
             Ok(table) => {
                 self.current = Some((i, table.iter(&self.read_options)));
                 true

@@ -45,6 +45,17 @@ pub struct TableOptions {
     /// Cached index and filter blocks go to the high-priority pool, above data
     /// blocks. Default true.
     pub cache_index_and_filter_blocks_with_high_priority: bool,
+    /// With `cache_index_and_filter_blocks`, tables opened at L0 (fresh
+    /// flushes, mostly) load their index and filter at open and keep them
+    /// pinned in the cache until the table closes: every read checks every L0
+    /// file, so those blocks must never be evicted. Default false.
+    pub pin_l0_filter_and_index_blocks_in_cache: bool,
+    /// With `cache_index_and_filter_blocks`, pin the top level of a
+    /// partitioned index or filter. Default true, as RocksDB. Strata writes one
+    /// index block and one filter block per table (no partitions), which this
+    /// option does not touch, so it changes nothing until partitioned index and
+    /// filter blocks exist; it is accepted so RocksDB configurations carry over.
+    pub pin_top_level_index_and_filter: bool,
 }
 
 impl Default for TableOptions {
@@ -57,6 +68,8 @@ impl Default for TableOptions {
             checksum: ChecksumType::Xxh3,
             cache_index_and_filter_blocks: false,
             cache_index_and_filter_blocks_with_high_priority: true,
+            pin_l0_filter_and_index_blocks_in_cache: false,
+            pin_top_level_index_and_filter: true,
         }
     }
 }

@@ -4,6 +4,7 @@ use std::cmp::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::compression::CompressionType;
+use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{compare_internal, short_successor, shortest_separator, ParsedInternalKey};
@@ -227,9 +228,12 @@ impl TableBuilder {
             format_version: FORMAT_VERSION,
         };
         let footer = footer.encode();
+        crash_point!("table.before_footer");
         self.file.append(&footer)?;
         self.offset += footer.len() as u64;
+        crash_point!("table.before_sync");
         self.file.sync()?;
+        crash_point!("table.after_sync");
         Ok((self.offset, self.props))
     }
 }

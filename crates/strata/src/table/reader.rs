@@ -5,7 +5,7 @@
 //! [`TableReader::read_block`], the one place where a block cache will plug in
 //! (each block is identified by the file and its offset).
 
-use crate::cache::{Cache, CacheKey, Priority};
+use crate::cache::{Cache, CacheHandle, CacheKey, Priority};
 use crate::statistics::{Statistics, Ticker};
 use std::path::Path;
 use std::sync::Arc;
@@ -79,6 +79,9 @@ pub struct TableReader {
     filter_handle: Option<BlockHandle>,
     properties_handle: BlockHandle,
     properties: TableProperties,
+    /// Handles keeping the cached index and filter pinned while the table is
+    /// open; `index` and `filter` then share their values.
+    pinned_meta: Vec<CacheHandle>,
 }
 
 impl TableReader {
@@ -151,6 +154,7 @@ impl TableReader {
             filter_handle,
             properties_handle,
             properties,
+            pinned_meta: Vec::new(),
         })
     }
 
@@ -173,35 +177,59 @@ impl TableReader {
     /// in `statistics`. With `meta_priority`, the index and filter blocks are
     /// cached too, at that priority, instead of being held by the open table:
     /// memory for them is then bounded by the cache, at the cost of a lookup
-    /// per read (and a re-read after eviction).
+    /// per read (and a re-read after eviction). With `pin_meta` as well, they
+    /// are loaded now and stay pinned in the cache while the table is open
+    /// (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`): charged to the
+    /// cache, never evicted, and read without a lookup. A pin that does not fit
+    /// a strict cache leaves them unpinned.
     pub fn with_block_cache(
         mut self,
         cache: Arc<dyn Cache>,
         statistics: Option<Arc<Statistics>>,
         meta_priority: Option<Priority>,
-    ) -> Self {
+        pin_meta: bool,
+    ) -> Result<Self> {
         let table_id = cache.new_table_id();
         if meta_priority.is_some() {
             self.index = None;
             self.filter = None;
         }
-        self.block_cache = Some(BlockCacheRef {
+        let cache = BlockCacheRef {
             cache,
             table_id,
             statistics,
             meta_priority,
-        });
-        self
+        };
+        if meta_priority.is_some() && pin_meta {
+            let (index, handle) = self.cached_index(&cache)?;
+            if let Some(handle) = handle {
+                self.index = Some(index);
+                self.pinned_meta.push(handle);
+            }
+            if let Some(filter_handle) = self.filter_handle {
+                let (filter, handle) = self.cached_filter(&cache, filter_handle)?;
+                if let Some(handle) = handle {
+                    self.filter = Some(filter);
+                    self.pinned_meta.push(handle);
+                }
+            }
+        }
+        self.block_cache = Some(cache);
+        Ok(self)
     }
 
-    /// A meta block from the cache, or loaded and inserted on a miss.
-    fn cached_meta<T: Clone + Send + Sync + 'static>(
+    /// A block from the cache, or loaded on a miss and, when `fill` gives a
+    /// priority, inserted at it; with the handle that pins it, unless it is
+    /// not cached. `hit`/`miss` are the block kind's tickers. A block that
+    /// fails to load (a bad checksum) is never cached.
+    fn cached_block<T: Clone + Send + Sync + 'static>(
         &self,
         cache: &BlockCacheRef,
         handle: BlockHandle,
         (hit, miss): (Ticker, Ticker),
+        fill: Option<Priority>,
         load: impl FnOnce() -> Result<(T, usize)>,
-    ) -> Result<T> {
+    ) -> Result<(T, Option<CacheHandle>)> {
         let key = CacheKey {
             table_id: cache.table_id,
             offset: handle.offset,
@@ -210,42 +238,75 @@ impl TableReader {
             if let Some(value) = h.value().downcast_ref::<T>() {
                 cache.tick(Ticker::BlockCacheHit);
                 cache.tick(hit);
-                return Ok(value.clone());
+                return Ok((value.clone(), Some(h)));
             }
         }
         cache.tick(Ticker::BlockCacheMiss);
         cache.tick(miss);
         let (value, charge) = load()?;
-        let priority = cache.meta_priority.unwrap_or(Priority::High);
-        if cache
-            .cache
-            .insert(key, Arc::new(value.clone()), charge, priority)
-            .is_ok()
-        {
+        // A full strict cache only means the block is not cached.
+        let pinned = fill.and_then(|priority| {
+            cache
+                .cache
+                .insert(key, Arc::new(value.clone()), charge, priority)
+                .ok()
+        });
+        if pinned.is_some() {
             cache.tick(Ticker::BlockCacheAdd);
         }
-        Ok(value)
+        Ok((value, pinned))
     }
 
-    /// The index block: held by the table, or from the block cache.
+    /// Where index and filter blocks go in the cache.
+    fn meta_fill(cache: &BlockCacheRef) -> Option<Priority> {
+        Some(cache.meta_priority.unwrap_or(Priority::High))
+    }
+
+    fn cached_index(&self, cache: &BlockCacheRef) -> Result<(Block, Option<CacheHandle>)> {
+        self.cached_block(
+            cache,
+            self.footer.index,
+            (Ticker::BlockCacheIndexHit, Ticker::BlockCacheIndexMiss),
+            Self::meta_fill(cache),
+            || {
+                let block = self.fetcher.read_block(self.footer.index, true)?;
+                let size = block.size();
+                Ok((block, size))
+            },
+        )
+    }
+
+    fn cached_filter(
+        &self,
+        cache: &BlockCacheRef,
+        handle: BlockHandle,
+    ) -> Result<(BloomFilter, Option<CacheHandle>)> {
+        self.cached_block(
+            cache,
+            handle,
+            (Ticker::BlockCacheFilterHit, Ticker::BlockCacheFilterMiss),
+            Self::meta_fill(cache),
+            || {
+                let bytes = self.fetcher.read_block_contents(handle, true)?;
+                let size = bytes.len();
+                let filter = BloomFilter::new(bytes)
+                    .map_err(|r| Error::corruption(self.path(), handle.offset, r))?;
+                Ok((filter, size))
+            },
+        )
+    }
+
+    /// The index block: held (or pinned) by the table, or from the block cache.
     pub(crate) fn index(&self) -> Result<Block> {
         match (&self.index, &self.block_cache) {
             (Some(index), _) => Ok(index.clone()),
-            (None, Some(cache)) => self.cached_meta(
-                cache,
-                self.footer.index,
-                (Ticker::BlockCacheIndexHit, Ticker::BlockCacheIndexMiss),
-                || {
-                    let block = self.fetcher.read_block(self.footer.index, true)?;
-                    let size = block.size();
-                    Ok((block, size))
-                },
-            ),
+            (None, Some(cache)) => self.cached_index(cache).map(|(index, _)| index),
             (None, None) => self.fetcher.read_block(self.footer.index, true),
         }
     }
 
-    /// The bloom filter, if the table has one: held, or from the block cache.
+    /// The bloom filter, if the table has one: held (or pinned), or from the
+    /// block cache.
     pub(crate) fn filter(&self) -> Result<Option<BloomFilter>> {
         let Some(handle) = self.filter_handle else {
             return Ok(None);
@@ -253,19 +314,8 @@ impl TableReader {
         match (&self.filter, &self.block_cache) {
             (Some(filter), _) => Ok(Some(filter.clone())),
             (None, Some(cache)) if cache.meta_priority.is_some() => self
-                .cached_meta(
-                    cache,
-                    handle,
-                    (Ticker::BlockCacheFilterHit, Ticker::BlockCacheFilterMiss),
-                    || {
-                        let bytes = self.fetcher.read_block_contents(handle, true)?;
-                        let size = bytes.len();
-                        let filter = BloomFilter::new(bytes)
-                            .map_err(|r| Error::corruption(self.path(), handle.offset, r))?;
-                        Ok((filter, size))
-                    },
-                )
-                .map(Some),
+                .cached_filter(cache, handle)
+                .map(|(filter, _)| Some(filter)),
             (None, _) => Ok(None),
         }
     }
@@ -287,32 +337,19 @@ impl TableReader {
         let Some(cache) = &self.block_cache else {
             return self.read_block(handle, verify_checksum);
         };
-        let key = CacheKey {
-            table_id: cache.table_id,
-            offset: handle.offset,
-        };
-        if let Some(hit) = cache.cache.lookup(&key) {
-            if let Some(block) = hit.value().downcast_ref::<Block>() {
-                cache.tick(Ticker::BlockCacheHit);
-                cache.tick(Ticker::BlockCacheDataHit);
-                return Ok(block.clone());
-            }
-        }
-        cache.tick(Ticker::BlockCacheMiss);
-        cache.tick(Ticker::BlockCacheDataMiss);
-        let block = self.read_block(handle, verify_checksum)?;
-        if fill_cache {
-            let charge = block.size();
-            // A full strict cache only means this block is not cached.
-            if cache
-                .cache
-                .insert(key, Arc::new(block.clone()), charge, Priority::Low)
-                .is_ok()
-            {
-                cache.tick(Ticker::BlockCacheAdd);
-            }
-        }
-        Ok(block)
+        let fill = fill_cache.then_some(Priority::Low);
+        self.cached_block(
+            cache,
+            handle,
+            (Ticker::BlockCacheDataHit, Ticker::BlockCacheDataMiss),
+            fill,
+            || {
+                let block = self.read_block(handle, verify_checksum)?;
+                let size = block.size();
+                Ok((block, size))
+            },
+        )
+        .map(|(block, _)| block)
     }
 
     /// Reads a block's bytes without parsing them as entries (filter blocks).

@@ -11,8 +11,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
+use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
-use crate::filename::{manifest_file_name, read_current_file, set_current_file};
+use crate::filename::{current_file_name, manifest_file_name, read_current_file, set_current_file};
 use crate::fs::{Fs, ReadFileOptions};
 use crate::key::SequenceNumber;
 use crate::version::edit::{VersionEdit, BYTEWISE_COMPARATOR_NAME};
@@ -58,7 +59,20 @@ impl VersionSet {
     pub fn recover(fs: Arc<dyn Fs>, dir: &Path) -> Result<VersionSet> {
         let manifest_number = read_current_file(&*fs, dir)?;
         let path = manifest_file_name(dir, manifest_number);
-        let file = fs.open(&path, ReadFileOptions::default())?;
+        let file = fs
+            .open(&path, ReadFileOptions::default())
+            .map_err(|e| match e {
+                Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                    Error::corruption(
+                        current_file_name(dir),
+                        0,
+                        format!(
+                            "CURRENT names MANIFEST-{manifest_number:06}, which does not exist"
+                        ),
+                    )
+                }
+                other => other,
+            })?;
         let mut reader = LogReader::new(file, &path);
         let mut set = VersionSet::new_empty(fs.clone(), dir);
         let (mut saw_next_file, mut saw_last_seq, mut saw_log) = (false, false, false);
@@ -171,6 +185,7 @@ impl VersionSet {
         let mut writer = LogWriter::new(self.fs.create(&path)?);
         writer.add_record(&self.snapshot_edit().encode())?;
         writer.sync()?;
+        crash_point!("manifest.new.written");
         set_current_file(&*self.fs, &self.dir, number)?;
         let old = std::mem::replace(&mut self.manifest_number, number);
         self.manifest = Some(writer);
@@ -213,13 +228,16 @@ impl VersionSet {
         let writer = self.manifest.as_mut().ok_or_else(|| {
             Error::invalid_argument("manifest", "no MANIFEST is open for writing")
         })?;
-        let written = writer
-            .add_record(&edit.encode())
-            .and_then(|()| writer.sync());
+        crash_point!("manifest.append.before");
+        let written = writer.add_record(&edit.encode()).and_then(|()| {
+            crash_point!("manifest.append.before_sync");
+            writer.sync()
+        });
         if let Err(e) = written {
             self.manifest = None;
             return Err(e);
         }
+        crash_point!("manifest.append.synced");
         if let Some(l) = edit.log_number {
             self.log_number = l;
         }

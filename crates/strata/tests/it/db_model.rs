@@ -153,7 +153,9 @@ fn model_options(fs: &SimFs, compaction: &CompactionOptions) -> DbOptions {
     }
 }
 
-/// Runs `steps` random operations; returns the number of files per level.
+/// Runs `steps` random operations, waits for background work to settle, and
+/// returns the number of files per level (counted after the wait, so the
+/// shape does not depend on how far compaction got on a loaded machine).
 fn run(seed: u64, steps: usize, compaction: &CompactionOptions) -> Vec<usize> {
     let fs = SimFs::new(seed);
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -244,6 +246,8 @@ fn run(seed: u64, steps: usize, compaction: &CompactionOptions) -> Vec<usize> {
         }
     }
     check_all(&db, &model, seed, steps);
+    db.wait_for_compaction().unwrap();
+    check_all(&db, &model, seed, steps);
     (0..7)
         .map(|level| {
             db.property(&format!("strata.num-files-at-level{level}"))
@@ -288,8 +292,9 @@ fn model_with_background_compaction() {
         };
         let files = run(seed, 4000, &compaction);
         let deeper: usize = files[1..].iter().sum();
+        // Once compaction is idle, L0 is below its trigger.
         assert!(
-            deeper > 0 && files[0] < 8,
+            deeper > 0 && files[0] < 2,
             "seed {seed}: files per level {files:?}"
         );
     }

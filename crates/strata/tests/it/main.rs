@@ -2,9 +2,12 @@
 // Test code may panic on failure: that is how a test reports it.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod db_bad_input;
 mod db_basic;
+mod db_cache;
 mod db_compaction;
 mod db_concurrency;
 mod db_crash;
+mod db_faults;
 mod db_model;
 mod util;

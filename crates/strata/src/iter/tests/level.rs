@@ -65,7 +65,7 @@ fn target(n: u32) -> Vec<u8> {
 fn seeks_and_steps_match_the_model_across_files() {
     let fs = Arc::new(SimFs::new(1));
     let (cache, files, all) = level(&fs, &[3, 1, 40, 7, 2]);
-    let mut it = LevelIterator::new(Arc::default(), cache, files, &ReadOptions::default());
+    let mut it = LevelIterator::new(Arc::default(), cache, 1, files, &ReadOptions::default());
     let mut rng = SmallRng::seed_from_u64(5);
     for _ in 0..500 {
         let t = target(rng.gen_range(0..120));
@@ -124,7 +124,7 @@ fn a_missing_table_is_an_error_not_a_gap() {
     let fs = Arc::new(SimFs::new(2));
     let (cache, files, _) = level(&fs, &[3, 3, 3]);
     fs.remove(&table_file_name(Path::new("/db"), 2)).unwrap();
-    let mut it = LevelIterator::new(Arc::default(), cache, files, &ReadOptions::default());
+    let mut it = LevelIterator::new(Arc::default(), cache, 1, files, &ReadOptions::default());
     it.seek_to_first();
     let mut seen = 0;
     while it.valid() {
