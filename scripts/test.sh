@@ -8,3 +8,15 @@ cargo test --workspace --doc
 # The memtable's and the clock cache's concurrency, model-checked with
 # shuttle's randomized scheduler.
 cargo test -p strata --features shuttle --lib -- memtable:: cache::clock::
+# Crash testing, counted in cycles: 2,000 simulated crashes and power losses
+# across four option sets (universal and leveled, WAL on and off, both
+# caches), then 50 SIGKILLs of a writer process on the real file system.
+for seed in 101 102 103 108; do
+  cargo run -q -p strata-stress -- --mode=sim --cycles=500 --seed="$seed"
+done
+for seed in 102 107; do
+  cargo run -q -p strata-stress -- --mode=kill --cycles=25 --seed="$seed"
+done
+# 300 crashes at the engine's 31 named crash points (each fires at least
+# three times), every other one followed by a second crash during recovery.
+cargo run -q -p strata-stress --features failpoints -- --mode=crashpoints --cycles=300 --seed=207

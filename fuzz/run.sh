@@ -2,7 +2,7 @@
 # Runs every cargo-fuzz target for SECONDS each (default 60), installing cargo-fuzz
 # from crates.io if needed. The machine has one stable toolchain, so the nightly
 # flags cargo-fuzz needs are unlocked with RUSTC_BOOTSTRAP=1.
-# Usage: ./scripts/fuzz.sh [SECONDS] [TARGET...]
+# Usage: ./fuzz/run.sh [SECONDS] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -33,9 +33,23 @@ seed_tables() {
   done
 }
 
+# Likewise a MANIFEST: start from those of a small real database, which
+# compaction has given several edits.
+seed_manifests() {
+  local dir=fuzz/corpus/manifest_recover db
+  mkdir -p "$dir"
+  cargo build --release -q -p strata-bench
+  db=$(mktemp -d)
+  target/release/strata-bench --db="$db" --num=20000 --write_buffer_size=65536 \
+    --benchmarks=fillrandom,compact >/dev/null
+  for m in "$db"/MANIFEST-*; do cp "$m" "$dir/seed-$(basename "$m")"; done
+  rm -rf "$db"
+}
+
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t"
   if [ "$t" = table_open_scan ]; then seed_tables; fi
+  if [ "$t" = manifest_recover ]; then seed_manifests; fi
   echo "== fuzzing $t for ${seconds}s" >&2
   (cd fuzz && cargo fuzz run "$t" -- -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536)
 done

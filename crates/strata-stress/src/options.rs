@@ -1,0 +1,128 @@
+//! Engine options drawn from the seed, so each run covers another corner
+//! (and a failing seed reproduces its options).
+
+use std::fmt;
+use std::sync::Arc;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use strata::cache::clock::{ClockCache, ClockOptions};
+use strata::cache::lru::{LruCache, LruOptions};
+use strata::cache::Cache;
+use strata::{ChecksumType, CompactionOptions, CompactionStyle, CompressionType, DbOptions, Fs};
+use strata::{TableOptions, WalRecoveryMode};
+
+/// The drawn options, with what the engine's `DbOptions` cannot say.
+#[derive(Clone)]
+pub struct StressOptions {
+    pub db: DbOptions,
+    pub disable_wal: bool,
+    pub sync_ratio: f64,
+    cache: &'static str,
+}
+
+impl fmt::Display for StressOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (o, c, t) = (&self.db, &self.db.compaction, &self.db.table);
+        write!(
+            f,
+            "write_buffer_size={} max_write_buffer_number={} compaction_style={:?} \
+             level0_file_num_compaction_trigger={} target_file_size_base={} \
+             max_bytes_for_level_base={} block_size={} compression={:?} checksum={:?} \
+             bloom_bits={} cache={} cache_index_and_filter_blocks={} max_open_files={} \
+             disable_wal={} sync_ratio={}",
+            o.write_buffer_size,
+            o.max_write_buffer_number,
+            c.compaction_style,
+            c.level0_file_num_compaction_trigger,
+            c.target_file_size_base,
+            c.max_bytes_for_level_base,
+            t.block_size,
+            t.compression,
+            t.checksum,
+            t.bloom_bits_per_key,
+            self.cache,
+            t.cache_index_and_filter_blocks,
+            o.max_open_files,
+            self.disable_wal,
+            self.sync_ratio
+        )
+    }
+}
+
+fn pick<T: Copy>(rng: &mut SmallRng, choices: &[T]) -> T {
+    choices[rng.gen_range(0..choices.len())]
+}
+
+/// Options for a run with `seed`, on `fs`.
+pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
+    let mut rng = SmallRng::seed_from_u64(seed ^ 0x0005_EED0_F0B7);
+    let cache_kind = pick(&mut rng, &["none", "lru", "clock"]);
+    let cache_bytes = pick(&mut rng, &[64 << 10, 1 << 20, 8 << 20]);
+    let block_cache: Option<Arc<dyn Cache>> = match cache_kind {
+        "lru" => LruCache::new(LruOptions::new(cache_bytes))
+            .ok()
+            .map(|c| Arc::new(c) as Arc<dyn Cache>),
+        "clock" => ClockCache::new(ClockOptions {
+            capacity: cache_bytes,
+            estimated_entry_charge: 4096,
+            strict_capacity_limit: false,
+        })
+        .ok()
+        .map(|c| Arc::new(c) as Arc<dyn Cache>),
+        _ => None,
+    };
+    let style = pick(
+        &mut rng,
+        &[CompactionStyle::Level, CompactionStyle::Universal],
+    );
+    let compaction = CompactionOptions {
+        compaction_style: style,
+        level0_file_num_compaction_trigger: rng.gen_range(2..=4),
+        target_file_size_base: pick(&mut rng, &[64 << 10, 256 << 10, 2 << 20]),
+        max_bytes_for_level_base: pick(&mut rng, &[256 << 10, 1 << 20, 8 << 20]),
+        level_compaction_dynamic_level_bytes: rng.gen_bool(0.5),
+        ..CompactionOptions::default()
+    };
+    let table = TableOptions {
+        block_size: pick(&mut rng, &[256, 1024, 4096, 16384]),
+        block_restart_interval: pick(&mut rng, &[1, 4, 16]),
+        bloom_bits_per_key: pick(&mut rng, &[0.0, 10.0]),
+        compression: pick(
+            &mut rng,
+            &[
+                CompressionType::None,
+                CompressionType::Snappy,
+                CompressionType::Lz4,
+                CompressionType::Zstd { level: 1 },
+            ],
+        ),
+        checksum: pick(&mut rng, &[ChecksumType::Crc32c, ChecksumType::Xxh3]),
+        cache_index_and_filter_blocks: block_cache.is_some() && rng.gen_bool(0.5),
+        ..TableOptions::default()
+    };
+    let disable_wal = rng.gen_bool(0.1);
+    let sync_ratio = if disable_wal {
+        0.0
+    } else {
+        pick(&mut rng, &[0.0, 0.01, 0.1, 0.5])
+    };
+    let db = DbOptions {
+        create_if_missing: true,
+        write_buffer_size: pick(&mut rng, &[64 << 10, 128 << 10, 256 << 10, 1 << 20]),
+        max_write_buffer_number: rng.gen_range(2..=4),
+        table,
+        compaction,
+        block_cache,
+        max_open_files: pick(&mut rng, &[-1, 20]),
+        wal_recovery_mode: WalRecoveryMode::PointInTime,
+        fs,
+        ..DbOptions::default()
+    };
+    StressOptions {
+        db,
+        disable_wal,
+        sync_ratio,
+        cache: cache_kind,
+    }
+}

@@ -1,0 +1,239 @@
+//! The writer threads: random batches, gets, scans and snapshot reads over
+//! each thread's own keys. A thread knows the exact value of every key it
+//! owns, so every read it makes is checked on the spot.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
+
+use crate::workload::{apply, key, parse_key, seq_key, seq_value, KeyState, Workload};
+
+/// Where a thread records when its batches start and are acknowledged. A
+/// failure to record ends the thread (the record is the expected state).
+pub trait Recorder {
+    fn start(&mut self, index: usize, clock: u64) -> std::io::Result<()>;
+    fn ack(&mut self, index: usize, clock: u64, sync: bool) -> std::io::Result<()>;
+}
+
+impl Recorder for crate::expected::ThreadLog {
+    fn start(&mut self, _index: usize, clock: u64) -> std::io::Result<()> {
+        crate::expected::ThreadLog::start(self, clock);
+        Ok(())
+    }
+
+    fn ack(&mut self, index: usize, clock: u64, sync: bool) -> std::io::Result<()> {
+        crate::expected::ThreadLog::ack(self, index, clock, sync);
+        Ok(())
+    }
+}
+
+/// What the threads of one cycle share.
+#[derive(Debug)]
+pub struct Shared<'a> {
+    pub db: &'a Db,
+    pub workload: Workload,
+    pub cycle: u64,
+    pub disable_wal: bool,
+    /// The logical clock batches are stamped with.
+    pub clock: AtomicU64,
+    /// Operations done by all threads.
+    pub ops: AtomicU64,
+    /// Set to end the cycle.
+    pub stop: AtomicBool,
+    /// Set just before the file system is halted (by the harness, or by a
+    /// crash point inside the engine): from then on errors are expected, not
+    /// violations.
+    pub halted: Arc<AtomicBool>,
+}
+
+impl<'a> Shared<'a> {
+    pub fn new(
+        db: &'a Db,
+        workload: Workload,
+        cycle: u64,
+        disable_wal: bool,
+        halted: Arc<AtomicBool>,
+    ) -> Self {
+        Shared {
+            db,
+            workload,
+            cycle,
+            disable_wal,
+            clock: AtomicU64::new(0),
+            ops: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            halted,
+        }
+    }
+
+    /// An engine error: the end of the thread once the file system is
+    /// halted, else a violation.
+    fn failed(&self, what: &str, e: strata::Error) -> Result<bool, String> {
+        if self.halted.load(Ordering::Acquire) {
+            Ok(false)
+        } else {
+            Err(format!("{what} failed with no fault injected: {e}"))
+        }
+    }
+}
+
+/// One thread's run of one cycle, starting from its expected `state`. Ends
+/// when `stop` is set or the file system is halted; an error is a violation.
+pub fn run_thread(
+    shared: &Shared<'_>,
+    thread: usize,
+    mut state: KeyState,
+    recorder: &mut dyn Recorder,
+) -> Result<(), String> {
+    let w = &shared.workload;
+    let mut rng = SmallRng::seed_from_u64(
+        w.seed ^ shared.cycle.rotate_left(20) ^ (thread as u64).rotate_left(40),
+    );
+    let mut index = 0usize;
+    while !shared.stop.load(Ordering::Acquire) {
+        let roll = rng.gen_range(0..100);
+        let go_on = if roll < 85 {
+            write_batch(shared, thread, &mut index, &mut state, recorder)?
+        } else if roll < 92 {
+            check_get(shared, thread, &state, rng.gen_range(0..w.keys_per_thread))?
+        } else if roll < 97 {
+            check_scan(shared, thread, &state)?
+        } else {
+            check_snapshot(shared, thread, &mut index, &mut state, recorder, &mut rng)?
+        };
+        shared.ops.fetch_add(1, Ordering::Relaxed);
+        if !go_on {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the thread's next batch; false when the thread must stop.
+fn write_batch(
+    shared: &Shared<'_>,
+    thread: usize,
+    index: &mut usize,
+    state: &mut KeyState,
+    recorder: &mut dyn Recorder,
+) -> Result<bool, String> {
+    let batch = shared.workload.batch(shared.cycle, thread, *index as u64);
+    let mut wb = WriteBatch::new();
+    for op in &batch.ops {
+        let k = key(thread, op.key);
+        let added = match &op.value {
+            Some(v) => wb.put(&k, v),
+            None => wb.delete(&k),
+        };
+        added.map_err(|e| format!("building a batch: {e}"))?;
+    }
+    wb.put(&seq_key(thread), &seq_value(shared.cycle, *index as u64))
+        .map_err(|e| format!("building a batch: {e}"))?;
+    let options = WriteOptions {
+        sync: batch.sync && !shared.disable_wal,
+        disable_wal: shared.disable_wal,
+    };
+    let started = shared.clock.fetch_add(1, Ordering::AcqRel);
+    recorder
+        .start(*index, started)
+        .map_err(|e| format!("recording a batch start: {e}"))?;
+    if let Err(e) = shared.db.write(&options, wb) {
+        return shared.failed("write", e);
+    }
+    let acked = shared.clock.fetch_add(1, Ordering::AcqRel);
+    recorder
+        .ack(*index, acked, options.sync)
+        .map_err(|e| format!("recording an acknowledgement: {e}"))?;
+    apply(state, &batch);
+    *index += 1;
+    Ok(true)
+}
+
+fn check_get(shared: &Shared<'_>, thread: usize, state: &KeyState, n: u32) -> Result<bool, String> {
+    match shared.db.get(&key(thread, n)) {
+        Ok(got) => {
+            let want = state.get(&n);
+            if got.as_deref() != want.map(Vec::as_slice) {
+                return Err(format!(
+                    "thread {thread}: get of key {n} returned {}, expected {}",
+                    describe(got.as_deref()),
+                    describe(want.map(Vec::as_slice))
+                ));
+            }
+            Ok(true)
+        }
+        Err(e) => shared.failed("get", e),
+    }
+}
+
+fn check_scan(shared: &Shared<'_>, thread: usize, state: &KeyState) -> Result<bool, String> {
+    let (from, to) = (key(thread, 0), key(thread, 99_999));
+    let mut seen = KeyState::new();
+    for entry in shared.db.range(&ReadOptions::default(), from..=to) {
+        match entry {
+            Ok((k, v)) => {
+                let n = parse_key(thread, &k)
+                    .ok_or_else(|| format!("thread {thread}: scan returned a foreign key"))?;
+                seen.insert(n, v);
+            }
+            Err(e) => return shared.failed("scan", e),
+        }
+    }
+    if &seen != state {
+        return Err(format!(
+            "thread {thread}: scan returned {} keys, expected {} (or different values)",
+            seen.len(),
+            state.len()
+        ));
+    }
+    Ok(true)
+}
+
+/// Takes a snapshot, writes a few more batches, and reads through the
+/// snapshot: it must show the state as of the snapshot.
+fn check_snapshot(
+    shared: &Shared<'_>,
+    thread: usize,
+    index: &mut usize,
+    state: &mut KeyState,
+    recorder: &mut dyn Recorder,
+    rng: &mut SmallRng,
+) -> Result<bool, String> {
+    let snapshot = shared.db.snapshot();
+    let frozen = state.clone();
+    for _ in 0..rng.gen_range(1..4) {
+        if !write_batch(shared, thread, index, state, recorder)? {
+            return Ok(false);
+        }
+    }
+    let options = ReadOptions {
+        snapshot: Some(snapshot.sequence()),
+        ..ReadOptions::default()
+    };
+    for _ in 0..5 {
+        let n = rng.gen_range(0..shared.workload.keys_per_thread);
+        match shared.db.get_opt(&options, &key(thread, n)) {
+            Ok(got) => {
+                let want = frozen.get(&n);
+                if got.as_deref() != want.map(Vec::as_slice) {
+                    return Err(format!(
+                        "thread {thread}: snapshot get of key {n} returned {}, expected {}",
+                        describe(got.as_deref()),
+                        describe(want.map(Vec::as_slice))
+                    ));
+                }
+            }
+            Err(e) => return shared.failed("snapshot get", e),
+        }
+    }
+    Ok(true)
+}
+
+fn describe(v: Option<&[u8]>) -> String {
+    v.map_or("<absent>".into(), |v| {
+        String::from_utf8_lossy(v).chars().take(40).collect()
+    })
+}
