@@ -7,12 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
 
-if ! command -v db_bench >/dev/null; then
-  sudo_cmd=()
-  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
-  "${sudo_cmd[@]}" apt-get update -q
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q rocksdb-tools
-fi
+bash scripts/install-rocksdb-tools.sh
 cargo build --release -q -p strata-bench
 
 common=(--key_size=16 --value_size=100 --seed=301 --compression_type=none --bloom_bits=10

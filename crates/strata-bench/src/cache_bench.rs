@@ -12,11 +12,11 @@
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
-use strata::cache::{Cache, CacheKey, CacheValue, Priority};
+use strata::cache::{Cache, CacheHandle, CacheKey, CacheValue, Priority};
+
+use crate::mt64::Mt64;
 
 /// cache_bench's flags, with its defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +36,10 @@ pub struct CacheBenchFlags {
     pub resident_ratio: f64,
     pub lean: bool,
     pub populate_cache: bool,
+    /// Not a cache_bench flag: its LRU cache is built with a high-priority
+    /// pool of 0.5 and no low pool; these change that, to measure the pools.
+    pub high_pri_pool_ratio: f64,
+    pub low_pri_pool_ratio: f64,
 }
 
 impl Default for CacheBenchFlags {
@@ -56,6 +60,8 @@ impl Default for CacheBenchFlags {
             resident_ratio: 0.25,
             lean: false,
             populate_cache: true,
+            high_pri_pool_ratio: 0.5,
+            low_pri_pool_ratio: 0.0,
         }
     }
 }
@@ -81,6 +87,10 @@ pub fn parse(args: &[String]) -> Result<CacheBenchFlags, String> {
                 _ => Err(format!("-{name}: {v:?} is not a boolean")),
             }
         };
+        let ratio = |v: &str| -> Result<f64, String> {
+            v.parse()
+                .map_err(|_| format!("-{name}: {v:?} is not a number"))
+        };
         let small = |v: &str| -> Result<u32, String> {
             u32::try_from(num(v)?).map_err(|_| format!("-{name}: {v} is too large"))
         };
@@ -97,11 +107,9 @@ pub fn parse(args: &[String]) -> Result<CacheBenchFlags, String> {
             "erase_percent" => f.erase_percent = small(value)?,
             "skew" => f.skew = small(value)?,
             "skewed" => f.skewed = boolean(value)?,
-            "resident_ratio" => {
-                f.resident_ratio = value
-                    .parse()
-                    .map_err(|_| format!("-resident_ratio: {value:?} is not a number"))?
-            }
+            "resident_ratio" => f.resident_ratio = ratio(value)?,
+            "high_pri_pool_ratio" => f.high_pri_pool_ratio = ratio(value)?,
+            "low_pri_pool_ratio" => f.low_pri_pool_ratio = ratio(value)?,
             "lean" => f.lean = boolean(value)?,
             "populate_cache" => f.populate_cache = boolean(value)?,
             _ => return Err(format!("unknown flag -{name}")),
@@ -114,6 +122,19 @@ pub fn parse(args: &[String]) -> Result<CacheBenchFlags, String> {
         return Err(format!(
             "-cache_type={}: expected lru_cache or clock_cache (hyper_clock_cache)",
             f.cache_type
+        ));
+    }
+    let percents = [
+        f.lookup_insert_percent,
+        f.insert_percent,
+        f.lookup_percent,
+        f.erase_percent,
+    ];
+    if percents.iter().map(|&p| u64::from(p)).sum::<u64>() != 100 {
+        return Err(format!(
+            "-lookup_insert_percent, -insert_percent, -lookup_percent and -erase_percent \
+             must add to 100, not {}",
+            percents.iter().map(|&p| u64::from(p)).sum::<u64>()
         ));
     }
     let ratio_ok = f.resident_ratio.is_finite() && f.resident_ratio > 0.0;
@@ -131,25 +152,42 @@ fn key(n: u64) -> CacheKey {
     }
 }
 
-/// A value of `bytes` random bytes, as cache_bench fills one per insert.
-fn new_value(rng: &mut SmallRng, bytes: usize) -> CacheValue {
-    let mut v = vec![0u8; bytes];
-    for chunk in v.chunks_mut(8) {
-        let word = rng.gen::<u64>().to_le_bytes();
-        chunk.copy_from_slice(&word[..chunk.len()]);
+/// A value of `bytes` random bytes, filled 8 at a time as cache_bench does.
+fn new_value(rng: &mut Mt64, bytes: usize) -> CacheValue {
+    let mut v = Vec::with_capacity(bytes.next_multiple_of(8));
+    for _ in 0..bytes.div_ceil(8) {
+        v.extend_from_slice(&rng.next_u64().to_le_bytes());
     }
+    v.truncate(bytes);
     Arc::new(v.into_boxed_slice())
 }
 
-/// Skewed keys as cache_bench's `Random::Skewed`: a random bit count up to
-/// `skew`, then a random number of that many bits.
-fn next_key(rng: &mut SmallRng, f: &CacheBenchFlags, max_key: u64) -> u64 {
+/// cache_bench's key choice. By default the smallest of `skew + 1` random
+/// numbers, scaled to `[0, max_key)`: low keys are hotter, more so as `skew`
+/// grows. With `-skewed`, its `Random64::Skewed`: a random bit count up to
+/// `max_log`, then a random number of that many bits, folded into the range.
+fn next_key(rng: &mut Mt64, f: &CacheBenchFlags, max_key: u64, max_log: u32) -> u64 {
     if f.skewed {
-        let bits = rng.gen_range(0..=f.skew.min(63));
-        rng.gen::<u64>() % (1u64 << bits).min(max_key.max(1))
+        let bits = rng.uniform(u64::from(max_log.min(62)) + 1);
+        let key = rng.uniform(1u64 << bits);
+        if key > max_key {
+            key - max_key
+        } else {
+            key
+        }
     } else {
-        rng.gen_range(0..max_key.max(1))
+        let mut raw = rng.next_u64();
+        for _ in 0..f.skew {
+            raw = raw.min(rng.next_u64());
+        }
+        ((u128::from(raw) * u128::from(max_key)) >> 64) as u64
     }
+}
+
+/// `floor(log2(max_key))`, cache_bench's bit count for `-skewed` (its
+/// round-up step tests the already shifted-out key, so it never rounds up).
+fn max_log(max_key: u64) -> u32 {
+    63 - max_key.max(1).leading_zeros()
 }
 
 /// Runs the benchmark and prints cache_bench's result lines.
@@ -158,6 +196,8 @@ pub fn run(f: &CacheBenchFlags) -> Result<(), String> {
         Arc::new(
             LruCache::new(LruOptions {
                 num_shard_bits: Some(f.num_shard_bits),
+                high_pri_pool_ratio: f.high_pri_pool_ratio,
+                low_pri_pool_ratio: f.low_pri_pool_ratio,
                 ..LruOptions::new(f.cache_size)
             })
             .map_err(|e| e.to_string())?,
@@ -174,6 +214,7 @@ pub fn run(f: &CacheBenchFlags) -> Result<(), String> {
         )
     };
     let max_key = (f.cache_size as f64 / f.resident_ratio / f.value_bytes as f64) as u64;
+    let max_log = if f.skewed { max_log(max_key) } else { 0 };
     println!("Number of threads   : {}", f.threads);
     println!("Ops per thread      : {}", f.ops_per_thread);
     println!("Cache size          : {}", f.cache_size);
@@ -188,10 +229,10 @@ pub fn run(f: &CacheBenchFlags) -> Result<(), String> {
     println!("Erase percentage    : {}%", f.erase_percent);
     println!("----------------------------");
     if f.populate_cache {
-        let mut rng = SmallRng::seed_from_u64(1);
+        let mut rng = Mt64::new(1);
         let mut filled = 0;
         while filled < 2 * f.cache_size {
-            let k = next_key(&mut rng, f, max_key);
+            let k = next_key(&mut rng, f, max_key, max_log);
             let v = new_value(&mut rng, f.value_bytes);
             drop(
                 cache
@@ -207,7 +248,7 @@ pub fn run(f: &CacheBenchFlags) -> Result<(), String> {
         let handles: Vec<_> = (0..f.threads)
             .map(|t| {
                 let (cache, barrier) = (&cache, &barrier);
-                s.spawn(move || operate(cache.as_ref(), f, max_key, t as u64, barrier))
+                s.spawn(move || operate(cache.as_ref(), f, (max_key, max_log), t as u64, barrier))
             })
             .collect();
         handles
@@ -229,49 +270,52 @@ pub fn run(f: &CacheBenchFlags) -> Result<(), String> {
     Ok(())
 }
 
-/// One thread's operations; returns its running time in seconds.
-fn operate(cache: &dyn Cache, f: &CacheBenchFlags, max_key: u64, t: u64, barrier: &Barrier) -> f64 {
-    let mut rng = SmallRng::seed_from_u64(1000 + t);
-    let lookup_insert = f.lookup_insert_percent;
-    let insert = lookup_insert + f.insert_percent;
-    let lookup = insert + f.lookup_percent;
-    let erase = lookup + f.erase_percent;
+/// One thread's operations; returns its running time in seconds. As in
+/// cache_bench, the handle of the last lookup or insert is held until the
+/// next lookup or insert, so entries stay pinned for a while.
+fn operate(
+    cache: &dyn Cache,
+    f: &CacheBenchFlags,
+    (max_key, max_log): (u64, u32),
+    t: u64,
+    barrier: &Barrier,
+) -> f64 {
+    let mut rng = Mt64::new(1000 + t);
+    // Thresholds in the space of a random u64, as cache_bench draws them.
+    let hundredth = u64::MAX / 100;
+    let lookup_insert = hundredth * u64::from(f.lookup_insert_percent);
+    let insert = lookup_insert + hundredth * u64::from(f.insert_percent);
+    let lookup = insert + hundredth * u64::from(f.lookup_percent);
+    let erase = lookup + hundredth * u64::from(f.erase_percent);
     let mut checksum = 0u64;
-    let mut hash_value = |v: &CacheValue| {
-        if let Some(bytes) = v.downcast_ref::<Box<[u8]>>() {
-            checksum = checksum.wrapping_add(xxhash_rust::xxh3::xxh3_64(bytes));
-        }
-    };
+    let mut held: Option<CacheHandle> = None;
     barrier.wait();
     let start = Instant::now();
     for _ in 0..f.ops_per_thread {
-        let k = key(next_key(&mut rng, f, max_key));
-        let op = rng.gen_range(0..100u32);
-        if op < lookup_insert {
-            match cache.lookup(&k) {
-                Some(h) => {
-                    if !f.lean {
-                        hash_value(h.value());
+        let k = key(next_key(&mut rng, f, max_key, max_log));
+        let op = rng.next_u64();
+        if op < lookup {
+            drop(held.take());
+            let look = op < lookup_insert || op >= insert;
+            held = if look { cache.lookup(&k) } else { None };
+            match &held {
+                Some(h) if !f.lean => {
+                    if let Some(bytes) = h.value().downcast_ref::<Box<[u8]>>() {
+                        checksum = checksum.wrapping_add(xxhash_rust::xxh3::xxh3_64(bytes));
                     }
                 }
-                None => {
+                Some(_) => {}
+                None if op < insert => {
                     let v = new_value(&mut rng, f.value_bytes);
-                    drop(cache.insert(k, v, f.value_bytes, Priority::Low));
+                    held = cache.insert(k, v, f.value_bytes, Priority::Low).ok();
                 }
-            }
-        } else if op < insert {
-            let v = new_value(&mut rng, f.value_bytes);
-            drop(cache.insert(k, v, f.value_bytes, Priority::Low));
-        } else if op < lookup {
-            if let Some(h) = cache.lookup(&k) {
-                if !f.lean {
-                    hash_value(h.value());
-                }
+                None => {}
             }
         } else if op < erase {
             cache.erase(&k);
         }
     }
+    drop(held);
     std::hint::black_box(checksum);
     start.elapsed().as_secs_f64()
 }
@@ -299,5 +343,33 @@ mod tests {
             .contains("frobnicate"));
         assert!(parse(&["-cache_type=clock_cache".into()]).is_ok());
         assert!(parse(&["-cache_type=fifo".into()]).is_err());
+        assert!(parse(&["-erase_percent=2".into()])
+            .unwrap_err()
+            .contains("add to 100"));
+    }
+
+    #[test]
+    fn keys_skew_toward_the_low_end_and_stay_in_range() {
+        let f = CacheBenchFlags::default();
+        let mut rng = Mt64::new(7);
+        let max_key = 1000;
+        let keys: Vec<u64> = (0..60_000)
+            .map(|_| next_key(&mut rng, &f, max_key, 0))
+            .collect();
+        assert!(keys.iter().all(|&k| k < max_key));
+        // The minimum of 6 uniforms falls below 1/6 of the range with
+        // probability 1 - (5/6)^6 = 0.665.
+        let low = keys.iter().filter(|&&k| k < max_key / 6).count() as f64 / keys.len() as f64;
+        assert!((low - 0.665).abs() < 0.02, "share below max/6: {low}");
+        let skewed = CacheBenchFlags {
+            skewed: true,
+            ..CacheBenchFlags::default()
+        };
+        let log = max_log(max_key);
+        assert_eq!(log, 9);
+        assert_eq!((max_log(1024), max_log(1025), max_log(1)), (10, 10, 0));
+        for _ in 0..10_000 {
+            assert!(next_key(&mut rng, &skewed, max_key, log) <= max_key);
+        }
     }
 }

@@ -4,6 +4,8 @@
 //! `--nobool` means false. Names, meanings and defaults are db_bench's, so one
 //! command line runs against both engines; where Strata differs the help says so.
 
+mod parse;
+
 use std::fmt;
 use std::path::PathBuf;
 
@@ -12,20 +14,45 @@ use std::sync::Arc;
 use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::Cache;
-use strata::{
-    ChecksumType, CompactionOptions, CompactionStyle, CompressionType, DbOptions, TableOptions,
-};
+use strata::{ChecksumType, CompactionOptions, CompressionType, DbOptions, TableOptions};
+
+pub use parse::parse;
 
 /// The benchmarks this tool knows, by db_bench name.
 pub const KNOWN_BENCHMARKS: &[&str] = &[
     "fillseq",
     "fillrandom",
+    "filluniquerandom",
     "overwrite",
+    "updaterandom",
+    "deleterandom",
     "readrandom",
+    "readmissing",
     "readhot",
+    "multireadrandom",
     "readseq",
     "readreverse",
     "seekrandom",
+    "fwdrange",
+    "revrange",
+    "readrandomwriterandom",
+    "readwhilewriting",
+    "seekrandomwhilewriting",
+    "fwdrangewhilewriting",
+    "revrangewhilewriting",
+    "crc32c",
+    "xxhash",
+    "xxhash64",
+    "xxh3",
+    "compress",
+    "uncompress",
+    "ycsb_load",
+    "ycsb_a",
+    "ycsb_b",
+    "ycsb_c",
+    "ycsb_d",
+    "ycsb_e",
+    "ycsb_f",
     "compact",
     "flush",
     "waitforcompaction",
@@ -88,8 +115,46 @@ pub struct Flags {
     /// db_bench's `--open_files` (the engine's `max_open_files`); -1: no limit.
     pub open_files: i64,
     pub cache_index_and_filter_blocks: bool,
+    pub pin_l0_filter_and_index_blocks_in_cache: bool,
+    pub pin_top_level_index_and_filter: bool,
     /// `--cache_type=clock_cache` (else lru_cache).
     pub clock_cache: bool,
+    /// Seconds after which a benchmark stops early (0: run the full count).
+    pub duration: u64,
+    /// Keys per write batch, and per multi_get in multireadrandom.
+    pub batch_size: usize,
+    /// Entries read after each seek of seekrandom (db_bench's default 0).
+    pub seek_nexts: u64,
+    /// seekrandom seeks backward (seek_for_prev, then prev).
+    pub reverse_iterator: bool,
+    /// Percent of readrandomwriterandom's operations that are reads.
+    pub readwritepercent: u32,
+    /// Bytes per second of the `*whilewriting` writer; 0: unlimited.
+    pub benchmark_write_rate_limit: u64,
+    /// YCSB records to load (0: `--num`).
+    pub ycsb_record_count: u64,
+    /// YCSB requests per thread (0: `--reads`).
+    pub ycsb_operation_count: u64,
+    /// Where to write every result as JSON.
+    pub report_json: Option<PathBuf>,
+    /// Seconds between throughput samples (0: none, unless `--plot`).
+    pub report_interval_seconds: u64,
+    /// The CSV the samples go to (db_bench's `--report_file`).
+    pub report_file: PathBuf,
+    /// An SVG of throughput over time, one line per benchmark.
+    pub plot: Option<PathBuf>,
+    /// RocksDB's db_bench to compare with (`--compare_with_rocksdb[=PATH]`).
+    pub compare_with_rocksdb: Option<String>,
+    /// Runs per engine in a comparison.
+    pub repeat: usize,
+    /// Verify data block checksums on reads (db_bench's default true).
+    pub verify_checksum: bool,
+    /// Print progress every this many seconds (0: never).
+    pub stats_interval_seconds: u64,
+    /// With it, print the engine's stats at every interval too.
+    pub stats_per_interval: bool,
+    /// YCSB's `requestdistribution`, overriding each workload's own.
+    pub ycsb_request_distribution: Option<crate::ycsb::Distribution>,
 }
 
 impl Default for Flags {
@@ -125,7 +190,27 @@ impl Default for Flags {
             cache_low_pri_pool_ratio: 0.0,
             open_files: -1,
             cache_index_and_filter_blocks: false,
+            pin_l0_filter_and_index_blocks_in_cache: false,
+            pin_top_level_index_and_filter: true,
             clock_cache: false,
+            duration: 0,
+            batch_size: 1,
+            seek_nexts: 0,
+            reverse_iterator: false,
+            readwritepercent: 90,
+            benchmark_write_rate_limit: 0,
+            ycsb_record_count: 0,
+            ycsb_operation_count: 0,
+            ycsb_request_distribution: None,
+            report_json: None,
+            report_interval_seconds: 0,
+            report_file: PathBuf::from("report.csv"),
+            plot: None,
+            compare_with_rocksdb: None,
+            repeat: 3,
+            verify_checksum: true,
+            stats_interval_seconds: 0,
+            stats_per_interval: false,
         }
     }
 }
@@ -157,6 +242,24 @@ impl Flags {
         Ok(Some(Arc::new(cache)))
     }
 
+    /// YCSB's record count: `--ycsb_record_count`, else `--num`.
+    pub fn ycsb_records(&self) -> u64 {
+        if self.ycsb_record_count > 0 {
+            self.ycsb_record_count
+        } else {
+            self.num
+        }
+    }
+
+    /// YCSB's requests per thread: `--ycsb_operation_count`, else `--reads`.
+    pub fn ycsb_operations(&self) -> u64 {
+        if self.ycsb_operation_count > 0 {
+            self.ycsb_operation_count
+        } else {
+            self.reads
+        }
+    }
+
     /// The engine options these flags ask for.
     pub fn db_options(&self) -> DbOptions {
         DbOptions {
@@ -171,6 +274,9 @@ impl Flags {
                 compression: self.compression_type,
                 checksum: self.checksum_type,
                 cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
+                pin_l0_filter_and_index_blocks_in_cache: self
+                    .pin_l0_filter_and_index_blocks_in_cache,
+                pin_top_level_index_and_filter: self.pin_top_level_index_and_filter,
                 ..TableOptions::default()
             },
             compaction: CompactionOptions {
@@ -221,295 +327,8 @@ impl fmt::Display for FlagError {
 
 impl std::error::Error for FlagError {}
 
-fn err<T>(msg: impl Into<String>) -> Result<T, FlagError> {
+pub(crate) fn err<T>(msg: impl Into<String>) -> Result<T, FlagError> {
     Err(FlagError(msg.into()))
-}
-
-/// Names of the boolean flags: only these may appear bare or with a `no` prefix.
-const BOOL_FLAGS: &[&str] = &[
-    "use_existing_db",
-    "disable_wal",
-    "sync",
-    "mmap_read",
-    "use_direct_reads",
-    "histogram",
-    "level_compaction_dynamic_level_bytes",
-    "disable_auto_compactions",
-    "statistics",
-    "cache_index_and_filter_blocks",
-];
-
-/// Parses the arguments after the program name.
-pub fn parse<I, S>(args: I) -> Result<Command, FlagError>
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<str>,
-{
-    let mut flags = Flags::default();
-    // Kept raw until every flag is seen: their meaning depends on `num`.
-    let mut reads: i64 = -1;
-    let mut seed: u64 = 0;
-    let mut bloom_bits: f64 = -1.0;
-    for arg in args {
-        let arg = arg.as_ref();
-        let Some(body) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
-            return err(format!(
-                "unexpected argument {arg:?}: flags are written --name=value"
-            ));
-        };
-        if matches!(body, "help" | "h" | "helpfull") {
-            return Ok(Command::Help);
-        }
-        let (name, value) = match body.split_once('=') {
-            Some((name, value)) => (name, value),
-            // gflags: a bare boolean is true and `--noname` is false.
-            None if BOOL_FLAGS.contains(&body) => (body, "true"),
-            None => match body.strip_prefix("no") {
-                Some(name) if BOOL_FLAGS.contains(&name) => (name, "false"),
-                _ if is_known(body) => {
-                    return err(format!("flag --{body} needs a value: --{body}=VALUE"));
-                }
-                _ => return err(format!("unknown flag --{body} (see --help)")),
-            },
-        };
-        match name {
-            "benchmarks" => {
-                // Empty names are skipped, as db_bench does for "a,,b" or "a,".
-                flags.benchmarks = value
-                    .split(',')
-                    .filter(|b| !b.is_empty())
-                    .map(String::from)
-                    .collect();
-                if let Some(bad) = flags
-                    .benchmarks
-                    .iter()
-                    .find(|b| !KNOWN_BENCHMARKS.contains(&b.as_str()))
-                {
-                    return err(format!(
-                        "--benchmarks: unknown benchmark {bad:?}; known: {}",
-                        KNOWN_BENCHMARKS.join(",")
-                    ));
-                }
-            }
-            "num" => flags.num = number(name, value)?,
-            "reads" => reads = number(name, value)?,
-            "key_size" => flags.key_size = number(name, value)?,
-            "value_size" => flags.value_size = number(name, value)?,
-            "threads" => flags.threads = number(name, value)?,
-            "db" => {
-                if value.is_empty() {
-                    return err("--db: the path is empty");
-                }
-                flags.db = Some(PathBuf::from(value));
-            }
-            "use_existing_db" => flags.use_existing_db = boolean(name, value)?,
-            "disable_wal" => flags.disable_wal = boolean(name, value)?,
-            "sync" => flags.sync = boolean(name, value)?,
-            "seed" => seed = number(name, value)?,
-            "write_buffer_size" => flags.write_buffer_size = number(name, value)?,
-            "max_write_buffer_number" => flags.max_write_buffer_number = number(name, value)?,
-            "block_size" => flags.block_size = number(name, value)?,
-            "bloom_bits" => bloom_bits = number(name, value)?,
-            "compression_type" => {
-                flags.compression_type = CompressionType::parse(value)
-                    .or_else(|_| err(format!("--compression_type: unknown or unsupported compression {value:?}; expected none, snappy, lz4 or zstd")))?;
-            }
-            "checksum_type" => flags.checksum_type = checksum(value)?,
-            "mmap_read" => flags.mmap_read = boolean(name, value)?,
-            "use_direct_reads" => flags.use_direct_reads = boolean(name, value)?,
-            "histogram" => flags.histogram = boolean(name, value)?,
-            "compression_ratio" => flags.compression_ratio = number(name, value)?,
-            "statistics" => flags.statistics = boolean(name, value)?,
-            "cache_size" => flags.cache_size = number(name, value)?,
-            "open_files" => flags.open_files = number(name, value)?,
-            "cache_index_and_filter_blocks" => {
-                flags.cache_index_and_filter_blocks = boolean(name, value)?
-            }
-            "cache_numshardbits" => {
-                let bits: i32 = number(name, value)?;
-                flags.cache_numshardbits = u32::try_from(bits).ok();
-            }
-            "cache_high_pri_pool_ratio" => flags.cache_high_pri_pool_ratio = number(name, value)?,
-            "cache_low_pri_pool_ratio" => flags.cache_low_pri_pool_ratio = number(name, value)?,
-            "cache_type" => {
-                flags.clock_cache = match value {
-                    "lru_cache" => false,
-                    "clock_cache" | "hyper_clock_cache" => true,
-                    _ => {
-                        return err(format!(
-                            "--cache_type={value}: expected lru_cache or clock_cache"
-                        ))
-                    }
-                }
-            }
-            _ => parse_compaction_flag(&mut flags, name, value)?,
-        }
-    }
-    flags.reads = u64::try_from(reads).unwrap_or(flags.num);
-    flags.seed = if seed == 0 { DEFAULT_SEED } else { seed };
-    // db_bench's -1 means "no filter policy"; Strata spells that 0.
-    flags.bloom_bits = if bloom_bits < 0.0 { 0.0 } else { bloom_bits };
-    validate(&flags)?;
-    Ok(Command::Run(Box::new(flags)))
-}
-
-/// The compaction flags, into `flags.compaction` (and `min_level_to_compress`).
-fn parse_compaction_flag(flags: &mut Flags, name: &str, value: &str) -> Result<(), FlagError> {
-    let c = &mut flags.compaction;
-    match name {
-        "compaction_style" => {
-            c.compaction_style = match number::<u32>(name, value)? {
-                0 => CompactionStyle::Level,
-                1 => CompactionStyle::Universal,
-                2 => CompactionStyle::Fifo,
-                other => {
-                    return err(format!(
-                    "--compaction_style={other}: expected 0 (leveled), 1 (universal) or 2 (fifo)"
-                ))
-                }
-            }
-        }
-        "num_levels" => c.num_levels = number(name, value)?,
-        "level0_file_num_compaction_trigger" => {
-            c.level0_file_num_compaction_trigger = number(name, value)?
-        }
-        "level0_slowdown_writes_trigger" => c.level0_slowdown_writes_trigger = number(name, value)?,
-        "level0_stop_writes_trigger" => c.level0_stop_writes_trigger = number(name, value)?,
-        "max_bytes_for_level_base" => c.max_bytes_for_level_base = number(name, value)?,
-        "max_bytes_for_level_multiplier" => c.max_bytes_for_level_multiplier = number(name, value)?,
-        "level_compaction_dynamic_level_bytes" => {
-            c.level_compaction_dynamic_level_bytes = boolean(name, value)?
-        }
-        "target_file_size_base" => c.target_file_size_base = number(name, value)?,
-        "target_file_size_multiplier" => c.target_file_size_multiplier = number(name, value)?,
-        "max_background_jobs" => c.max_background_jobs = number(name, value)?,
-        "disable_auto_compactions" => c.disable_auto_compactions = boolean(name, value)?,
-        "min_level_to_compress" => flags.min_level_to_compress = number(name, value)?,
-        "universal_size_ratio" => c.compaction_options_universal.size_ratio = number(name, value)?,
-        "universal_min_merge_width" => {
-            c.compaction_options_universal.min_merge_width = number(name, value)?
-        }
-        "universal_max_merge_width" => {
-            c.compaction_options_universal.max_merge_width = number(name, value)?
-        }
-        "universal_max_size_amplification_percent" => {
-            c.compaction_options_universal
-                .max_size_amplification_percent = number(name, value)?
-        }
-        "fifo_compaction_max_table_files_size_mb" => {
-            let mb: u64 = number(name, value)?;
-            c.compaction_options_fifo.max_table_files_size = mb.saturating_mul(1 << 20);
-        }
-        "fifo_compaction_ttl" => c.ttl = number(name, value)?,
-        _ => return err(format!("unknown flag --{name} (see --help)")),
-    }
-    Ok(())
-}
-
-fn is_known(name: &str) -> bool {
-    matches!(
-        name,
-        "benchmarks"
-            | "num"
-            | "reads"
-            | "key_size"
-            | "value_size"
-            | "threads"
-            | "db"
-            | "seed"
-            | "write_buffer_size"
-            | "max_write_buffer_number"
-            | "block_size"
-            | "bloom_bits"
-            | "compression_type"
-            | "checksum_type"
-            | "compression_ratio"
-            | "compaction_style"
-            | "cache_size"
-            | "open_files"
-            | "cache_numshardbits"
-            | "cache_high_pri_pool_ratio"
-            | "cache_low_pri_pool_ratio"
-            | "cache_type"
-            | "num_levels"
-            | "level0_file_num_compaction_trigger"
-            | "level0_slowdown_writes_trigger"
-            | "level0_stop_writes_trigger"
-            | "max_bytes_for_level_base"
-            | "max_bytes_for_level_multiplier"
-            | "target_file_size_base"
-            | "target_file_size_multiplier"
-            | "max_background_jobs"
-            | "min_level_to_compress"
-            | "universal_size_ratio"
-            | "universal_min_merge_width"
-            | "universal_max_merge_width"
-            | "universal_max_size_amplification_percent"
-            | "fifo_compaction_max_table_files_size_mb"
-            | "fifo_compaction_ttl"
-    ) || BOOL_FLAGS.contains(&name)
-}
-
-fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, FlagError> {
-    value
-        .trim()
-        .parse()
-        .or_else(|_| err(format!("--{name}: {value:?} is not a valid number")))
-}
-
-/// gflags' boolean spellings, case-insensitive.
-fn boolean(name: &str, value: &str) -> Result<bool, FlagError> {
-    match value.to_ascii_lowercase().as_str() {
-        "1" | "true" | "t" | "yes" | "y" => Ok(true),
-        "0" | "false" | "f" | "no" | "n" => Ok(false),
-        _ => err(format!(
-            "--{name}: {value:?} is not a boolean (0/1/true/false)"
-        )),
-    }
-}
-
-/// RocksDB's numeric `ChecksumType` codes, or names with or without RocksDB's
-/// `k` prefix (`kXXH3`).
-fn checksum(value: &str) -> Result<ChecksumType, FlagError> {
-    let lower = value.to_ascii_lowercase();
-    let name = match lower.strip_prefix('k') {
-        Some(rest) if !rest.is_empty() => rest,
-        _ => lower.as_str(),
-    };
-    ChecksumType::parse(name).or_else(|_| {
-        err(format!(
-            "--checksum_type: {value:?} is not supported; expected 1 (crc32c) or 4 (xxh3)"
-        ))
-    })
-}
-
-/// Rejects settings the benchmarks cannot run with, before anything is created.
-fn validate(flags: &Flags) -> Result<(), FlagError> {
-    if flags.key_size == 0 {
-        return err("--key_size: must be at least 1");
-    }
-    if flags.threads == 0 {
-        return err("--threads: must be at least 1");
-    }
-    if !(flags.compression_ratio > 0.0 && flags.compression_ratio.is_finite()) {
-        return err(format!(
-            "--compression_ratio: {} must be a number above 0",
-            flags.compression_ratio
-        ));
-    }
-    flags.block_cache()?;
-    // The engine's own checks, reported with the flag name a user typed.
-    flags.db_options().validate().or_else(|e| match e {
-        strata::Error::InvalidArgument { field, reason } => {
-            let flag = match field {
-                "bloom_bits_per_key" => "bloom_bits",
-                "use_direct_reads" => "use_direct_reads (with --mmap_read)",
-                other => other,
-            };
-            err(format!("--{flag}: {reason}"))
-        }
-        other => err(other.to_string()),
-    })
 }
 
 /// The text of `--help`.
@@ -529,7 +348,27 @@ Benchmarks (run in the order given, each timed separately):
   readrandom   get reads random keys in [0, num); reports (found of reads found)
   readseq      scan the whole DB forward with an iterator
   readreverse  scan the whole DB backward with an iterator
-  seekrandom   seek reads random keys and read the entry there; reports found
+  seekrandom   seek reads random keys and read the entry there (and --seek_nexts
+               more, backward with --reverse_iterator); reports found
+  filluniquerandom  write each key of [0, num) once, in random order, into a fresh DB
+  updaterandom read-modify-write of reads random keys
+  deleterandom delete num random keys
+  readmissing  get reads random keys that are never present
+  multireadrandom  multi_get reads random keys, --batch_size per call
+  fwdrange / revrange  seekrandom reading --seek_nexts entries on (10 if 0)
+  readrandomwriterandom  reads operations: --readwritepercent% gets, the rest puts
+  readwhilewriting, seekrandomwhilewriting, fwdrangewhilewriting,
+  revrangewhilewriting  the reads while one more thread writes random keys
+               (at most --benchmark_write_rate_limit bytes/s; 0 = unlimited)
+  crc32c, xxhash, xxhash64, xxh3  hash 4 KiB blocks (500 MB)
+  compress, uncompress  --compression_type on 4 KiB blocks (1 GB)
+  ycsb_load    load --ycsb_record_count records (default num) into a fresh DB
+  ycsb_a .. ycsb_f  YCSB's core workloads, --ycsb_operation_count requests per
+               thread (default reads): A 50/50 read/update, B 95/5 read/update,
+               C reads, D 95/5 read/insert (latest), E 95/5 scan/insert,
+               F 50/50 read/read-modify-write; zipfian 0.99 unless noted or
+               --ycsb_request_distribution=zipfian|latest|uniform says
+  compact, flush, waitforcompaction, stats, levelstats, sstables  as db_bench
 With --threads=N every thread does the full count (as db_bench) on one shared DB.
 Fill benchmarks are skipped with --use_existing_db=1 (as db_bench).
 
@@ -559,6 +398,24 @@ Flags (default in brackets):
   --mmap_read=0|1            [0]
   --use_direct_reads=0|1     [0]
   --histogram=0|1            [0]  per-op latency percentiles
+  --verify_checksum=0|1      [1]  check data block checksums on reads
+  --stats_interval_seconds=N [0]  print ops and rate every N seconds;
+  --stats_per_interval=0|1   [0]  with the engine's strata.stats each time
+  --duration=SECONDS         [0]  stop each benchmark after this long (0: full count)
+  --batch_size=N             [1]  keys per write batch and per multi_get
+  --seek_nexts=N             [0]  --reverse_iterator=0|1 [0]
+  --readwritepercent=P       [90]
+  --benchmark_write_rate_limit=BYTES_PER_SEC [0]
+  --report_interval_seconds=N [0]  sample throughput every N seconds into
+                             --report_file [report.csv] (benchmark,secs_elapsed,interval_qps)
+  --plot=PATH.svg            draw throughput over time, one line per benchmark
+                             (samples every --report_interval_seconds, else 1 s)
+  --compare_with_rocksdb[=PATH]  run each benchmark through strata and RocksDB's
+                             db_bench [db_bench on PATH], alternating, --repeat=N [3]
+                             times each, every engine option passed to both; prints
+                             medians: ops/s and ratio, P99, CPU/op, W-Amp, size
+  --report_json=PATH         write every result (rates, CPU/op, RSS, size, write amp,
+                             percentiles) as JSON
   --help
 ",
         benchmarks = DEFAULT_BENCHMARKS,
@@ -577,6 +434,7 @@ Flags (default in brackets):
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strata::CompactionStyle;
 
     fn run(args: &[&str]) -> Flags {
         match parse(args) {

@@ -2,9 +2,13 @@
 //! how its numbers are meant to be compared with RocksDB's.
 
 mod benchmarks;
+mod compare;
 mod flags;
 mod generator;
+mod intervals;
+mod json;
 mod report;
+mod ycsb;
 
 use std::process::ExitCode;
 
@@ -24,7 +28,11 @@ fn main() -> ExitCode {
         }
         Err(e) => return fail(&e.to_string()),
     };
-    match benchmarks::run(&flags) {
+    let result = match &flags.compare_with_rocksdb {
+        Some(db_bench) => compare::run(&flags, db_bench),
+        None => benchmarks::run(&flags),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e),
     }

@@ -27,6 +27,15 @@ pub struct Stats {
     /// Point lookups and seeks: how many were tried and how many found a key.
     pub reads: u64,
     pub found: u64,
+    /// Puts of the mixed benchmarks (readrandomwriterandom, updaterandom).
+    pub writes: u64,
+    /// YCSB's operations by kind (read, update, insert, scan, rmw).
+    pub kinds: [u64; 5],
+    /// Advanced every `PROGRESS_STEP` operations, on a terminal.
+    pub progress: Option<indicatif::ProgressBar>,
+    /// All threads' operations so far, advanced every `COUNT_STEP`, for the
+    /// interval samples.
+    pub shared_ops: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Per-operation latency in nanoseconds, with `--histogram=1`.
     pub hist: Option<Histogram<u64>>,
 }
@@ -49,6 +58,10 @@ impl Stats {
             bytes: 0,
             reads: 0,
             found: 0,
+            writes: 0,
+            kinds: [0; 5],
+            progress: None,
+            shared_ops: None,
             hist,
         })
     }
@@ -58,6 +71,16 @@ impl Stats {
     #[inline]
     pub fn finished_op(&mut self, op_start: Option<Instant>) -> Result<(), String> {
         self.done += 1;
+        if self.done % COUNT_STEP == 0 {
+            if let Some(ops) = &self.shared_ops {
+                ops.fetch_add(COUNT_STEP, std::sync::atomic::Ordering::Relaxed);
+            }
+            if self.done % PROGRESS_STEP == 0 {
+                if let Some(bar) = &self.progress {
+                    bar.inc(PROGRESS_STEP);
+                }
+            }
+        }
         if let (Some(hist), Some(t)) = (self.hist.as_mut(), op_start) {
             let nanos = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
             hist.record(nanos).map_err(|e| format!("histogram: {e}"))?;
@@ -74,6 +97,10 @@ impl Stats {
         self.bytes += other.bytes;
         self.reads += other.reads;
         self.found += other.found;
+        self.writes += other.writes;
+        for (mine, theirs) in self.kinds.iter_mut().zip(other.kinds) {
+            *mine += theirs;
+        }
         match (self.hist.as_mut(), other.hist) {
             (Some(mine), Some(theirs)) => {
                 mine.add(&theirs).map_err(|e| format!("histogram: {e}"))?;
@@ -93,28 +120,120 @@ impl Stats {
 /// `name : X micros/op N ops/sec S seconds N operations; R MB/s (F of R found)`.
 /// db_bench bumps zero operations to one to avoid dividing by zero; here the
 /// line says 0 operations and 0 ops/sec instead.
-pub fn result_line(name: &str, stats: &Stats, show_found: bool) -> String {
-    let elapsed = stats.elapsed();
-    let micros_per_op = if stats.done > 0 {
-        stats.thread_seconds * 1e6 / stats.done as f64
-    } else {
-        0.0
-    };
-    let ops_per_sec = if elapsed > 0.0 {
-        (stats.done as f64 / elapsed) as u64
-    } else {
-        0
-    };
-    let mut extra = String::new();
-    if stats.bytes > 0 && elapsed > 0.0 {
-        // Rate over wall time, not summed thread time (as db_bench).
-        let _ = write!(extra, "{:6.1} MB/s", stats.bytes as f64 / MB / elapsed);
+/// What a result line says after its rate, as db_bench words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Suffix {
+    None,
+    /// `(found of reads found)`.
+    Found,
+    /// readrandomwriterandom's `( reads:R writes:W total:T found:F)`.
+    ReadsWrites,
+    /// updaterandom's `( updates:U found:F)`.
+    Updates,
+    /// A fixed label, such as `(4K per op)`.
+    Label(String),
+    /// YCSB's operations by kind and the reads that found their record.
+    Kinds,
+}
+
+/// Names of [`Stats::kinds`], in order.
+pub const KIND_NAMES: [&str; 5] = ["read", "update", "insert", "scan", "rmw"];
+
+/// Operations between two updates of the progress bar: one shared atomic
+/// add per step keeps it off the measured path.
+const PROGRESS_STEP: u64 = 4096;
+/// Operations between two updates of the shared count the interval samples
+/// read (a multiple of nothing else: `PROGRESS_STEP` must be a multiple of it).
+const COUNT_STEP: u64 = 256;
+
+/// A spinner counting a benchmark's operations and their rate on stderr,
+/// when stderr is a terminal; `None` otherwise (logs and pipes stay clean).
+pub fn progress_bar(name: &str) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
     }
-    if show_found {
+    let bar = indicatif::ProgressBar::new_spinner();
+    let style = indicatif::ProgressStyle::with_template(
+        "{spinner} {msg} {human_pos} ops ({per_sec}) {elapsed}",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner());
+    bar.set_style(style);
+    bar.set_message(name.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    Some(bar)
+}
+
+/// A benchmark's headline figures, as its result line prints them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    /// Per thread: summed thread time over operations (db_bench's figure).
+    pub micros_per_op: f64,
+    pub ops_per_sec: u64,
+    pub seconds: f64,
+    /// Over wall time; `None` when nothing was moved.
+    pub mb_per_sec: Option<f64>,
+}
+
+impl Stats {
+    pub fn summary(&self) -> Summary {
+        let elapsed = self.elapsed();
+        Summary {
+            micros_per_op: if self.done > 0 {
+                self.thread_seconds * 1e6 / self.done as f64
+            } else {
+                0.0
+            },
+            ops_per_sec: if elapsed > 0.0 {
+                (self.done as f64 / elapsed) as u64
+            } else {
+                0
+            },
+            seconds: elapsed,
+            mb_per_sec: (self.bytes > 0 && elapsed > 0.0).then(|| self.bytes as f64 / MB / elapsed),
+        }
+    }
+}
+
+pub fn result_line(name: &str, stats: &Stats, suffix: &Suffix) -> String {
+    let Summary {
+        micros_per_op,
+        ops_per_sec,
+        seconds: elapsed,
+        mb_per_sec,
+    } = stats.summary();
+    let mut extra = String::new();
+    if let Some(rate) = mb_per_sec {
+        // Rate over wall time, not summed thread time (as db_bench).
+        let _ = write!(extra, "{rate:6.1} MB/s");
+    }
+    let tail = match suffix {
+        Suffix::None => String::new(),
+        Suffix::Found => format!("({} of {} found)", stats.found, stats.reads),
+        Suffix::ReadsWrites => format!(
+            "( reads:{} writes:{} total:{} found:{})",
+            stats.reads,
+            stats.writes,
+            stats.reads + stats.writes,
+            stats.found
+        ),
+        Suffix::Updates => format!("( updates:{} found:{})", stats.writes, stats.found),
+        Suffix::Label(label) => label.clone(),
+        Suffix::Kinds => {
+            let kinds: Vec<String> = KIND_NAMES
+                .iter()
+                .zip(stats.kinds)
+                .filter(|(_, n)| *n > 0)
+                .map(|(k, n)| format!("{k}:{n}"))
+                .collect();
+            format!("( {} found:{})", kinds.join(" "), stats.found)
+        }
+    };
+    if !tail.is_empty() {
         if !extra.is_empty() {
             extra.push(' ');
         }
-        let _ = write!(extra, "({} of {} found)", stats.found, stats.reads);
+        extra.push_str(&tail);
     }
     let sep = if extra.is_empty() { "" } else { " " };
     format!(
@@ -183,27 +302,53 @@ impl Usage {
 
 /// The lines printed under each result line: CPU per operation over the
 /// benchmark, peak RSS of the process so far, and the DB's size on disk.
-pub fn resource_lines(before: &Usage, after: &Usage, done: u64, db: &Path) -> String {
-    let user = after.user.saturating_sub(before.user).as_secs_f64();
-    let system = after.system.saturating_sub(before.system).as_secs_f64();
-    let per_op = |secs: f64| {
-        if done > 0 {
-            secs * 1e6 / done as f64
-        } else {
-            0.0
+/// What a benchmark cost: CPU per operation, peak memory, size on disk.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Resources {
+    pub user_micros_per_op: f64,
+    pub system_micros_per_op: f64,
+    pub peak_rss_mb: f64,
+    pub db_bytes: u64,
+    pub db_files: u64,
+}
+
+impl Resources {
+    pub fn measure(before: &Usage, after: &Usage, done: u64, db: &Path) -> Resources {
+        let per_op = |a: Duration, b: Duration| {
+            let secs = a.saturating_sub(b).as_secs_f64();
+            if done > 0 {
+                secs * 1e6 / done as f64
+            } else {
+                0.0
+            }
+        };
+        let (db_bytes, db_files) = dir_size(db);
+        Resources {
+            user_micros_per_op: per_op(after.user, before.user),
+            system_micros_per_op: per_op(after.system, before.system),
+            peak_rss_mb: after.max_rss_kib as f64 / 1024.0,
+            db_bytes,
+            db_files,
         }
-    };
-    let (bytes, files) = dir_size(db);
-    format!(
-        "  cpu per op:  {:.3} micros (user {:.3} + system {:.3}, all threads)\n  \
-         peak rss:    {:.1} MB\n  \
-         db size:     {:.1} MB in {files} files",
-        per_op(user + system),
-        per_op(user),
-        per_op(system),
-        after.max_rss_kib as f64 / 1024.0,
-        bytes as f64 / MB,
-    )
+    }
+
+    pub fn cpu_micros_per_op(&self) -> f64 {
+        self.user_micros_per_op + self.system_micros_per_op
+    }
+
+    pub fn lines(&self) -> String {
+        format!(
+            "  cpu per op:  {:.3} micros (user {:.3} + system {:.3}, all threads)\n  \
+             peak rss:    {:.1} MB\n  \
+             db size:     {:.1} MB in {} files",
+            self.cpu_micros_per_op(),
+            self.user_micros_per_op,
+            self.system_micros_per_op,
+            self.peak_rss_mb,
+            self.db_bytes as f64 / MB,
+            self.db_files,
+        )
+    }
 }
 
 /// The engine's write counters, to report a benchmark's write amplification.
@@ -237,10 +382,14 @@ impl WriteCounters {
 
     /// Write amplification as RocksDB's compaction stats count it: table bytes
     /// written per byte ingested (the WAL shown beside it, not counted).
+    pub fn write_amp(&self) -> f64 {
+        self.tables as f64 / self.ingest.max(1) as f64
+    }
+
     pub fn line(&self) -> String {
         format!(
             "  write amp:   {:.2} ({:.1} MB of tables for {:.1} MB ingested; WAL {:.1} MB)",
-            self.tables as f64 / self.ingest.max(1) as f64,
+            self.write_amp(),
             self.tables as f64 / MB,
             self.ingest as f64 / MB,
             self.wal as f64 / MB
@@ -348,7 +497,7 @@ mod tests {
     #[test]
     fn result_line_has_db_bench_fields() {
         let s = stats(2_000_000, 8.786, 2_000_000 * 116);
-        let line = result_line("fillrandom", &s, false);
+        let line = result_line("fillrandom", &s, &Suffix::None);
         assert_eq!(
             line,
             "fillrandom   :       4.393 micros/op 227634 ops/sec 8.786 seconds 2000000 operations;   25.2 MB/s"
@@ -360,14 +509,14 @@ mod tests {
         let mut s = stats(500_000, 2.0, 1000);
         s.reads = 500_000;
         s.found = 432_069;
-        let line = result_line("readrandom", &s, true);
+        let line = result_line("readrandom", &s, &Suffix::Found);
         assert!(line.ends_with("MB/s (432069 of 500000 found)"), "{line}");
         let mut none = stats(10, 1.0, 0);
         none.reads = 10;
-        let line = result_line("readrandom", &none, true);
+        let line = result_line("readrandom", &none, &Suffix::Found);
         assert!(line.ends_with("operations; (0 of 10 found)"), "{line}");
         let empty = stats(0, 0.0, 0);
-        assert!(result_line("readseq", &empty, false).ends_with("0 operations;"));
+        assert!(result_line("readseq", &empty, &Suffix::None).ends_with("0 operations;"));
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 #[path = "../cache_bench.rs"]
 mod cache_bench;
+#[path = "../mt64.rs"]
+mod mt64;
 
 use std::process::ExitCode;
 

@@ -1,30 +1,65 @@
 //! The benchmarks, with db_bench's semantics: what each one writes or reads, how
 //! many operations it counts, and when the DB is destroyed first.
 
+mod micro;
+mod ops;
+
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use strata::cache::Cache;
 use strata::{Db, DbOptions, ReadOptions, Statistics, WriteOptions};
 
 use crate::flags::Flags;
-use crate::generator::{make_key, random_key_number, thread_rng, ValueCursor, ValuePool};
-use crate::report::{self, Stats, Usage, WriteCounters};
+use crate::generator::{thread_rng, ValueCursor, ValuePool};
+use crate::intervals::{self, Series};
+use crate::json::{self, Record};
+use crate::report::{self, Resources, Stats, Suffix, Usage, WriteCounters};
+
+use crate::ycsb::Workload;
+use micro::Micro;
+use ops::KeyOrder;
 
 /// One benchmark, by db_bench name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Bench {
     FillSeq,
     FillRandom,
+    FillUniqueRandom,
     Overwrite,
+    UpdateRandom,
+    DeleteRandom,
     ReadRandom,
+    ReadMissing,
     ReadHot,
+    MultiReadRandom,
     ReadSeq,
     ReadReverse,
     SeekRandom,
+    /// seekrandom reading `--seek_nexts` entries on (10 when it is 0), forward
+    /// or backward, as RocksDB's benchmark scripts run fwdrange and revrange.
+    Range {
+        forward: bool,
+    },
+    ReadRandomWriteRandom,
+    /// A read benchmark while one more thread writes.
+    WhileWriting(Reader),
+    /// YCSB's load phase: `--ycsb_record_count` records, split over threads.
+    YcsbLoad,
+    /// YCSB core workload `a`..`f`: `--ycsb_operation_count` requests per thread.
+    Ycsb(char),
+}
+
+/// The readers of the `*whilewriting` benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    ReadRandom,
+    SeekRandom,
+    Range { forward: bool },
 }
 
 impl Bench {
@@ -32,24 +67,56 @@ impl Bench {
         Some(match name {
             "fillseq" => Bench::FillSeq,
             "fillrandom" => Bench::FillRandom,
+            "filluniquerandom" => Bench::FillUniqueRandom,
             "overwrite" => Bench::Overwrite,
+            "updaterandom" => Bench::UpdateRandom,
+            "deleterandom" => Bench::DeleteRandom,
             "readrandom" => Bench::ReadRandom,
+            "readmissing" => Bench::ReadMissing,
             "readhot" => Bench::ReadHot,
+            "multireadrandom" => Bench::MultiReadRandom,
             "readseq" => Bench::ReadSeq,
             "readreverse" => Bench::ReadReverse,
             "seekrandom" => Bench::SeekRandom,
-            _ => return None,
+            "fwdrange" => Bench::Range { forward: true },
+            "revrange" => Bench::Range { forward: false },
+            "readrandomwriterandom" => Bench::ReadRandomWriteRandom,
+            "readwhilewriting" => Bench::WhileWriting(Reader::ReadRandom),
+            "seekrandomwhilewriting" => Bench::WhileWriting(Reader::SeekRandom),
+            "fwdrangewhilewriting" => Bench::WhileWriting(Reader::Range { forward: true }),
+            "revrangewhilewriting" => Bench::WhileWriting(Reader::Range { forward: false }),
+            "ycsb_load" => Bench::YcsbLoad,
+            _ => {
+                let letter = name.strip_prefix("ycsb_")?.chars().next()?;
+                Workload::core(letter)?;
+                Bench::Ycsb(letter)
+            }
         })
     }
 
     /// db_bench's `fresh_db`: the fills start from an empty database.
     fn fresh_db(self) -> bool {
-        matches!(self, Bench::FillSeq | Bench::FillRandom)
+        matches!(
+            self,
+            Bench::FillSeq | Bench::FillRandom | Bench::FillUniqueRandom | Bench::YcsbLoad
+        )
     }
 
-    /// Whether the result line ends with `(found of reads found)`.
-    fn reports_found(self) -> bool {
-        matches!(self, Bench::ReadRandom | Bench::ReadHot | Bench::SeekRandom)
+    /// What the result line ends with.
+    fn suffix(self) -> Suffix {
+        match self {
+            Bench::ReadRandom
+            | Bench::ReadMissing
+            | Bench::ReadHot
+            | Bench::MultiReadRandom
+            | Bench::SeekRandom
+            | Bench::Range { .. }
+            | Bench::WhileWriting(_) => Suffix::Found,
+            Bench::ReadRandomWriteRandom => Suffix::ReadsWrites,
+            Bench::UpdateRandom => Suffix::Updates,
+            Bench::Ycsb(_) => Suffix::Kinds,
+            _ => Suffix::None,
+        }
     }
 }
 
@@ -60,6 +127,12 @@ struct Ctx<'a> {
     pool: &'a ValuePool,
     write_options: WriteOptions,
     read_options: ReadOptions,
+    /// YCSB: records loaded plus inserted so far (new records take the next
+    /// number).
+    records: AtomicU64,
+    progress: Option<indicatif::ProgressBar>,
+    /// Operations of all threads so far, when throughput is sampled.
+    ops: Option<Arc<AtomicU64>>,
 }
 
 /// The state of one thread while it runs.
@@ -96,7 +169,17 @@ pub fn run(flags: &Flags) -> Result<(), String> {
         block_cache: flags.block_cache().map_err(|e| e.to_string())?,
     };
     let mut db = Some(open(flags, &dir, &shared)?);
-    let result = run_all(flags, &dir, &mut db, &shared);
+    let mut out = Outputs::default();
+    let result = run_all(flags, &dir, &mut db, &shared, &mut out).and_then(|()| {
+        if let Some(path) = &flags.report_json {
+            json::write(path, &out.records)?;
+        }
+        if let Some(path) = &flags.plot {
+            std::fs::write(path, intervals::svg(&out.series))
+                .map_err(|e| format!("--plot {}: {e}", path.display()))?;
+        }
+        Ok(())
+    });
     if let Some(stats) = &shared.statistics {
         print!("STATISTICS:\n{}", stats.report());
     }
@@ -191,6 +274,7 @@ fn run_all(
     dir: &Path,
     db_slot: &mut Option<Db>,
     shared: &Shared,
+    out: &mut Outputs,
 ) -> Result<(), String> {
     let pool = ValuePool::new(flags.compression_ratio, flags.value_size);
     // db_bench seeds each thread with `seed + threads created so far`, counting
@@ -202,6 +286,12 @@ fn run_all(
                 .as_ref()
                 .ok_or_else(|| format!("{name}: the database is not open"))?;
             utility.run(name, db, dir)?;
+            continue;
+        }
+        if let Some(micro) = Micro::from_name(name) {
+            let (stats, suffix) = micro.run(&pool, flags.compression_type)?;
+            println!("{}", report::result_line(name, &stats, &suffix));
+            out.records.push(Record::new(name, &stats));
             continue;
         }
         let bench = Bench::from_name(name).ok_or_else(|| format!("unknown benchmark {name:?}"))?;
@@ -228,54 +318,157 @@ fn run_all(
                 sync: flags.sync,
                 disable_wal: flags.disable_wal,
             },
-            read_options: ReadOptions::default(),
+            read_options: ReadOptions {
+                verify_checksums: flags.verify_checksum,
+                ..ReadOptions::default()
+            },
+            records: AtomicU64::new(flags.ycsb_records()),
+            progress: report::progress_bar(name),
+            ops: (sample_every(flags).is_some() || flags.stats_interval_seconds > 0)
+                .then(Arc::default),
         };
         let before = Usage::now()?;
         let writes_before = WriteCounters::of(db);
-        let stats =
+        let (stats, points) =
             run_threads(&ctx, bench, threads_created).map_err(|e| format!("{name}: {e}"))?;
+        if !points.is_empty() {
+            let s = Series {
+                name: name.clone(),
+                points,
+            };
+            if flags.report_interval_seconds > 0 {
+                intervals::append_csv(&flags.report_file, &s)?;
+            }
+            out.series.push(s);
+        }
         let after = Usage::now()?;
+        if let Some(bar) = &ctx.progress {
+            bar.finish_and_clear();
+        }
         let writes = WriteCounters::of(db).since(&writes_before);
         threads_created += flags.threads as u64;
-        println!(
-            "{}",
-            report::result_line(name, &stats, bench.reports_found())
-        );
-        println!(
-            "{}",
-            report::resource_lines(&before, &after, stats.done, dir)
-        );
+        println!("{}", report::result_line(name, &stats, &bench.suffix()));
+        let resources = Resources::measure(&before, &after, stats.done, dir);
+        println!("{}", resources.lines());
+        let mut record = Record::new(name, &stats);
+        record.resources = Some(resources);
         if writes.ingest > 0 {
             println!("{}", writes.line());
+            record.write_amp = Some(writes.write_amp());
         }
         if let Some(hist) = &stats.hist {
             println!("{}", report::histogram_lines(hist));
         }
+        out.records.push(record);
     }
     Ok(())
 }
 
+/// `--stats_interval_seconds`: every interval, the operations done in it and
+/// their rate; with `--stats_per_interval`, the engine's `strata.stats` too.
+fn report_stats(ctx: &Ctx<'_>, ops: &AtomicU64, done: &AtomicBool) {
+    let every = Duration::from_secs(ctx.flags.stats_interval_seconds);
+    let start = Instant::now();
+    let (mut last, mut next) = (0u64, start + every);
+    while !done.load(Ordering::Acquire) {
+        thread::sleep(Duration::from_millis(10));
+        if Instant::now() < next {
+            continue;
+        }
+        let total = ops.load(Ordering::Relaxed);
+        println!(
+            "stats: {:.0} s: {} ops in the last {} s ({:.0} ops/sec), {total} in all",
+            start.elapsed().as_secs_f64(),
+            total - last,
+            every.as_secs(),
+            (total - last) as f64 / every.as_secs_f64()
+        );
+        if ctx.flags.stats_per_interval {
+            if let Some(stats) = ctx.db.property("strata.stats") {
+                println!("{stats}");
+            }
+        }
+        last = total;
+        next += every;
+    }
+}
+
+/// The throughput sampling interval, if any is asked for.
+fn sample_every(flags: &Flags) -> Option<Duration> {
+    match (flags.report_interval_seconds, &flags.plot) {
+        (0, None) => None,
+        (0, Some(_)) => Some(Duration::from_secs(1)),
+        (n, _) => Some(Duration::from_secs(n)),
+    }
+}
+
+/// What a run collects for the files written at its end.
+#[derive(Debug, Default)]
+struct Outputs {
+    records: Vec<Record>,
+    series: Vec<Series>,
+}
+
 /// Runs `bench` on `--threads` threads that start together and merges their
-/// stats.
-fn run_threads(ctx: &Ctx<'_>, bench: Bench, threads_before: u64) -> Result<Stats, String> {
+/// stats. The `*whilewriting` benchmarks add one writer thread, not counted,
+/// that writes until the readers are done.
+fn run_threads(
+    ctx: &Ctx<'_>,
+    bench: Bench,
+    threads_before: u64,
+) -> Result<(Stats, Vec<(f64, f64)>), String> {
     let n = ctx.flags.threads;
-    let barrier = Barrier::new(n);
-    let results: Vec<Result<Stats, String>> = thread::scope(|s| {
+    let writing = matches!(bench, Bench::WhileWriting(_));
+    let barrier = Barrier::new(n + usize::from(writing));
+    let stop = AtomicBool::new(false);
+    let readers_done = AtomicBool::new(false);
+    let (results, writer, points) = thread::scope(|s| {
+        let sampler = match (&ctx.ops, sample_every(ctx.flags)) {
+            (Some(ops), Some(every)) => {
+                let done = &readers_done;
+                Some(s.spawn(move || intervals::sample(ops, done, every)))
+            }
+            _ => None,
+        };
+        let reporter = match &ctx.ops {
+            Some(ops) if ctx.flags.stats_interval_seconds > 0 => {
+                let done = &readers_done;
+                Some(s.spawn(move || report_stats(ctx, ops, done)))
+            }
+            _ => None,
+        };
+        let writer = writing.then(|| {
+            let seed = ctx.flags.seed.wrapping_add(threads_before + n as u64 + 1);
+            let (barrier, stop) = (&barrier, &stop);
+            s.spawn(move || background_writer(ctx, seed, barrier, stop))
+        });
         let handles: Vec<_> = (0..n as u64)
             .map(|i| {
                 let seed = ctx.flags.seed.wrapping_add(threads_before + i + 1);
                 let barrier = &barrier;
-                s.spawn(move || thread_body(ctx, bench, seed, barrier))
+                s.spawn(move || thread_body(ctx, bench, (i, seed), barrier))
             })
             .collect();
-        handles
+        let results: Vec<Result<Stats, String>> = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err("a benchmark thread panicked".to_string()))
             })
-            .collect()
+            .collect();
+        stop.store(true, Ordering::Release);
+        readers_done.store(true, Ordering::Release);
+        let writer = writer.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err("the writer thread panicked".to_string()))
+        });
+        let points = sampler.map_or(Vec::new(), |h| h.join().unwrap_or_default());
+        if let Some(h) = reporter {
+            let _ = h.join();
+        }
+        (results, writer, points)
     });
+    writer.transpose()?;
     let mut merged: Option<Stats> = None;
     for result in results {
         let stats = result?;
@@ -284,12 +477,40 @@ fn run_threads(ctx: &Ctx<'_>, bench: Bench, threads_before: u64) -> Result<Stats
             None => merged = Some(stats),
         }
     }
-    merged.ok_or_else(|| "no thread ran".to_string())
+    let merged = merged.ok_or_else(|| "no thread ran".to_string())?;
+    Ok((merged, points))
 }
 
-fn thread_body(ctx: &Ctx<'_>, bench: Bench, seed: u64, barrier: &Barrier) -> Result<Stats, String> {
+fn background_writer(
+    ctx: &Ctx<'_>,
+    seed: u64,
+    barrier: &Barrier,
+    stop: &AtomicBool,
+) -> Result<(), String> {
+    let mut w = Worker {
+        ctx,
+        rng: thread_rng(seed),
+        values: ctx.pool.cursor(),
+        key: vec![0; ctx.flags.key_size],
+        stats: Stats::new(false)?,
+    };
+    barrier.wait();
+    w.write_until(stop)
+        .map_err(|e| format!("the writer thread: {e}"))
+}
+
+fn thread_body(
+    ctx: &Ctx<'_>,
+    bench: Bench,
+    (thread, seed): (u64, u64),
+    barrier: &Barrier,
+) -> Result<Stats, String> {
     // Wait at the barrier whatever happens, or the other threads would hang.
-    let stats = Stats::new(ctx.flags.histogram);
+    let stats = Stats::new(ctx.flags.histogram).map(|mut s| {
+        s.progress = ctx.progress.clone();
+        s.shared_ops = ctx.ops.clone();
+        s
+    });
     barrier.wait();
     let mut w = Worker {
         ctx,
@@ -299,118 +520,45 @@ fn thread_body(ctx: &Ctx<'_>, bench: Bench, seed: u64, barrier: &Barrier) -> Res
         stats: stats?,
     };
     w.stats.start = Instant::now();
+    let flags = ctx.flags;
+    // RocksDB's benchmark scripts run fwdrange/revrange with 10 nexts.
+    let range_nexts = if flags.seek_nexts == 0 {
+        10
+    } else {
+        flags.seek_nexts
+    };
     let result = match bench {
-        Bench::FillSeq => w.write(false),
-        Bench::FillRandom | Bench::Overwrite => w.write(true),
-        Bench::ReadRandom => w.read_random(ctx.flags.num),
+        Bench::FillSeq => w.write(KeyOrder::Sequential),
+        Bench::FillRandom | Bench::Overwrite => w.write(KeyOrder::Random),
+        Bench::FillUniqueRandom => w.write(KeyOrder::UniqueRandom),
+        Bench::UpdateRandom => w.update_random(),
+        Bench::DeleteRandom => w.delete_random(),
+        Bench::ReadRandom | Bench::WhileWriting(Reader::ReadRandom) => {
+            w.read_random(flags.num, false)
+        }
+        Bench::ReadMissing => w.read_random(flags.num, true),
         // LevelDB's readhot: random reads from the first 1% of the keys.
-        Bench::ReadHot => w.read_random(ctx.flags.num.div_ceil(100)),
+        Bench::ReadHot => w.read_random(flags.num.div_ceil(100), false),
+        Bench::MultiReadRandom => w.multi_read_random(),
         Bench::ReadSeq => w.scan(true),
         Bench::ReadReverse => w.scan(false),
-        Bench::SeekRandom => w.seek_random(),
+        Bench::SeekRandom | Bench::WhileWriting(Reader::SeekRandom) => {
+            w.seek_random(flags.seek_nexts, !flags.reverse_iterator)
+        }
+        Bench::Range { forward } | Bench::WhileWriting(Reader::Range { forward }) => {
+            w.seek_random(range_nexts, forward)
+        }
+        Bench::ReadRandomWriteRandom => w.read_random_write_random(),
+        Bench::YcsbLoad => w.ycsb_load(thread, flags.threads as u64),
+        Bench::Ycsb(letter) => match Workload::core(letter) {
+            Some(workload) => w.ycsb_run(workload),
+            None => Ok(()),
+        },
     };
     w.stats.finish = Instant::now();
     w.stats.thread_seconds = w.stats.finish.duration_since(w.stats.start).as_secs_f64();
     result.map_err(|e| e.to_string())?;
     Ok(w.stats)
-}
-
-impl Worker<'_> {
-    /// The clock is read per operation only when latencies are recorded.
-    #[inline]
-    fn op_start(&self) -> Option<Instant> {
-        self.stats.hist.is_some().then(Instant::now)
-    }
-
-    /// `--num` puts, of keys `0..num` in order or of random keys in `0..num`
-    /// (so a random fill leaves about 63% of the range present, as db_bench).
-    fn write(&mut self, random: bool) -> Result<(), Box<dyn std::error::Error>> {
-        let flags = self.ctx.flags;
-        for i in 0..flags.num {
-            let t = self.op_start();
-            let n = if random {
-                random_key_number(&mut self.rng, flags.num)
-            } else {
-                i
-            };
-            make_key(n, &mut self.key);
-            let value = self.values.next_value(flags.value_size);
-            self.ctx
-                .db
-                .put_opt(&self.ctx.write_options, &self.key, value)?;
-            self.stats.bytes += (self.key.len() + value.len()) as u64;
-            self.stats.finished_op(t)?;
-        }
-        Ok(())
-    }
-
-    /// `--reads` point lookups of random keys in `0..num`; bytes count only
-    /// what was found.
-    /// `--reads` random point reads of keys `0..range`.
-    fn read_random(&mut self, range: u64) -> Result<(), Box<dyn std::error::Error>> {
-        let flags = self.ctx.flags;
-        for _ in 0..flags.reads {
-            let t = self.op_start();
-            make_key(random_key_number(&mut self.rng, range), &mut self.key);
-            self.stats.reads += 1;
-            if let Some(value) = self.ctx.db.get_opt(&self.ctx.read_options, &self.key)? {
-                self.stats.found += 1;
-                self.stats.bytes += (self.key.len() + value.len()) as u64;
-            }
-            self.stats.finished_op(t)?;
-        }
-        Ok(())
-    }
-
-    /// readseq / readreverse: one iterator over the whole DB, one operation per
-    /// entry, stopping after `--reads` entries as db_bench does (by default
-    /// reads = num, so a full scan of a DB of num keys).
-    fn scan(&mut self, forward: bool) -> Result<(), Box<dyn std::error::Error>> {
-        let mut it = self.ctx.db.iter(&self.ctx.read_options);
-        if forward {
-            it.seek_to_first();
-        } else {
-            it.seek_to_last();
-        }
-        let mut entries = 0u64;
-        while entries < self.ctx.flags.reads && it.valid() {
-            let t = self.op_start();
-            self.stats.bytes += (it.key().len() + it.value().len()) as u64;
-            if forward {
-                it.next();
-            } else {
-                it.prev();
-            }
-            entries += 1;
-            self.stats.finished_op(t)?;
-        }
-        it.status()?;
-        Ok(())
-    }
-
-    /// `--reads` seeks to random keys in `0..num` with one iterator, reading
-    /// the entry the seek lands on; found counts exact hits. db_bench reads no
-    /// entry with its default `--seek_nexts=0` (and so prints no MB/s); reading
-    /// one makes the figure comparable with a point lookup.
-    fn seek_random(&mut self) -> Result<(), Box<dyn std::error::Error>> {
-        let flags = self.ctx.flags;
-        let mut it = self.ctx.db.iter(&self.ctx.read_options);
-        for _ in 0..flags.reads {
-            let t = self.op_start();
-            make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
-            it.seek(&self.key);
-            self.stats.reads += 1;
-            if it.valid() {
-                if it.key() == self.key.as_slice() {
-                    self.stats.found += 1;
-                }
-                self.stats.bytes += (it.key().len() + it.value().len()) as u64;
-            }
-            self.stats.finished_op(t)?;
-        }
-        it.status()?;
-        Ok(())
-    }
 }
 
 /// db_bench's `DestroyDB`: removes the engine's own files from `dir` (named as
@@ -445,7 +593,9 @@ mod tests {
     #[test]
     fn every_known_name_has_a_benchmark() {
         for name in crate::flags::KNOWN_BENCHMARKS {
-            let known = Bench::from_name(name).is_some() || Utility::from_name(name).is_some();
+            let known = Bench::from_name(name).is_some()
+                || Utility::from_name(name).is_some()
+                || Micro::from_name(name).is_some();
             assert!(known, "{name}");
         }
         assert!(Bench::FillSeq.fresh_db() && !Bench::Overwrite.fresh_db());
