@@ -155,6 +155,8 @@ pub struct Flags {
     pub stats_per_interval: bool,
     /// YCSB's `requestdistribution`, overriding each workload's own.
     pub ycsb_request_distribution: Option<crate::ycsb::Distribution>,
+    /// The engine the benchmarks drive (`--engine`).
+    pub engine: crate::engine::EngineKind,
 }
 
 impl Default for Flags {
@@ -211,6 +213,7 @@ impl Default for Flags {
             verify_checksum: true,
             stats_interval_seconds: 0,
             stats_per_interval: false,
+            engine: crate::engine::EngineKind::Strata,
         }
     }
 }
@@ -414,6 +417,9 @@ Flags (default in brackets):
                              db_bench [db_bench on PATH], alternating, --repeat=N [3]
                              times each, every engine option passed to both; prints
                              medians: ops/s and ratio, P99, CPU/op, W-Amp, size
+  --engine=strata|rocksdb|fjall [strata]  the engine the benchmarks drive, in
+                             this process with the same generators; rocksdb and fjall
+                             need the build features of the same names
   --report_json=PATH         write every result (rates, CPU/op, RSS, size, write amp,
                              percentiles) as JSON
   --help

@@ -3,6 +3,7 @@
 
 mod benchmarks;
 mod compare;
+mod engine;
 mod flags;
 mod generator;
 mod intervals;

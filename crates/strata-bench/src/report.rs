@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use strata::{CompressionType, Db};
+use strata::CompressionType;
 
 use crate::flags::Flags;
 
@@ -362,16 +362,6 @@ pub struct WriteCounters {
 }
 
 impl WriteCounters {
-    pub fn of(db: &Db) -> WriteCounters {
-        let number = |name: &str| db.property(name).and_then(|v| v.parse().ok()).unwrap_or(0);
-        WriteCounters {
-            ingest: number("strata.bytes-written"),
-            wal: number("strata.wal-bytes-written"),
-            tables: number("strata.flush-bytes-written")
-                + number("strata.compaction-bytes-written"),
-        }
-    }
-
     pub fn since(&self, earlier: &WriteCounters) -> WriteCounters {
         WriteCounters {
             ingest: self.ingest.saturating_sub(earlier.ingest),
@@ -397,9 +387,10 @@ impl WriteCounters {
     }
 }
 
-/// Total size and count of the files directly in `dir` (Strata keeps all its
-/// files there). Files that vanish while being listed, as a flush deletes a
-/// WAL, are skipped rather than failing the run.
+/// Total size and count of the files under `dir`, subdirectories included
+/// (Strata and RocksDB keep their files in `dir`; fjall nests them). Files
+/// that vanish while being listed, as a flush deletes a WAL, are skipped
+/// rather than failing the run.
 pub fn dir_size(dir: &Path) -> (u64, u64) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return (0, 0);
@@ -407,11 +398,14 @@ pub fn dir_size(dir: &Path) -> (u64, u64) {
     let mut bytes = 0;
     let mut files = 0;
     for entry in entries.flatten() {
-        if let Ok(meta) = entry.metadata() {
-            if meta.is_file() {
-                bytes += meta.len();
-                files += 1;
-            }
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.is_file() {
+            bytes += meta.len();
+            files += 1;
+        } else if meta.is_dir() {
+            let (b, f) = dir_size(&entry.path());
+            bytes += b;
+            files += f;
         }
     }
     (bytes, files)
@@ -429,7 +423,7 @@ fn compression_label(c: CompressionType) -> &'static str {
 
 /// The header db_bench prints before the first benchmark, with the fields that
 /// apply to Strata and the engine settings a comparison must match.
-pub fn header(flags: &Flags, db: &Path) -> String {
+pub fn header(flags: &Flags, db: &Path, engine: &str) -> String {
     let mut out = String::new();
     if cfg!(debug_assertions) {
         // db_bench warns likewise: numbers from a debug build mean little.
@@ -440,7 +434,7 @@ pub fn header(flags: &Flags, db: &Path) -> String {
     let raw = (flags.key_size + flags.value_size) as f64 * num / MB;
     let file =
         (flags.key_size as f64 + flags.value_size as f64 * flags.compression_ratio) * num / MB;
-    let _ = writeln!(out, "Strata:     version {}", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(out, "Engine:     {engine}");
     let _ = writeln!(out, "Keys:       {} bytes each", flags.key_size);
     let _ = writeln!(
         out,

@@ -3,6 +3,10 @@
 //! (Gray et al.'s generator, scrambled so hot keys spread over the key
 //! space), latest (zipfian over recency), uniform.
 
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -136,6 +140,52 @@ impl Chooser {
     }
 }
 
+/// YCSB's acknowledged counter: inserts take the next record number, and
+/// readers see only records below the first insert not yet acknowledged, so
+/// a read never asks for a record another thread has reserved but not yet
+/// written.
+#[derive(Debug)]
+pub struct InsertCounter {
+    next: AtomicU64,
+    /// Records `0..acknowledged` are all written.
+    acknowledged: AtomicU64,
+    /// Acknowledged numbers above `acknowledged`, finished out of order.
+    ahead: Mutex<BTreeSet<u64>>,
+}
+
+impl InsertCounter {
+    /// A counter over `loaded` records, all written.
+    pub fn new(loaded: u64) -> InsertCounter {
+        InsertCounter {
+            next: AtomicU64::new(loaded),
+            acknowledged: AtomicU64::new(loaded),
+            ahead: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// The number of a new record, to insert and then [`Self::acknowledge`].
+    pub fn reserve(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::AcqRel)
+    }
+
+    /// Marks `record` written; the readable limit moves past every record
+    /// written without a gap.
+    pub fn acknowledge(&self, record: u64) {
+        let mut ahead = self.ahead.lock();
+        ahead.insert(record);
+        let mut limit = self.acknowledged.load(Ordering::Acquire);
+        while ahead.remove(&limit) {
+            limit += 1;
+        }
+        self.acknowledged.store(limit, Ordering::Release);
+    }
+
+    /// How many records, from 0, are known to be written.
+    pub fn readable(&self) -> u64 {
+        self.acknowledged.load(Ordering::Acquire)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,5 +224,17 @@ mod tests {
         assert!((0..10_000).all(|_| z.next(&mut rng, 1000) < 1000));
         assert_eq!(Workload::core('e').map(|w| w.scan), Some(95));
         assert!(Workload::core('g').is_none());
+    }
+
+    #[test]
+    fn readers_see_inserts_only_once_every_earlier_one_is_written() {
+        let c = InsertCounter::new(10);
+        let (a, b, d) = (c.reserve(), c.reserve(), c.reserve());
+        assert_eq!((a, b, d), (10, 11, 12));
+        c.acknowledge(b);
+        c.acknowledge(d);
+        assert_eq!(c.readable(), 10, "record 10 is reserved, not written");
+        c.acknowledge(a);
+        assert_eq!(c.readable(), 13);
     }
 }

@@ -11,16 +11,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
-use strata::cache::Cache;
-use strata::{Db, DbOptions, ReadOptions, Statistics, WriteOptions};
 
+use crate::engine::{self, Engine, EngineKind, StrataEngine};
 use crate::flags::Flags;
 use crate::generator::{thread_rng, ValueCursor, ValuePool};
 use crate::intervals::{self, Series};
 use crate::json::{self, Record};
-use crate::report::{self, Resources, Stats, Suffix, Usage, WriteCounters};
+use crate::report::{self, Resources, Stats, Suffix, Usage};
 
-use crate::ycsb::Workload;
+use crate::ycsb::{InsertCounter, Workload};
 use micro::Micro;
 use ops::KeyOrder;
 
@@ -121,32 +120,43 @@ impl Bench {
 }
 
 /// What every benchmark thread shares.
-struct Ctx<'a> {
+struct Ctx<'a, E: Engine> {
     flags: &'a Flags,
-    db: &'a Db,
+    db: &'a E,
     pool: &'a ValuePool,
-    write_options: WriteOptions,
-    read_options: ReadOptions,
     /// YCSB: records loaded plus inserted so far (new records take the next
-    /// number).
-    records: AtomicU64,
+    /// number; reads pick among the acknowledged ones).
+    records: InsertCounter,
     progress: Option<indicatif::ProgressBar>,
     /// Operations of all threads so far, when throughput is sampled.
     ops: Option<Arc<AtomicU64>>,
 }
 
 /// The state of one thread while it runs.
-struct Worker<'a> {
-    ctx: &'a Ctx<'a>,
+struct Worker<'a, E: Engine> {
+    ctx: &'a Ctx<'a, E>,
     rng: SmallRng,
     values: ValueCursor,
     key: Vec<u8>,
     stats: Stats,
 }
 
-/// Runs the benchmarks `flags` names, printing db_bench's header and one result
-/// block per benchmark. Returns the first error, after closing the database.
+/// Runs the benchmarks `flags` names on the engine `--engine` names,
+/// printing db_bench's header and one result block per benchmark. Returns the
+/// first error, after closing the database.
 pub fn run(flags: &Flags) -> Result<(), String> {
+    match flags.engine {
+        EngineKind::Strata => run_on::<StrataEngine>(flags),
+        #[cfg(feature = "rocksdb")]
+        EngineKind::RocksDb => run_on::<engine::RocksEngine>(flags),
+        #[cfg(feature = "fjall")]
+        EngineKind::Fjall => run_on::<engine::FjallEngine>(flags),
+        #[allow(unreachable_patterns)] // every engine is built in
+        other => Err(engine::not_built(other)),
+    }
+}
+
+fn run_on<E: Engine>(flags: &Flags) -> Result<(), String> {
     // Held until the end so the temporary directory outlives the database.
     let temp;
     let dir: PathBuf = match &flags.db {
@@ -159,18 +169,16 @@ pub fn run(flags: &Flags) -> Result<(), String> {
             temp.path().to_path_buf()
         }
     };
-    println!("{}", report::header(flags, &dir));
+    println!("{}", report::header(flags, &dir, &E::describe()));
+    // What every database the run opens shares, statistics printed once at
+    // the end among them.
+    let env = E::env(flags)?;
     if !flags.use_existing_db {
-        destroy_db(&dir)?;
+        E::destroy(flags, &dir, &env)?;
     }
-    // One Statistics for every database the run opens, printed once at the end.
-    let shared = Shared {
-        statistics: flags.statistics.then(|| Arc::new(Statistics::new())),
-        block_cache: flags.block_cache().map_err(|e| e.to_string())?,
-    };
-    let mut db = Some(open(flags, &dir, &shared)?);
+    let mut db = Some(E::open(flags, &dir, &env)?);
     let mut out = Outputs::default();
-    let result = run_all(flags, &dir, &mut db, &shared, &mut out).and_then(|()| {
+    let result = run_all(flags, &dir, &mut db, &env, &mut out).and_then(|()| {
         if let Some(path) = &flags.report_json {
             json::write(path, &out.records)?;
         }
@@ -180,8 +188,10 @@ pub fn run(flags: &Flags) -> Result<(), String> {
         }
         Ok(())
     });
-    if let Some(stats) = &shared.statistics {
-        print!("STATISTICS:\n{}", stats.report());
+    if flags.statistics {
+        if let Some(report) = E::statistics(&env) {
+            print!("STATISTICS:\n{report}");
+        }
     }
     let closed = match db {
         Some(db) => db
@@ -190,21 +200,6 @@ pub fn run(flags: &Flags) -> Result<(), String> {
         None => Ok(()),
     };
     result.and(closed)
-}
-
-/// What every database a run opens shares: statistics and the block cache.
-struct Shared {
-    statistics: Option<Arc<Statistics>>,
-    block_cache: Option<Arc<dyn Cache>>,
-}
-
-fn open(flags: &Flags, dir: &Path, shared: &Shared) -> Result<Db, String> {
-    let options = DbOptions {
-        statistics: shared.statistics.clone(),
-        block_cache: shared.block_cache.clone(),
-        ..flags.db_options()
-    };
-    Db::open(dir, options).map_err(|e| format!("opening {}: {e}", dir.display()))
 }
 
 /// db_bench's benchmarks that run once on the open database rather than
@@ -233,16 +228,17 @@ impl Utility {
     }
 
     /// Runs it, printing what db_bench prints for it.
-    fn run(self, name: &str, db: &Db, dir: &Path) -> Result<(), String> {
-        let property = |p: &str| {
-            db.property(p)
-                .ok_or_else(|| format!("{name}: no property {p}"))
+    fn run<E: Engine>(self, name: &str, db: &E, dir: &Path) -> Result<(), String> {
+        // db_bench's PrintStats: a blank line, the property, a newline.
+        let print_report = |p: &str| match db.report(p) {
+            Some(report) => println!("\n{report}"),
+            None => println!("{name:<12} : not reported by {}", E::describe()),
         };
         match self {
             Utility::Compact | Utility::Flush => {
                 let start = Instant::now();
                 let done = if self == Utility::Compact {
-                    db.compact_range(None, None)
+                    db.compact_all()
                 } else {
                     db.flush()
                 };
@@ -260,20 +256,19 @@ impl Utility {
                     .map_err(|e| format!("{name}: {e}"))?;
                 println!("waitforcompaction({}): finished", dir.display());
             }
-            // db_bench's PrintStats: a blank line, the property, a newline.
-            Utility::Stats => println!("\n{}", property("strata.stats")?),
-            Utility::LevelStats => println!("\n{}", property("strata.levelstats")?),
-            Utility::SsTables => println!("\n{}", property("strata.sstables")?),
+            Utility::Stats => print_report("strata.stats"),
+            Utility::LevelStats => print_report("strata.levelstats"),
+            Utility::SsTables => print_report("strata.sstables"),
         }
         Ok(())
     }
 }
 
-fn run_all(
+fn run_all<E: Engine>(
     flags: &Flags,
     dir: &Path,
-    db_slot: &mut Option<Db>,
-    shared: &Shared,
+    db_slot: &mut Option<E>,
+    env: &E::Env,
     out: &mut Outputs,
 ) -> Result<(), String> {
     let pool = ValuePool::new(flags.compression_ratio, flags.value_size);
@@ -304,8 +299,8 @@ fn run_all(
                 db.close()
                     .map_err(|e| format!("{name}: closing the old DB: {e}"))?;
             }
-            destroy_db(dir)?;
-            *db_slot = Some(open(flags, dir, shared)?);
+            E::destroy(flags, dir, env)?;
+            *db_slot = Some(E::open(flags, dir, env)?);
         }
         let db = db_slot
             .as_ref()
@@ -314,21 +309,13 @@ fn run_all(
             flags,
             db,
             pool: &pool,
-            write_options: WriteOptions {
-                sync: flags.sync,
-                disable_wal: flags.disable_wal,
-            },
-            read_options: ReadOptions {
-                verify_checksums: flags.verify_checksum,
-                ..ReadOptions::default()
-            },
-            records: AtomicU64::new(flags.ycsb_records()),
+            records: InsertCounter::new(flags.ycsb_records()),
             progress: report::progress_bar(name),
             ops: (sample_every(flags).is_some() || flags.stats_interval_seconds > 0)
                 .then(Arc::default),
         };
         let before = Usage::now()?;
-        let writes_before = WriteCounters::of(db);
+        let writes_before = db.write_counters();
         let (stats, points) =
             run_threads(&ctx, bench, threads_created).map_err(|e| format!("{name}: {e}"))?;
         if !points.is_empty() {
@@ -345,14 +332,17 @@ fn run_all(
         if let Some(bar) = &ctx.progress {
             bar.finish_and_clear();
         }
-        let writes = WriteCounters::of(db).since(&writes_before);
+        let writes = db
+            .write_counters()
+            .zip(writes_before)
+            .map(|(now, before)| now.since(&before));
         threads_created += flags.threads as u64;
         println!("{}", report::result_line(name, &stats, &bench.suffix()));
         let resources = Resources::measure(&before, &after, stats.done, dir);
         println!("{}", resources.lines());
         let mut record = Record::new(name, &stats);
         record.resources = Some(resources);
-        if writes.ingest > 0 {
+        if let Some(writes) = writes.filter(|w| w.ingest > 0) {
             println!("{}", writes.line());
             record.write_amp = Some(writes.write_amp());
         }
@@ -366,7 +356,7 @@ fn run_all(
 
 /// `--stats_interval_seconds`: every interval, the operations done in it and
 /// their rate; with `--stats_per_interval`, the engine's `strata.stats` too.
-fn report_stats(ctx: &Ctx<'_>, ops: &AtomicU64, done: &AtomicBool) {
+fn report_stats<E: Engine>(ctx: &Ctx<'_, E>, ops: &AtomicU64, done: &AtomicBool) {
     let every = Duration::from_secs(ctx.flags.stats_interval_seconds);
     let start = Instant::now();
     let (mut last, mut next) = (0u64, start + every);
@@ -384,7 +374,7 @@ fn report_stats(ctx: &Ctx<'_>, ops: &AtomicU64, done: &AtomicBool) {
             (total - last) as f64 / every.as_secs_f64()
         );
         if ctx.flags.stats_per_interval {
-            if let Some(stats) = ctx.db.property("strata.stats") {
+            if let Some(stats) = ctx.db.report("strata.stats") {
                 println!("{stats}");
             }
         }
@@ -412,8 +402,8 @@ struct Outputs {
 /// Runs `bench` on `--threads` threads that start together and merges their
 /// stats. The `*whilewriting` benchmarks add one writer thread, not counted,
 /// that writes until the readers are done.
-fn run_threads(
-    ctx: &Ctx<'_>,
+fn run_threads<E: Engine>(
+    ctx: &Ctx<'_, E>,
     bench: Bench,
     threads_before: u64,
 ) -> Result<(Stats, Vec<(f64, f64)>), String> {
@@ -481,8 +471,8 @@ fn run_threads(
     Ok((merged, points))
 }
 
-fn background_writer(
-    ctx: &Ctx<'_>,
+fn background_writer<E: Engine>(
+    ctx: &Ctx<'_, E>,
     seed: u64,
     barrier: &Barrier,
     stop: &AtomicBool,
@@ -499,8 +489,8 @@ fn background_writer(
         .map_err(|e| format!("the writer thread: {e}"))
 }
 
-fn thread_body(
-    ctx: &Ctx<'_>,
+fn thread_body<E: Engine>(
+    ctx: &Ctx<'_, E>,
     bench: Bench,
     (thread, seed): (u64, u64),
     barrier: &Barrier,
@@ -561,31 +551,6 @@ fn thread_body(
     Ok(w.stats)
 }
 
-/// db_bench's `DestroyDB`: removes the engine's own files from `dir` (named as
-/// [`strata::filename::parse_file_name`] recognizes) and nothing else, so a
-/// mistyped `--db` cannot wipe unrelated files. A missing directory is fine.
-fn destroy_db(dir: &Path) -> Result<(), String> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(format!("listing {}: {e}", dir.display())),
-    };
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("listing {}: {e}", dir.display()))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if strata::filename::parse_file_name(name).is_none() {
-            continue;
-        }
-        match std::fs::remove_file(entry.path()) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("removing {}: {e}", entry.path().display())),
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -599,27 +564,5 @@ mod tests {
             assert!(known, "{name}");
         }
         assert!(Bench::FillSeq.fresh_db() && !Bench::Overwrite.fresh_db());
-    }
-
-    #[test]
-    fn destroy_removes_only_engine_files() {
-        let dir = tempfile::tempdir().unwrap();
-        for name in [
-            "CURRENT",
-            "MANIFEST-000001",
-            "000007.sst",
-            "000008.log",
-            "LOG",
-        ] {
-            std::fs::write(dir.path().join(name), b"x").unwrap();
-        }
-        std::fs::write(dir.path().join("notes.txt"), b"keep").unwrap();
-        destroy_db(dir.path()).unwrap();
-        let left: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(left, ["notes.txt"]);
-        destroy_db(&dir.path().join("missing")).unwrap();
     }
 }

@@ -6,14 +6,12 @@ use std::time::{Duration, Instant};
 
 use rand::seq::SliceRandom;
 use rand::Rng;
-use strata::WriteBatch;
 
+use crate::engine::{Cursor, Engine, OpResult};
 use crate::generator::{make_key, random_key_number};
 use crate::ycsb::{fnv1a64, Chooser, Workload, MAX_SCAN_LENGTH};
 
 use super::Worker;
-
-type OpResult = Result<(), Box<dyn std::error::Error>>;
 
 /// The order a fill writes its keys in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +23,7 @@ pub(super) enum KeyOrder {
     UniqueRandom,
 }
 
-impl Worker<'_> {
+impl<E: Engine> Worker<'_, E> {
     /// The clock is read per operation only when latencies are recorded.
     #[inline]
     pub(super) fn op_start(&self) -> Option<Instant> {
@@ -50,7 +48,7 @@ impl Worker<'_> {
         let mut i = 0;
         while i < flags.num && !self.out_of_time() {
             let t = self.op_start();
-            let mut batch = WriteBatch::new();
+            let mut batch = self.ctx.db.new_batch();
             let in_batch = batch_size.min(flags.num - i);
             for j in 0..in_batch {
                 let n = match order {
@@ -60,10 +58,10 @@ impl Worker<'_> {
                 };
                 make_key(n, &mut self.key);
                 let value = self.values.next_value(flags.value_size);
-                batch.put(&self.key, value)?;
+                self.ctx.db.batch_put(&mut batch, &self.key, value)?;
                 self.stats.bytes += (self.key.len() + value.len()) as u64;
             }
-            self.ctx.db.write(&self.ctx.write_options, batch)?;
+            self.ctx.db.write(batch)?;
             for _ in 0..in_batch {
                 self.stats.finished_op(t)?;
             }
@@ -90,9 +88,9 @@ impl Worker<'_> {
                 &mut key[..flags.key_size],
             );
             self.stats.reads += 1;
-            if let Some(value) = self.ctx.db.get_opt(&self.ctx.read_options, &key)? {
+            if let Some(len) = self.ctx.db.get(&key)? {
                 self.stats.found += 1;
-                self.stats.bytes += (key.len() + value.len()) as u64;
+                self.stats.bytes += (key.len() + len) as u64;
             }
             self.stats.finished_op(t)?;
         }
@@ -115,14 +113,11 @@ impl Worker<'_> {
                     k
                 })
                 .collect();
-            for (k, got) in keys
-                .iter()
-                .zip(self.ctx.db.multi_get(&self.ctx.read_options, &keys))
-            {
+            for (k, got) in keys.iter().zip(self.ctx.db.multi_get(&keys)?) {
                 self.stats.reads += 1;
-                if let Some(value) = got? {
+                if let Some(len) = got {
                     self.stats.found += 1;
-                    self.stats.bytes += (k.len() + value.len()) as u64;
+                    self.stats.bytes += (k.len() + len) as u64;
                 }
             }
             for _ in 0..n {
@@ -140,13 +135,13 @@ impl Worker<'_> {
         let mut i = 0;
         while i < flags.num && !self.out_of_time() {
             let t = self.op_start();
-            let mut batch = WriteBatch::new();
+            let mut batch = self.ctx.db.new_batch();
             let n = batch_size.min(flags.num - i);
             for _ in 0..n {
                 make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
-                batch.delete(&self.key)?;
+                self.ctx.db.batch_delete(&mut batch, &self.key)?;
             }
-            self.ctx.db.write(&self.ctx.write_options, batch)?;
+            self.ctx.db.write(batch)?;
             for _ in 0..n {
                 self.stats.finished_op(t)?;
             }
@@ -196,9 +191,9 @@ impl Worker<'_> {
     /// bytes, when there).
     fn counted_get(&mut self) -> OpResult {
         self.stats.reads += 1;
-        if let Some(value) = self.ctx.db.get_opt(&self.ctx.read_options, &self.key)? {
+        if let Some(len) = self.ctx.db.get(&self.key)? {
             self.stats.found += 1;
-            self.stats.bytes += (self.key.len() + value.len()) as u64;
+            self.stats.bytes += (self.key.len() + len) as u64;
         }
         Ok(())
     }
@@ -206,9 +201,7 @@ impl Worker<'_> {
     /// A put of the current key with the next value, counted as a write.
     fn counted_put(&mut self) -> OpResult {
         let value = self.values.next_value(self.ctx.flags.value_size);
-        self.ctx
-            .db
-            .put_opt(&self.ctx.write_options, &self.key, value)?;
+        self.ctx.db.put(&self.key, value)?;
         self.stats.writes += 1;
         self.stats.bytes += (self.key.len() + value.len()) as u64;
         Ok(())
@@ -218,7 +211,7 @@ impl Worker<'_> {
     /// entry, stopping after `--reads` entries as db_bench does (by default
     /// reads = num, so a full scan of a DB of num keys).
     pub(super) fn scan(&mut self, forward: bool) -> OpResult {
-        let mut it = self.ctx.db.iter(&self.ctx.read_options);
+        let mut it = self.ctx.db.cursor();
         if forward {
             it.seek_to_first();
         } else {
@@ -248,7 +241,7 @@ impl Worker<'_> {
     /// comparable with a point lookup.
     pub(super) fn seek_random(&mut self, nexts: u64, forward: bool) -> OpResult {
         let flags = self.ctx.flags;
-        let mut it = self.ctx.db.iter(&self.ctx.read_options);
+        let mut it = self.ctx.db.cursor();
         for _ in 0..flags.reads {
             if self.out_of_time() {
                 break;
@@ -293,9 +286,7 @@ impl Worker<'_> {
         while !stop.load(Ordering::Acquire) {
             make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
             let value = self.values.next_value(flags.value_size);
-            self.ctx
-                .db
-                .put_opt(&self.ctx.write_options, &self.key, value)?;
+            self.ctx.db.put(&self.key, value)?;
             written += (self.key.len() + value.len()) as u64;
             if rate > 0 {
                 let due = Duration::from_secs_f64(written as f64 / rate as f64);
@@ -317,9 +308,7 @@ impl Worker<'_> {
             let t = self.op_start();
             make_key(fnv1a64(n), &mut self.key);
             let value = self.values.next_value(flags.value_size);
-            self.ctx
-                .db
-                .put_opt(&self.ctx.write_options, &self.key, value)?;
+            self.ctx.db.put(&self.key, value)?;
             self.stats.bytes += (self.key.len() + value.len()) as u64;
             self.stats.finished_op(t)?;
             n += threads.max(1);
@@ -350,15 +339,18 @@ impl Worker<'_> {
                 })
                 .unwrap_or(0);
             let record = if kind == INSERT {
-                self.ctx.records.fetch_add(1, Ordering::AcqRel)
+                self.ctx.records.reserve()
             } else {
-                let total = self.ctx.records.load(Ordering::Acquire);
-                chooser.next(&mut self.rng, total)
+                chooser.next(&mut self.rng, self.ctx.records.readable())
             };
             make_key(fnv1a64(record), &mut self.key);
             match kind {
                 READ => self.counted_get()?,
-                UPDATE | INSERT => self.counted_put()?,
+                UPDATE => self.counted_put()?,
+                INSERT => {
+                    self.counted_put()?;
+                    self.ctx.records.acknowledge(record);
+                }
                 SCAN => self.ycsb_scan()?,
                 _ => {
                     self.counted_get()?;
@@ -374,7 +366,7 @@ impl Worker<'_> {
     /// YCSB's scan: from the current key, 1..=100 records.
     fn ycsb_scan(&mut self) -> OpResult {
         let length = self.rng.gen_range(1..=MAX_SCAN_LENGTH);
-        let mut it = self.ctx.db.iter(&self.ctx.read_options);
+        let mut it = self.ctx.db.cursor();
         it.seek(&self.key);
         if it.valid() && it.key() == self.key.as_slice() {
             self.stats.found += 1;

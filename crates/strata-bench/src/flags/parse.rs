@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use strata::{ChecksumType, CompactionStyle, CompressionType};
 
+use crate::engine::EngineKind;
 use crate::ycsb::Distribution;
 
 use super::{err, Command, FlagError, Flags, DEFAULT_SEED, KNOWN_BENCHMARKS};
@@ -160,6 +161,13 @@ where
                 flags.report_json = Some(PathBuf::from(value));
             }
             "ycsb_operation_count" => flags.ycsb_operation_count = number(name, value)?,
+            "engine" => {
+                flags.engine = EngineKind::from_name(value).ok_or_else(|| {
+                    FlagError(format!(
+                        "--engine={value}: expected strata, rocksdb or fjall"
+                    ))
+                })?
+            }
             "ycsb_request_distribution" => {
                 flags.ycsb_request_distribution = Some(match value {
                     "zipfian" => Distribution::Zipfian,
@@ -302,6 +310,7 @@ fn is_known(name: &str) -> bool {
             | "ycsb_record_count"
             | "ycsb_operation_count"
             | "ycsb_request_distribution"
+            | "engine"
             | "report_json"
             | "repeat"
             | "stats_interval_seconds"

@@ -151,6 +151,21 @@ fn flag_errors_exit_1_naming_the_flag() {
     let out = bench(&["--help"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("--benchmarks"));
+
+    let out = bench(&["--engine=leveldb"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--engine=leveldb"));
+}
+
+/// A peer engine left out of the build is an error that says how to build it.
+#[cfg(not(feature = "rocksdb"))]
+#[test]
+fn an_engine_not_built_in_says_which_feature_to_build() {
+    let out = bench(&["--num=10", "--engine=rocksdb"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--features rocksdb"), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing ran");
 }
 
 /// db_bench's utility benchmarks: flush and compact print a result line of one

@@ -1,0 +1,223 @@
+//! Strata itself behind [`Engine`]: the default engine of every run.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use strata::cache::Cache;
+use strata::{Db, DbIterator, DbOptions, ReadOptions, Statistics, WriteBatch, WriteOptions};
+
+use super::{Cursor, Engine, OpResult};
+use crate::flags::Flags;
+use crate::report::WriteCounters;
+
+/// One open Strata database and the options every operation uses.
+pub struct StrataEngine {
+    db: Db,
+    write_options: WriteOptions,
+    read_options: ReadOptions,
+}
+
+/// What every database of a run shares: statistics and the block cache.
+pub struct StrataEnv {
+    statistics: Option<Arc<Statistics>>,
+    block_cache: Option<Arc<dyn Cache>>,
+}
+
+impl Engine for StrataEngine {
+    type Env = StrataEnv;
+    type Batch = WriteBatch;
+    type Cursor<'a> = DbIterator;
+
+    fn describe() -> String {
+        format!("strata {} (in process)", env!("CARGO_PKG_VERSION"))
+    }
+
+    fn env(flags: &Flags) -> Result<StrataEnv, String> {
+        Ok(StrataEnv {
+            statistics: flags.statistics.then(|| Arc::new(Statistics::new())),
+            block_cache: flags.block_cache().map_err(|e| e.to_string())?,
+        })
+    }
+
+    fn open(flags: &Flags, dir: &Path, env: &StrataEnv) -> Result<Self, String> {
+        let options = DbOptions {
+            statistics: env.statistics.clone(),
+            block_cache: env.block_cache.clone(),
+            ..flags.db_options()
+        };
+        let db = Db::open(dir, options).map_err(|e| format!("opening {}: {e}", dir.display()))?;
+        Ok(StrataEngine {
+            db,
+            write_options: WriteOptions {
+                sync: flags.sync,
+                disable_wal: flags.disable_wal,
+            },
+            read_options: ReadOptions {
+                verify_checksums: flags.verify_checksum,
+                ..ReadOptions::default()
+            },
+        })
+    }
+
+    /// db_bench's `DestroyDB`: removes the files named as
+    /// [`strata::filename::parse_file_name`] recognizes, so a mistyped `--db`
+    /// cannot wipe unrelated files. A missing directory is fine.
+    fn destroy(_flags: &Flags, dir: &Path, _env: &StrataEnv) -> Result<(), String> {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(format!("listing {}: {e}", dir.display())),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("listing {}: {e}", dir.display()))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if strata::filename::parse_file_name(name).is_none() {
+                continue;
+            }
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("removing {}: {e}", entry.path().display())),
+            }
+        }
+        Ok(())
+    }
+
+    fn close(self) -> Result<(), String> {
+        self.db.close().map_err(|e| e.to_string())
+    }
+
+    fn statistics(env: &StrataEnv) -> Option<String> {
+        env.statistics.as_ref().map(|s| s.report())
+    }
+
+    fn new_batch(&self) -> WriteBatch {
+        WriteBatch::new()
+    }
+
+    fn batch_put(&self, batch: &mut WriteBatch, key: &[u8], value: &[u8]) -> OpResult {
+        Ok(batch.put(key, value)?)
+    }
+
+    fn batch_delete(&self, batch: &mut WriteBatch, key: &[u8]) -> OpResult {
+        Ok(batch.delete(key)?)
+    }
+
+    fn write(&self, batch: WriteBatch) -> OpResult {
+        Ok(self.db.write(&self.write_options, batch)?)
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> OpResult {
+        Ok(self.db.put_opt(&self.write_options, key, value)?)
+    }
+
+    fn get(&self, key: &[u8]) -> OpResult<Option<usize>> {
+        Ok(self.db.get_opt(&self.read_options, key)?.map(|v| v.len()))
+    }
+
+    fn multi_get(&self, keys: &[Vec<u8>]) -> OpResult<Vec<Option<usize>>> {
+        self.db
+            .multi_get(&self.read_options, keys)
+            .into_iter()
+            .map(|got| Ok(got?.map(|v| v.len())))
+            .collect()
+    }
+
+    fn cursor(&self) -> DbIterator {
+        self.db.iter(&self.read_options)
+    }
+
+    fn flush(&self) -> OpResult {
+        Ok(self.db.flush()?)
+    }
+
+    fn compact_all(&self) -> OpResult {
+        Ok(self.db.compact_range(None, None)?)
+    }
+
+    fn wait_for_compaction(&self) -> OpResult {
+        Ok(self.db.wait_for_compaction()?)
+    }
+
+    fn report(&self, property: &str) -> Option<String> {
+        self.db.property(property)
+    }
+
+    fn write_counters(&self) -> Option<WriteCounters> {
+        let number = |name: &str| {
+            self.db
+                .property(name)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        Some(WriteCounters {
+            ingest: number("strata.bytes-written"),
+            wal: number("strata.wal-bytes-written"),
+            tables: number("strata.flush-bytes-written")
+                + number("strata.compaction-bytes-written"),
+        })
+    }
+}
+
+impl Cursor for DbIterator {
+    fn seek(&mut self, key: &[u8]) {
+        DbIterator::seek(self, key);
+    }
+    fn seek_for_prev(&mut self, key: &[u8]) {
+        DbIterator::seek_for_prev(self, key);
+    }
+    fn seek_to_first(&mut self) {
+        DbIterator::seek_to_first(self);
+    }
+    fn seek_to_last(&mut self) {
+        DbIterator::seek_to_last(self);
+    }
+    fn valid(&self) -> bool {
+        DbIterator::valid(self)
+    }
+    fn key(&self) -> &[u8] {
+        DbIterator::key(self)
+    }
+    fn value(&self) -> &[u8] {
+        DbIterator::value(self)
+    }
+    fn next(&mut self) {
+        DbIterator::next(self);
+    }
+    fn prev(&mut self) {
+        DbIterator::prev(self);
+    }
+    fn status(&self) -> OpResult {
+        Ok(DbIterator::status(self)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destroy_removes_only_engine_files() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "CURRENT",
+            "MANIFEST-000001",
+            "000007.sst",
+            "000008.log",
+            "LOG",
+        ] {
+            std::fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        std::fs::write(dir.path().join("notes.txt"), b"keep").unwrap();
+        let flags = Flags::default();
+        let env = StrataEngine::env(&flags).unwrap();
+        StrataEngine::destroy(&flags, dir.path(), &env).unwrap();
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["notes.txt"]);
+        StrataEngine::destroy(&flags, &dir.path().join("missing"), &env).unwrap();
+    }
+}
