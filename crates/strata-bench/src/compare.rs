@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::flags::Flags;
+use crate::intervals::{self, Series};
 use crate::report::dir_size;
 
 /// One engine's figures for one run of one benchmark.
@@ -207,18 +208,25 @@ fn setup_for(bench: &str) -> Vec<&'static str> {
 }
 
 /// One run of `benchmarks` by `program` on a fresh database in `dir`: its
-/// output and CPU seconds.
+/// output and CPU seconds. With `samples`, throughput is sampled every
+/// second into that CSV file.
 fn run_engine(
     program: &Path,
     flags: &Flags,
     benchmarks: &[&str],
     dir: &Path,
+    samples: Option<&Path>,
 ) -> Result<(String, f64), String> {
     let _ = std::fs::remove_dir_all(dir);
     let mut cmd = Command::new(program);
     cmd.arg(format!("--benchmarks={}", benchmarks.join(",")))
         .arg(format!("--db={}", dir.display()))
         .args(engine_args(flags));
+    if let Some(csv) = samples {
+        let _ = std::fs::remove_file(csv);
+        cmd.arg("--report_interval_seconds=1")
+            .arg(format!("--report_file={}", csv.display()));
+    }
     let before = children_cpu();
     let text = run_child(cmd)?;
     Ok((text, children_cpu() - before))
@@ -234,6 +242,7 @@ pub fn run(flags: &Flags, db_bench: &str) -> Result<(), String> {
         .map_err(|e| format!("creating a temporary directory: {e}"))?;
     let mut version = String::new();
     let mut rows = Vec::new();
+    let mut series = Vec::new();
     for bench in &flags.benchmarks {
         let setup = setup_for(bench);
         let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
@@ -242,7 +251,17 @@ pub fn run(flags: &Flags, db_bench: &str) -> Result<(), String> {
                 let dir = temp.path().join(if e == 0 { "strata" } else { "rocksdb" });
                 let mut list = setup.clone();
                 list.push(bench);
-                let (text, cpu) = run_engine(program, flags, &list, &dir)?;
+                let engine = ["strata", "rocksdb"][e];
+                // The first run of each engine is sampled for --plot.
+                let csv = temp.path().join(format!("{engine}.csv"));
+                let samples = (flags.plot.is_some() && i == 0).then_some(csv.as_path());
+                let (text, cpu) = run_engine(program, flags, &list, &dir, samples)?;
+                if samples.is_some() {
+                    series.push(Series {
+                        name: format!("{bench} {engine}"),
+                        points: read_samples(&csv, bench),
+                    });
+                }
                 let mut r = parse(&text, bench)?;
                 // The statistics count the whole process: only a benchmark
                 // that writes owns its write amplification.
@@ -253,7 +272,7 @@ pub fn run(flags: &Flags, db_bench: &str) -> Result<(), String> {
                 let base_cpu = if setup.is_empty() {
                     0.0
                 } else {
-                    run_engine(program, flags, &setup, &dir)?.1
+                    run_engine(program, flags, &setup, &dir, None)?.1
                 };
                 let ops = flags.num.max(flags.reads).max(1) as f64 * flags.threads as f64;
                 r.cpu_micros = (cpu - base_cpu).max(0.0) * 1e6 / ops;
@@ -270,7 +289,7 @@ pub fn run(flags: &Flags, db_bench: &str) -> Result<(), String> {
                 println!(
                     "# {bench} run {} {}: {:.0} ops/sec, P99 {:.2} us, CPU {:.3} us/op",
                     i + 1,
-                    ["strata", "rocksdb"][e],
+                    engine,
                     r.ops_per_sec,
                     r.p99,
                     r.cpu_micros
@@ -279,6 +298,10 @@ pub fn run(flags: &Flags, db_bench: &str) -> Result<(), String> {
             }
         }
         rows.push((bench.clone(), runs.map(|r| median_run(&r))));
+    }
+    if let Some(path) = &flags.plot {
+        std::fs::write(path, intervals::svg(&series))
+            .map_err(|e| format!("--plot {}: {e}", path.display()))?;
     }
     println!("\nrocksdb: {} {version}", db_bench.display());
     println!(
@@ -303,6 +326,26 @@ pub fn run(flags: &Flags, db_bench: &str) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// `bench`'s samples from a `--report_file` CSV: strata-bench's rows name
+/// their benchmark; db_bench's (`secs_elapsed,interval_qps`) are all the
+/// last benchmark's, as it rewrites the file for each benchmark. A missing
+/// file (a run shorter than one interval) has none.
+fn read_samples(csv: &Path, bench: &str) -> Vec<(f64, f64)> {
+    let text = std::fs::read_to_string(csv).unwrap_or_default();
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            let (secs, qps) = match fields[..] {
+                [name, secs, qps] if name == bench => (secs, qps),
+                [secs, qps] => (secs, qps),
+                _ => return None,
+            };
+            Some((secs.trim().parse().ok()?, qps.trim().parse().ok()?))
+        })
+        .collect()
 }
 
 /// The median of each figure over `runs`.
@@ -368,6 +411,20 @@ rocksdb.compact.write.bytes COUNT : 500
         assert!(args.contains(&"--bloom_bits=-1".to_string()), "{args:?}");
         assert!(args.iter().any(|a| a == "--compression_type=snappy"));
         assert!(writes("fillseq") && !writes("readrandom"));
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("r.csv");
+        std::fs::write(
+            &csv,
+            "benchmark,secs_elapsed,interval_qps\nfillrandom,1.0,900\nreadrandom,1.0,500\n",
+        )
+        .unwrap();
+        assert_eq!(read_samples(&csv, "readrandom"), [(1.0, 500.0)]);
+        std::fs::write(&csv, "secs_elapsed,interval_qps\n1,700\n2,650\n").unwrap();
+        assert_eq!(
+            read_samples(&csv, "readrandom"),
+            [(1.0, 700.0), (2.0, 650.0)]
+        );
+        assert!(read_samples(&dir.path().join("none.csv"), "x").is_empty());
         assert!(find_program("/definitely/not/db_bench")
             .unwrap_err()
             .contains("apt-get install rocksdb-tools"));

@@ -412,7 +412,9 @@ Flags (default in brackets):
   --report_interval_seconds=N [0]  sample throughput every N seconds into
                              --report_file [report.csv] (benchmark,secs_elapsed,interval_qps)
   --plot=PATH.svg            draw throughput over time, one line per benchmark
-                             (samples every --report_interval_seconds, else 1 s)
+                             (samples every --report_interval_seconds, else 1 s);
+                             with --compare_with_rocksdb, one line per benchmark
+                             and engine, from each engine's first run
   --compare_with_rocksdb[=PATH]  run each benchmark through strata and RocksDB's
                              db_bench [db_bench on PATH], alternating, --repeat=N [3]
                              times each, every engine option passed to both; prints
