@@ -99,6 +99,12 @@ fn engine_args(f: &Flags) -> Vec<String> {
         ),
         format!("--cache_low_pri_pool_ratio={}", f.cache_low_pri_pool_ratio),
         format!("--verify_checksum={}", f.verify_checksum),
+        format!("--use_direct_reads={}", f.use_direct_reads),
+        format!(
+            "--use_direct_io_for_flush_and_compaction={}",
+            f.use_direct_io_for_flush_and_compaction
+        ),
+        format!("--mmap_read={}", f.mmap_read),
         "--histogram=1".into(),
         "--statistics=1".into(),
     ];

@@ -96,6 +96,7 @@ pub struct Flags {
     pub checksum_type: ChecksumType,
     pub mmap_read: bool,
     pub use_direct_reads: bool,
+    pub use_direct_io_for_flush_and_compaction: bool,
     pub histogram: bool,
     pub compression_ratio: f64,
     /// Compaction settings: `--compaction_style`, level sizes, triggers,
@@ -181,6 +182,7 @@ impl Default for Flags {
             checksum_type: ChecksumType::default(),
             mmap_read: false,
             use_direct_reads: false,
+            use_direct_io_for_flush_and_compaction: false,
             histogram: false,
             compression_ratio: 0.5,
             compaction: CompactionOptions::default(),
@@ -289,6 +291,7 @@ impl Flags {
             max_open_files: self.open_files,
             use_mmap_reads: self.mmap_read,
             use_direct_reads: self.use_direct_reads,
+            use_direct_io_for_flush_and_compaction: self.use_direct_io_for_flush_and_compaction,
             ..DbOptions::default()
         }
     }
@@ -400,6 +403,7 @@ Flags (default in brackets):
                              the default is the engine's, as in db_bench
   --mmap_read=0|1            [0]
   --use_direct_reads=0|1     [0]
+  --use_direct_io_for_flush_and_compaction=0|1 [0]  O_DIRECT table writes
   --histogram=0|1            [0]  per-op latency percentiles
   --verify_checksum=0|1      [1]  check data block checksums on reads
   --stats_interval_seconds=N [0]  print ops and rate every N seconds;

@@ -106,6 +106,7 @@ fn options(flags: &Flags) -> Result<(Options, Option<Cache>), String> {
     o.set_max_open_files(i32::try_from(flags.open_files).unwrap_or(-1));
     o.set_allow_mmap_reads(flags.mmap_read);
     o.set_use_direct_reads(flags.use_direct_reads);
+    o.set_use_direct_io_for_flush_and_compaction(flags.use_direct_io_for_flush_and_compaction);
     // Write amplification comes from the tickers, so statistics are always
     // on; without --statistics only the per-core tickers (no timers, no
     // histograms), the cheapest level.

@@ -17,6 +17,7 @@ const BOOL_FLAGS: &[&str] = &[
     "sync",
     "mmap_read",
     "use_direct_reads",
+    "use_direct_io_for_flush_and_compaction",
     "histogram",
     "level_compaction_dynamic_level_bytes",
     "disable_auto_compactions",
@@ -109,6 +110,9 @@ where
             "checksum_type" => flags.checksum_type = checksum(value)?,
             "mmap_read" => flags.mmap_read = boolean(name, value)?,
             "use_direct_reads" => flags.use_direct_reads = boolean(name, value)?,
+            "use_direct_io_for_flush_and_compaction" => {
+                flags.use_direct_io_for_flush_and_compaction = boolean(name, value)?
+            }
             "histogram" => flags.histogram = boolean(name, value)?,
             "compression_ratio" => flags.compression_ratio = number(name, value)?,
             "statistics" => flags.statistics = boolean(name, value)?,

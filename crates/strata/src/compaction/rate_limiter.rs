@@ -152,6 +152,13 @@ impl Fs for RateLimitedFs {
             priority: self.priority,
         }))
     }
+    fn create_direct(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        Ok(Box::new(RateLimitedFile {
+            inner: self.inner.create_direct(path)?,
+            limiter: self.limiter.clone(),
+            priority: self.priority,
+        }))
+    }
     fn open(&self, path: &Path, options: ReadFileOptions) -> Result<Arc<dyn RandomAccessFile>> {
         self.inner.open(path, options)
     }

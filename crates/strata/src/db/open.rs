@@ -29,7 +29,7 @@ use crate::filename::{
     table_file_name, temp_file_name, FileType,
 };
 use crate::flush::write_level0_table;
-use crate::fs::{FileLock, Fs, ReadFileOptions};
+use crate::fs::{DirectWritesFs, FileLock, Fs, ReadFileOptions};
 use crate::memtable::MemTable;
 use crate::options::{DbOptions, WalRecoveryMode};
 use crate::table_cache::TableCache;
@@ -315,11 +315,17 @@ fn meta_priority(options: &DbOptions) -> Option<Priority> {
     t.cache_index_and_filter_blocks.then_some(priority)
 }
 
-/// `fs` behind the options' rate limiter, if there is one.
+/// The file system of flushes or compactions: `fs`, creating its tables with
+/// `O_DIRECT` when asked, behind the options' rate limiter if there is one.
 fn limited(fs: &Arc<dyn Fs>, options: &DbOptions, priority: IoPriority) -> Arc<dyn Fs> {
+    let fs: Arc<dyn Fs> = if options.use_direct_io_for_flush_and_compaction {
+        Arc::new(DirectWritesFs::new(fs.clone()))
+    } else {
+        fs.clone()
+    };
     match &options.rate_limiter {
-        Some(limiter) => Arc::new(RateLimitedFs::new(fs.clone(), limiter.clone(), priority)),
-        None => fs.clone(),
+        Some(limiter) => Arc::new(RateLimitedFs::new(fs, limiter.clone(), priority)),
+        None => fs,
     }
 }
 

@@ -20,10 +20,12 @@ use bytes::Bytes;
 
 use crate::error::Result;
 
+mod direct_write;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
 mod std_fs;
 
+pub use direct_write::DirectWritesFs;
 #[cfg(any(test, feature = "sim"))]
 pub use sim::SimFs;
 pub use std_fs::StdFs;
@@ -78,6 +80,12 @@ pub trait Fs: Send + Sync + fmt::Debug {
     fn create_dir_all(&self, dir: &Path) -> Result<()>;
     /// Creates a file for appending, truncating any existing one.
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Like [`create`](Self::create), the bytes bypassing the page cache
+    /// (`O_DIRECT`) where the file system has one; by default a plain
+    /// `create` (a simulated file system has no page cache to bypass).
+    fn create_direct(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.create(path)
+    }
     /// Opens an existing file for positional reads.
     fn open(&self, path: &Path, options: ReadFileOptions) -> Result<Arc<dyn RandomAccessFile>>;
     /// Atomically replaces `to` with `from`.

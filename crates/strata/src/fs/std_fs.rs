@@ -49,6 +49,12 @@ impl Fs for StdFs {
         }))
     }
 
+    fn create_direct(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        Ok(Box::new(super::direct_write::DirectWritableFile::create(
+            path,
+        )?))
+    }
+
     fn open(&self, path: &Path, options: ReadFileOptions) -> Result<Arc<dyn RandomAccessFile>> {
         if options.use_direct_reads {
             return Ok(Arc::new(DirectFile::open(path)?));

@@ -189,6 +189,9 @@ pub struct DbOptions {
     pub use_mmap_reads: bool,
     /// Read table files with `O_DIRECT`, bypassing the page cache. Default false.
     pub use_direct_reads: bool,
+    /// Write the table files of flushes and compactions with `O_DIRECT`, so
+    /// background writes do not evict the page cache's pages. Default false.
+    pub use_direct_io_for_flush_and_compaction: bool,
     /// What recovery does with a damaged WAL. Default point-in-time.
     pub wal_recovery_mode: WalRecoveryMode,
     /// The file system under the database. Default: the real one.
@@ -228,6 +231,7 @@ impl Default for DbOptions {
             compaction: CompactionOptions::default(),
             use_mmap_reads: false,
             use_direct_reads: false,
+            use_direct_io_for_flush_and_compaction: false,
             wal_recovery_mode: WalRecoveryMode::default(),
             fs: Arc::new(StdFs),
             rate_limiter: None,
