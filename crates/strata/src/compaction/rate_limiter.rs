@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, Result};
-use crate::fs::{FileLock, Fs, RandomAccessFile, ReadFileOptions, WritableFile};
+use crate::fs::{Fs, WritableFile};
 
 const REFILL_PERIOD: Duration = Duration::from_millis(100);
 
@@ -159,30 +159,7 @@ impl Fs for RateLimitedFs {
             priority: self.priority,
         }))
     }
-    fn open(&self, path: &Path, options: ReadFileOptions) -> Result<Arc<dyn RandomAccessFile>> {
-        self.inner.open(path, options)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove(&self, path: &Path) -> Result<()> {
-        self.inner.remove(path)
-    }
-    fn list(&self, dir: &Path) -> Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
-    }
-    fn sync_dir(&self, dir: &Path) -> Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn file_size(&self, path: &Path) -> Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn exists(&self, path: &Path) -> Result<bool> {
-        self.inner.exists(path)
-    }
+    crate::fs::forward_to_inner!();
 }
 
 #[derive(Debug)]

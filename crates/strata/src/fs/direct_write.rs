@@ -16,7 +16,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{FileLock, Fs, RandomAccessFile, ReadFileOptions, WritableFile};
+use super::{Fs, WritableFile};
 use crate::error::{Error, Result};
 
 /// Alignment of addresses, offsets and lengths: 4096 covers the logical block
@@ -186,30 +186,7 @@ impl Fs for DirectWritesFs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         self.inner.create_direct(path)
     }
-    fn open(&self, path: &Path, options: ReadFileOptions) -> Result<Arc<dyn RandomAccessFile>> {
-        self.inner.open(path, options)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove(&self, path: &Path) -> Result<()> {
-        self.inner.remove(path)
-    }
-    fn list(&self, dir: &Path) -> Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
-    }
-    fn sync_dir(&self, dir: &Path) -> Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn file_size(&self, path: &Path) -> Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn exists(&self, path: &Path) -> Result<bool> {
-        self.inner.exists(path)
-    }
+    super::forward_to_inner!();
 }
 
 #[cfg(test)]

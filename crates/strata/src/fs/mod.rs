@@ -30,6 +30,50 @@ pub use direct_write::DirectWritesFs;
 pub use sim::SimFs;
 pub use std_fs::StdFs;
 
+/// In an `impl Fs` for a wrapper with an `inner: Arc<dyn Fs>` field: every
+/// method but `create_dir_all`, `create` and `create_direct`, passed to
+/// `inner` unchanged.
+macro_rules! forward_to_inner {
+    () => {
+        fn open(
+            &self,
+            path: &std::path::Path,
+            options: $crate::fs::ReadFileOptions,
+        ) -> $crate::error::Result<std::sync::Arc<dyn $crate::fs::RandomAccessFile>> {
+            self.inner.open(path, options)
+        }
+        fn rename(
+            &self,
+            from: &std::path::Path,
+            to: &std::path::Path,
+        ) -> $crate::error::Result<()> {
+            self.inner.rename(from, to)
+        }
+        fn remove(&self, path: &std::path::Path) -> $crate::error::Result<()> {
+            self.inner.remove(path)
+        }
+        fn list(&self, dir: &std::path::Path) -> $crate::error::Result<Vec<String>> {
+            self.inner.list(dir)
+        }
+        fn lock(
+            &self,
+            path: &std::path::Path,
+        ) -> $crate::error::Result<Box<dyn $crate::fs::FileLock>> {
+            self.inner.lock(path)
+        }
+        fn sync_dir(&self, dir: &std::path::Path) -> $crate::error::Result<()> {
+            self.inner.sync_dir(dir)
+        }
+        fn file_size(&self, path: &std::path::Path) -> $crate::error::Result<u64> {
+            self.inner.file_size(path)
+        }
+        fn exists(&self, path: &std::path::Path) -> $crate::error::Result<bool> {
+            self.inner.exists(path)
+        }
+    };
+}
+pub(crate) use forward_to_inner;
+
 /// How a file is opened for random reads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadFileOptions {
