@@ -182,8 +182,10 @@ impl Engine for RocksEngine {
     }
 
     fn open(flags: &Flags, dir: &Path, env: &RocksEnv) -> Result<Self, String> {
-        let db =
-            DB::open(&env.options, dir).map_err(|e| format!("opening {}: {e}", dir.display()))?;
+        // Naming the default column family gives a handle to it, which the
+        // batched MultiGet needs.
+        let db = DB::open_cf(&env.options, dir, [rocksdb::DEFAULT_COLUMN_FAMILY_NAME])
+            .map_err(|e| format!("opening {}: {e}", dir.display()))?;
         let mut write_options = WriteOptions::default();
         write_options.set_sync(flags.sync);
         write_options.disable_wal(flags.disable_wal);
@@ -230,7 +232,7 @@ impl Engine for RocksEngine {
 
     fn write(&self, batch: WriteBatch) -> OpResult {
         self.db
-            .write_opt(&batch, &self.write_options)
+            .write_opt(batch, &self.write_options)
             .map_err(op_error)
     }
 
