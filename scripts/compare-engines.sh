@@ -27,7 +27,10 @@ done
 python3 - "$out" "$runs" "${engines[@]}" <<'PY'
 import json, statistics, sys
 out, runs, engines = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-results = {e: [json.load(open(f"{out}/{e}-{r}.json")) for r in range(1, runs + 1)] for e in engines}
+results = {
+    e: [json.load(open(f"{out}/{e}-{r}.json"))["results"] for r in range(1, runs + 1)]
+    for e in engines
+}
 names = [rec["name"] for rec in results[engines[0]][0]]
 
 def median(engine, name, pick):

@@ -92,14 +92,22 @@ fn quoted(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
-/// Writes `records` to `path` as `{"engine": "strata", "results": [...]}`.
-pub fn write(path: &Path, records: &[Record]) -> Result<(), String> {
+/// Writes `records` to `path` as `{"engine": NAME, "engine_description": ...,
+/// "strata_bench_version": ..., "results": [...]}`.
+pub fn write(
+    path: &Path,
+    engine: &str,
+    description: &str,
+    records: &[Record],
+) -> Result<(), String> {
     let body: Vec<String> = records
         .iter()
         .map(|r| format!("    {}", r.to_json()))
         .collect();
     let doc = format!(
-        "{{\n  \"engine\": \"strata\",\n  \"version\": {},\n  \"results\": [\n{}\n  ]\n}}\n",
+        "{{\n  \"engine\": {},\n  \"engine_description\": {},\n  \"strata_bench_version\": {},\n  \"results\": [\n{}\n  ]\n}}\n",
+        quoted(engine),
+        quoted(description),
         quoted(env!("CARGO_PKG_VERSION")),
         body.join(",\n")
     );
@@ -127,5 +135,12 @@ mod tests {
         assert!(json.contains("\"write_amp\": 2.500000"), "{json}");
         assert!(json.contains("\"latency_micros\": {\"p50\": "), "{json}");
         assert_eq!(json.matches('{').count(), json.matches('}').count());
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        write(&path, "fjall", "fjall 3.1", &[r]).unwrap();
+        let doc = std::fs::read_to_string(&path).unwrap();
+        assert!(doc.contains("\"engine\": \"fjall\""), "{doc}");
+        assert!(doc.contains("\"results\": [\n    {\"name\""), "{doc}");
     }
 }

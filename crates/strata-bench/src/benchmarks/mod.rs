@@ -180,7 +180,7 @@ fn run_on<E: Engine>(flags: &Flags) -> Result<(), String> {
     let mut out = Outputs::default();
     let result = run_all(flags, &dir, &mut db, &env, &mut out).and_then(|()| {
         if let Some(path) = &flags.report_json {
-            json::write(path, &out.records)?;
+            json::write(path, flags.engine.name(), &E::describe(), &out.records)?;
         }
         if let Some(path) = &flags.plot {
             std::fs::write(path, intervals::svg(&out.series))
