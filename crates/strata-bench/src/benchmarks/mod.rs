@@ -477,14 +477,21 @@ fn background_writer<E: Engine>(
     barrier: &Barrier,
     stop: &AtomicBool,
 ) -> Result<(), String> {
+    // Its writes count in the interval samples but not in the result line,
+    // as db_bench's reporter counts every thread's operations while its
+    // result excludes the writer's.
+    let stats = Stats::new(false).map(|mut s| {
+        s.shared_ops = ctx.ops.clone();
+        s
+    });
+    barrier.wait();
     let mut w = Worker {
         ctx,
         rng: thread_rng(seed),
         values: ctx.pool.cursor(),
         key: vec![0; ctx.flags.key_size],
-        stats: Stats::new(false)?,
+        stats: stats?,
     };
-    barrier.wait();
     w.write_until(stop)
         .map_err(|e| format!("the writer thread: {e}"))
 }

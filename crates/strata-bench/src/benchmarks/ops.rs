@@ -277,7 +277,8 @@ impl<E: Engine> Worker<'_, E> {
 
     /// The background writer of the `*whilewriting` benchmarks: random puts
     /// until `stop`, at most `--benchmark_write_rate_limit` bytes a second
-    /// (0: as fast as it can). Its operations are not counted.
+    /// (0: as fast as it can). Its operations count in the interval samples
+    /// only, not in the result line.
     pub(super) fn write_until(&mut self, stop: &AtomicBool) -> OpResult {
         let flags = self.ctx.flags;
         let rate = flags.benchmark_write_rate_limit;
@@ -287,6 +288,7 @@ impl<E: Engine> Worker<'_, E> {
             make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
             let value = self.values.next_value(flags.value_size);
             self.ctx.db.put(&self.key, value)?;
+            self.stats.finished_op(None)?;
             written += (self.key.len() + value.len()) as u64;
             if rate > 0 {
                 let due = Duration::from_secs_f64(written as f64 / rate as f64);
