@@ -42,6 +42,7 @@ fn engine_args(f: &Flags) -> Vec<String> {
         format!("--write_buffer_size={}", f.write_buffer_size),
         format!("--max_write_buffer_number={}", f.max_write_buffer_number),
         format!("--block_size={}", f.block_size),
+        format!("--block_restart_interval={}", f.block_restart_interval),
         format!(
             "--bloom_bits={}",
             if f.bloom_bits > 0.0 {

@@ -91,6 +91,8 @@ pub struct Flags {
     pub write_buffer_size: usize,
     pub max_write_buffer_number: usize,
     pub block_size: usize,
+    /// Keys between restart points in data blocks (db_bench's default 16).
+    pub block_restart_interval: usize,
     /// Already resolved: db_bench's `-1` (no filter) becomes 0.
     pub bloom_bits: f64,
     pub compression_type: CompressionType,
@@ -178,6 +180,7 @@ impl Default for Flags {
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
             block_size: 4096,
+            block_restart_interval: 16,
             bloom_bits: 0.0,
             compression_type: CompressionType::Snappy,
             checksum_type: ChecksumType::default(),
@@ -276,6 +279,7 @@ impl Flags {
             max_write_buffer_number: self.max_write_buffer_number,
             table: TableOptions {
                 block_size: self.block_size,
+                block_restart_interval: self.block_restart_interval,
                 bloom_bits_per_key: self.bloom_bits,
                 compression: self.compression_type,
                 checksum: self.checksum_type,
@@ -397,6 +401,7 @@ Flags (default in brackets):
   --write_buffer_size=BYTES  [{wbs}]
   --max_write_buffer_number=N [{mwbn}]
   --block_size=BYTES         [{block_size}]
+  --block_restart_interval=N [16]  keys between restart points in data blocks
   --bloom_bits=N             [-1]  bits per key of the bloom filter; -1 (db_bench's
                              default, no filter) and 0 both mean none
   --compression_type=none|snappy|lz4|zstd [snappy]
@@ -599,11 +604,13 @@ mod tests {
             "--block_size=16384",
             "--write_buffer_size=1048576",
             "--max_write_buffer_number=4",
+            "-block_restart_interval=4",
         ]);
         assert_eq!(f.checksum_type, ChecksumType::Crc32c);
         assert!(matches!(f.compression_type, CompressionType::Zstd { .. }));
         let o = f.db_options();
         assert_eq!(o.table.block_size, 16384);
+        assert_eq!(o.table.block_restart_interval, 4);
         assert_eq!(o.write_buffer_size, 1 << 20);
         assert_eq!(o.max_write_buffer_number, 4);
         assert_eq!(
@@ -618,6 +625,7 @@ mod tests {
         assert!(error(&["--compression_type=zlib"]).contains("--compression_type"));
         assert!(error(&["--benchmarks=fillseq,bogus"]).contains("\"bogus\""));
         assert!(error(&["--block_size=0"]).contains("--block_size"));
+        assert!(error(&["--block_restart_interval=0"]).contains("--block_restart_interval"));
         assert!(error(&["--mmap_read=1", "--use_direct_reads=1"]).contains("use_direct_reads"));
     }
 

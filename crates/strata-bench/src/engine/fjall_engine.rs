@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use fjall::compaction::Leveled;
 use fjall::config::{
     BlockSizePolicy, BloomConstructionPolicy, CompressionPolicy, FilterPolicy, FilterPolicyEntry,
+    RestartIntervalPolicy,
 };
 use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, OwnedWriteBatch};
 use fjall::{PersistMode, UserKey, UserValue};
@@ -86,6 +87,9 @@ fn keyspace_options(flags: &Flags) -> KeyspaceCreateOptions {
     KeyspaceCreateOptions::default()
         .max_memtable_size(flags.write_buffer_size as u64)
         .data_block_size_policy(BlockSizePolicy::all(flags.block_size as u32))
+        .data_block_restart_interval_policy(RestartIntervalPolicy::all(
+            flags.block_restart_interval.clamp(1, 255) as u8,
+        ))
         .filter_policy(filter)
         .data_block_compression_policy(compression_policy(flags))
         .compaction_strategy(std::sync::Arc::new(leveled))

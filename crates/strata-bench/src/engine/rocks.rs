@@ -119,6 +119,7 @@ fn options(flags: &Flags) -> Result<(Options, Option<Cache>), String> {
 
     let mut table = BlockBasedOptions::default();
     table.set_block_size(flags.block_size);
+    table.set_block_restart_interval(int("block_restart_interval", flags.block_restart_interval)?);
     if flags.bloom_bits > 0.0 {
         table.set_bloom_filter(flags.bloom_bits, false);
     }

@@ -102,6 +102,7 @@ where
             "write_buffer_size" => flags.write_buffer_size = number(name, value)?,
             "max_write_buffer_number" => flags.max_write_buffer_number = number(name, value)?,
             "block_size" => flags.block_size = number(name, value)?,
+            "block_restart_interval" => flags.block_restart_interval = number(name, value)?,
             "bloom_bits" => bloom_bits = number(name, value)?,
             "compression_type" => {
                 flags.compression_type = CompressionType::parse(value)
@@ -279,6 +280,7 @@ fn is_known(name: &str) -> bool {
             | "write_buffer_size"
             | "max_write_buffer_number"
             | "block_size"
+            | "block_restart_interval"
             | "bloom_bits"
             | "compression_type"
             | "checksum_type"
