@@ -141,6 +141,19 @@ struct Worker<'a, E: Engine> {
     stats: Stats,
 }
 
+impl<'a, E: Engine> Worker<'a, E> {
+    /// A worker drawing keys from its own random stream, seeded with `seed`.
+    fn new(ctx: &'a Ctx<'a, E>, seed: u64, stats: Stats) -> Self {
+        Worker {
+            ctx,
+            rng: thread_rng(seed),
+            values: ctx.pool.cursor(),
+            key: vec![0; ctx.flags.key_size],
+            stats,
+        }
+    }
+}
+
 /// Runs the benchmarks `flags` names on the engine `--engine` names,
 /// printing db_bench's header and one result block per benchmark. Returns the
 /// first error, after closing the database.
@@ -485,13 +498,7 @@ fn background_writer<E: Engine>(
         s
     });
     barrier.wait();
-    let mut w = Worker {
-        ctx,
-        rng: thread_rng(seed),
-        values: ctx.pool.cursor(),
-        key: vec![0; ctx.flags.key_size],
-        stats: stats?,
-    };
+    let mut w = Worker::new(ctx, seed, stats?);
     w.write_until(stop)
         .map_err(|e| format!("the writer thread: {e}"))
 }
@@ -509,13 +516,7 @@ fn thread_body<E: Engine>(
         s
     });
     barrier.wait();
-    let mut w = Worker {
-        ctx,
-        rng: thread_rng(seed),
-        values: ctx.pool.cursor(),
-        key: vec![0; ctx.flags.key_size],
-        stats: stats?,
-    };
+    let mut w = Worker::new(ctx, seed, stats?);
     w.stats.start = Instant::now();
     let flags = ctx.flags;
     // RocksDB's benchmark scripts run fwdrange/revrange with 10 nexts.
