@@ -88,6 +88,16 @@ impl Stats {
         Ok(())
     }
 
+    /// Counts one point read of a `key_len`-byte key, and when it found a
+    /// value of `value_len` bytes, the hit and its bytes.
+    pub fn read(&mut self, key_len: usize, value_len: Option<usize>) {
+        self.reads += 1;
+        if let Some(len) = value_len {
+            self.found += 1;
+            self.bytes += (key_len + len) as u64;
+        }
+    }
+
     /// Adds another thread's counts (db_bench's `Stats::Merge`).
     pub fn merge(&mut self, other: Stats) -> Result<(), String> {
         self.start = self.start.min(other.start);

@@ -87,11 +87,8 @@ impl<E: Engine> Worker<'_, E> {
                 random_key_number(&mut self.rng, range),
                 &mut key[..flags.key_size],
             );
-            self.stats.reads += 1;
-            if let Some(len) = self.ctx.db.get(&key)? {
-                self.stats.found += 1;
-                self.stats.bytes += (key.len() + len) as u64;
-            }
+            let got = self.ctx.db.get(&key)?;
+            self.stats.read(key.len(), got);
             self.stats.finished_op(t)?;
         }
         Ok(())
@@ -114,11 +111,7 @@ impl<E: Engine> Worker<'_, E> {
                 })
                 .collect();
             for (k, got) in keys.iter().zip(self.ctx.db.multi_get(&keys)?) {
-                self.stats.reads += 1;
-                if let Some(len) = got {
-                    self.stats.found += 1;
-                    self.stats.bytes += (k.len() + len) as u64;
-                }
+                self.stats.read(k.len(), got);
             }
             for _ in 0..n {
                 self.stats.finished_op(t)?;
@@ -190,11 +183,8 @@ impl<E: Engine> Worker<'_, E> {
     /// A get of the current key, counted as a read (and as found, with its
     /// bytes, when there).
     fn counted_get(&mut self) -> OpResult {
-        self.stats.reads += 1;
-        if let Some(len) = self.ctx.db.get(&self.key)? {
-            self.stats.found += 1;
-            self.stats.bytes += (self.key.len() + len) as u64;
-        }
+        let got = self.ctx.db.get(&self.key)?;
+        self.stats.read(self.key.len(), got);
         Ok(())
     }
 
