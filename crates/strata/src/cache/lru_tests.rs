@@ -53,7 +53,7 @@ fn a_strict_capacity_is_never_exceeded() {
         match c.insert(key(n), value(n), E, Priority::Low) {
             Ok(h) => pinned.push(h),
             Err(e) => {
-                assert!(matches!(e, Error::Busy { .. }), "{e}");
+                assert!(matches!(e, Error::CacheFull { .. }), "{e}");
                 refused += 1;
             }
         }
