@@ -90,6 +90,9 @@ pub(crate) struct DbState {
     /// that space or time can cure: a full disk, or a compaction that failed
     /// while writes waited for it.
     auto_recovery: Option<AutoRecovery>,
+    /// A `resume` is running (the user's, or the flush thread's automatic
+    /// one): a second must wait for it, or both would flush one memtable.
+    resuming: bool,
     /// The active memtable holds writes made with `disable_wal`: no WAL has
     /// them, so closing must flush it (full memtables carry their own flag).
     mem_unlogged: bool,

@@ -290,6 +290,7 @@ fn build_inner(
                 .collect(),
             bg_error: None,
             auto_recovery: None,
+            resuming: false,
             mem_unlogged: false,
             flushes_completed: 0,
             compacting: HashSet::new(),

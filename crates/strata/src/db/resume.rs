@@ -19,42 +19,27 @@ use super::background::flush_oldest;
 use super::compact::{keep_set, remove_obsolete_tables};
 use super::info_log::info;
 use super::write::switch_memtable;
-use super::DbInner;
+use super::{DbInner, DbState};
 use crate::error::{Error, Result};
 
 pub(super) fn resume(inner: &DbInner) -> Result<()> {
     let mut state = inner.state.lock();
-    let Some(cause) = state.bg_error.clone() else {
-        state.auto_recovery = None;
-        // No error, but a compaction that failed may be pausing before its
-        // retry: the caller says the cause is gone, so retry now.
-        state.compaction_retry_at = None;
-        inner.bg_cv.notify_all();
+    if state.resuming {
+        // Another resume runs (it releases the mutex while it writes tables):
+        // its outcome is this one's.
+        while state.resuming {
+            inner.bg_cv.wait(&mut state);
+        }
+        return state.bg_error.clone().map_or(Ok(()), Err);
+    }
+    state.resuming = true;
+    let result = resume_locked(inner, &mut state);
+    state.resuming = false;
+    inner.bg_cv.notify_all();
+    drop(state);
+    let Some(replaced) = result? else {
         return Ok(());
     };
-    if matches!(cause, Error::Corruption { .. }) {
-        return Err(cause);
-    }
-    // Writers queued before the error fail on it; let them leave.
-    while !state.writers.is_empty() {
-        MutexGuard::unlocked(&mut state, || std::thread::sleep(Duration::from_millis(1)));
-    }
-    info!(inner.info_log, "resume: recovering from: {cause}");
-    let replaced = state.versions.write_new_manifest(None)?;
-    switch_memtable(inner, &mut state, false)?;
-    while !state.imm.is_empty() {
-        flush_oldest(inner, &mut state)?;
-    }
-    state.bg_error = None;
-    state.auto_recovery = None;
-    state.compaction_retry_at = None;
-    inner.install_super_version(&mut state);
-    inner.bg_cv.notify_all();
-    // Tables of jobs that failed while the error stood were kept (a failed
-    // MANIFEST edit might have named them); the new MANIFEST settles that.
-    let keep = keep_set(&mut state);
-    drop(state);
-    remove_obsolete_tables(inner, &keep);
     if replaced != 0 {
         let old = crate::filename::manifest_file_name(&inner.dir, replaced);
         if let Err(e) = inner.fs.remove(&old) {
@@ -66,4 +51,41 @@ pub(super) fn resume(inner: &DbInner) -> Result<()> {
     }
     info!(inner.info_log, "resume: writes accepted again");
     Ok(())
+}
+
+/// The steps of [`resume`], with the mutex held except while tables are
+/// written; returns the number of the MANIFEST it replaced (0 if none), or
+/// `None` when there was no error to leave.
+fn resume_locked(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<Option<u64>> {
+    let Some(cause) = state.bg_error.clone() else {
+        state.auto_recovery = None;
+        // No error, but a compaction that failed may be pausing before its
+        // retry: the caller says the cause is gone, so retry now.
+        state.compaction_retry_at = None;
+        inner.bg_cv.notify_all();
+        return Ok(None);
+    };
+    if matches!(cause, Error::Corruption { .. }) {
+        return Err(cause);
+    }
+    // Writers queued before the error fail on it; let them leave.
+    while !state.writers.is_empty() {
+        MutexGuard::unlocked(state, || std::thread::sleep(Duration::from_millis(1)));
+    }
+    info!(inner.info_log, "resume: recovering from: {cause}");
+    let replaced = state.versions.write_new_manifest(None)?;
+    switch_memtable(inner, state, false)?;
+    while !state.imm.is_empty() {
+        flush_oldest(inner, state)?;
+    }
+    state.bg_error = None;
+    state.auto_recovery = None;
+    state.compaction_retry_at = None;
+    inner.install_super_version(state);
+    inner.bg_cv.notify_all();
+    // Tables of jobs that failed while the error stood were kept (a failed
+    // MANIFEST edit might have named them); the new MANIFEST settles that.
+    let keep = keep_set(state);
+    MutexGuard::unlocked(state, || remove_obsolete_tables(inner, &keep));
+    Ok(Some(replaced))
 }

@@ -486,7 +486,7 @@ fn read_only_opens_beside_a_busy_writer_never_fail() {
         create_if_missing: false,
         ..options
     };
-    for round in 0..300 {
+    for round in 0..3000 {
         let ro = Db::open_read_only(&path, reader_options.clone())
             .unwrap_or_else(|e| panic!("read-only open {round} failed: {e}"));
         assert_eq!(ro.get(b"anchor").unwrap().as_deref(), Some(&b"here"[..]));
