@@ -513,7 +513,7 @@ fn race_writes_or_deadline() -> (u64, Option<std::time::Instant>) {
             u64::MAX,
             Some(std::time::Instant::now() + Duration::from_secs(secs)),
         ),
-        None => (6_000, None),
+        None => (20_000, None),
     }
 }
 
@@ -549,6 +549,9 @@ fn snapshot_reads_race_flushes_and_compactions() {
     write(&db, 0);
     let acked = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
+    // The writer goes on until the readers checked this many reads too, so a
+    // loaded machine cannot end the race before it began.
+    let checked = Arc::new(AtomicU64::new(0));
     let (writes, deadline) = race_writes_or_deadline();
     let mut threads = Vec::new();
     {
@@ -563,6 +566,7 @@ fn snapshot_reads_race_flushes_and_compactions() {
     }
     for _ in 0..8 {
         let (db, acked, done) = (db.clone(), acked.clone(), done.clone());
+        let checked = checked.clone();
         threads.push(std::thread::spawn(move || {
             let number = |v: Option<strata::Bytes>| -> u64 {
                 let v = v.expect("k and k2 always exist");
@@ -589,12 +593,17 @@ fn snapshot_reads_race_flushes_and_compactions() {
                 let again: Vec<u64> = both.into_iter().map(|r| number(r.unwrap())).collect();
                 assert_eq!(again, vec![k, k], "the snapshot changed");
                 reads += 1;
+                checked.fetch_add(1, Ordering::Relaxed);
             }
             reads
         }));
     }
     let mut n = 1;
-    while n <= writes && deadline.is_none_or(|d| std::time::Instant::now() < d) {
+    let more = |n: u64| match deadline {
+        Some(d) => std::time::Instant::now() < d,
+        None => n <= writes || checked.load(Ordering::Relaxed) < MIN_RACE_READS,
+    };
+    while more(n) {
         write(&db, n);
         acked.store(n, Ordering::SeqCst);
         n += 1;
@@ -607,5 +616,8 @@ fn snapshot_reads_race_flushes_and_compactions() {
             n - 1
         );
     }
-    assert!(reads > 0);
+    assert!(reads >= MIN_RACE_READS.min(writes));
 }
+
+/// Snapshot reads the short (CI) race checks at the least.
+const MIN_RACE_READS: u64 = 200_000;
