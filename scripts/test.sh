@@ -17,6 +17,8 @@ done
 for seed in 102 107; do
   cargo run -q -p strata-stress -- --mode=kill --cycles=25 --seed="$seed"
 done
+# Reads racing nonstop flushes and compactions, every answer checked.
+cargo run -q -p strata-stress -- --mode=race --cycles=1 --threads=4 --seed=301
 # 300 crashes at the engine's 31 named crash points (each fires at least
 # three times), every other one followed by a second crash during recovery.
 cargo run -q -p strata-stress --features failpoints -- --mode=crashpoints --cycles=300 --seed=207

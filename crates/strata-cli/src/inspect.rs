@@ -82,7 +82,9 @@ pub fn manifest_dump(flags: &DbFlags, a: &ManifestDumpArgs) -> CliResult {
             for line in edit.to_string().lines() {
                 writeln!(out, "  {line}").map_err(stdout_error)?;
             }
-            version = version.apply(&edit).map_err(|e| at(e, &path, offset))?;
+            version = version
+                .apply(&edit)
+                .map_err(|e| Error::corruption(&path, offset, e.0))?;
             state.log_number = edit.log_number.or(state.log_number);
             state.next_file_number = edit.next_file_number.or(state.next_file_number);
             state.last_sequence = edit.last_sequence.or(state.last_sequence);
@@ -106,30 +108,19 @@ pub fn manifest_dump(flags: &DbFlags, a: &ManifestDumpArgs) -> CliResult {
     Ok(())
 }
 
-/// What reading a whole WAL found.
-struct WalSummary {
-    records: u64,
-    torn_tail: Option<TornTail>,
-}
-
 /// Reads every record of a WAL as a write batch, calling `visit` with its
-/// offset. Corruption is an error; a torn tail is reported in the summary.
+/// offset. Corruption is an error; a torn tail is returned.
 fn read_wal(
     path: &Path,
     mut visit: impl FnMut(u64, &WriteBatch) -> CliResult,
-) -> CliResult<WalSummary> {
+) -> CliResult<Option<TornTail>> {
     let file = StdFs.open(path, ReadFileOptions::default())?;
     let mut reader = LogReader::new(file, path);
-    let mut records = 0u64;
     while let Some((offset, payload)) = reader.read_record()? {
         let batch = WriteBatch::from_data(payload.to_vec()).map_err(|e| at(e, path, offset))?;
         visit(offset, &batch)?;
-        records += 1;
     }
-    Ok(WalSummary {
-        records,
-        torn_tail: reader.torn_tail().cloned(),
-    })
+    Ok(reader.torn_tail().cloned())
 }
 
 /// The WALs of a database directory, oldest first.
@@ -212,12 +203,12 @@ pub fn dump_wal(a: &DumpWalArgs) -> CliResult {
                 )
                 .map_err(stdout_error)?;
             }
-            let summary = read_wal(path, |offset, batch| {
+            let torn_tail = read_wal(path, |offset, batch| {
                 row.clear();
                 append_batch(&mut row, offset, batch, a.print_value)?;
                 out.write_all(&row).map_err(stdout_error)
             })?;
-            if let Some(torn) = summary.torn_tail {
+            if let Some(torn) = torn_tail {
                 eprintln!(
                     "{}: torn tail at offset {}: {} (an incomplete last record, as a \
                      crash mid-write leaves; recovery drops it)",

@@ -9,6 +9,7 @@ mod crashpoints;
 mod expected;
 mod kill;
 mod options;
+mod race;
 mod report;
 mod runner;
 mod sim;
@@ -30,6 +31,10 @@ enum Mode {
     /// Crashes at named points inside the engine, and during the recovery
     /// after (needs the `failpoints` feature).
     Crashpoints,
+    /// Snapshot, point and scan reads (twice `--threads` reader threads)
+    /// racing nonstop flushes and compactions, every answer checked exactly;
+    /// no crash.
+    Race,
 }
 
 #[derive(Debug, Parser)]
@@ -105,6 +110,7 @@ fn main() -> ExitCode {
     let (name, outcome) = match args.mode {
         Mode::Sim => ("sim", sim::run(&limits)),
         Mode::Kill => ("kill", kill::run(&limits, args.db.clone())),
+        Mode::Race => ("race", race::run(&limits)),
         #[cfg(feature = "failpoints")]
         Mode::Crashpoints => ("crashpoints", crashpoints::run(&limits)),
         #[cfg(not(feature = "failpoints"))]

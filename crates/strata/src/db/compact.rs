@@ -198,10 +198,7 @@ fn run_task(
                     "compaction L{from} -> L{to} failed while writes wait for it; writes fail \
                      until it can run: {e}"
                 );
-                state.set_bg_error(e.clone());
-                if state.auto_recovery.is_none() {
-                    state.schedule_recovery();
-                }
+                state.set_bg_error_recovering(e.clone(), true);
             } else {
                 info!(
                     inner.info_log,

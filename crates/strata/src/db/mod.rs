@@ -427,12 +427,19 @@ impl DbState {
     /// The first error stands. A full disk also schedules recovery: once
     /// space is back, the database resumes by itself.
     fn set_bg_error(&mut self, e: crate::Error) {
+        let no_space = matches!(e, crate::Error::NoSpace { .. });
+        self.set_bg_error_recovering(e, no_space);
+    }
+
+    /// Records a background error, scheduling automatic recovery from it
+    /// when `recover` says time may cure it. An error already standing is
+    /// kept, with its own schedule.
+    fn set_bg_error_recovering(&mut self, e: crate::Error, recover: bool) {
         if self.bg_error.is_some() {
             return;
         }
-        let no_space = matches!(e, crate::Error::NoSpace { .. });
         self.bg_error = Some(e);
-        if no_space {
+        if recover {
             self.schedule_recovery();
         }
     }
