@@ -7,7 +7,7 @@ cargo test --workspace --all-targets
 cargo test --workspace --doc
 # The memtable's and the clock cache's concurrency, model-checked with
 # shuttle's randomized scheduler.
-cargo test -p strata --features shuttle --lib -- memtable:: cache::clock::
+cargo test -p strata --features shuttle --lib -- memtable:: cache::clock:: db::snapshot::
 # Crash testing, counted in cycles: 2,000 simulated crashes and power losses
 # across four option sets (universal and leveled, WAL on and off, both
 # caches), then 50 SIGKILLs of a writer process on the real file system.

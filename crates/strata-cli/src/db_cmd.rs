@@ -260,6 +260,11 @@ pub fn with_db_read_only<T>(
     f: impl FnOnce(&Db) -> CliResult<T>,
 ) -> CliResult<T> {
     let db = Db::open_read_only(flags.db_dir()?, options)?;
+    // Writes after damage in a WAL are not there to read: say so, rather
+    // than answer as if the database were whole.
+    for damage in db.wal_damage() {
+        eprintln!("warning: {damage}");
+    }
     run_and_close(db, f)
 }
 

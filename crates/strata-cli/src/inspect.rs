@@ -82,7 +82,11 @@ pub fn manifest_dump(flags: &DbFlags, a: &ManifestDumpArgs) -> CliResult {
             for line in edit.to_string().lines() {
                 writeln!(out, "  {line}").map_err(stdout_error)?;
             }
-            version = version.apply(&edit).map_err(|e| at(e, &path, offset))?;
+            // As the engine's recovery does: an edit that cannot apply is a
+            // corrupt MANIFEST record, named by its file and offset.
+            version = version
+                .apply(&edit)
+                .map_err(|e| Error::corruption(&path, offset, e.0))?;
             state.log_number = edit.log_number.or(state.log_number);
             state.next_file_number = edit.next_file_number.or(state.next_file_number);
             state.last_sequence = edit.last_sequence.or(state.last_sequence);
@@ -108,7 +112,6 @@ pub fn manifest_dump(flags: &DbFlags, a: &ManifestDumpArgs) -> CliResult {
 
 /// What reading a whole WAL found.
 struct WalSummary {
-    records: u64,
     torn_tail: Option<TornTail>,
 }
 
@@ -120,14 +123,11 @@ fn read_wal(
 ) -> CliResult<WalSummary> {
     let file = StdFs.open(path, ReadFileOptions::default())?;
     let mut reader = LogReader::new(file, path);
-    let mut records = 0u64;
     while let Some((offset, payload)) = reader.read_record()? {
         let batch = WriteBatch::from_data(payload.to_vec()).map_err(|e| at(e, path, offset))?;
         visit(offset, &batch)?;
-        records += 1;
     }
     Ok(WalSummary {
-        records,
         torn_tail: reader.torn_tail().cloned(),
     })
 }
@@ -253,72 +253,61 @@ fn verify_table(
     Ok((report.blocks, report.entries))
 }
 
-/// Reads every WAL, then opens the database and verifies every live table.
-/// Prints OK, or fails with every problem found.
+/// Checks the database without writing to it, so beside a live writer too:
+/// the MANIFEST and WALs replay, no WAL is damaged (now, or kept as
+/// `.log.corrupt` by an earlier open), and every live table exists with its
+/// recorded size and reads back block by block with good checksums. Prints
+/// OK, or fails with every problem found. A table that a writer's compaction
+/// deletes in the middle of the check makes it start again on the newer
+/// state: a live, healthy database is never called corrupt.
 pub fn check_consistency(flags: &DbFlags) -> CliResult {
     let dir = flags.db_dir()?;
-    let mut problems: Vec<String> = Vec::new();
-    let (mut wal_count, mut wal_records) = (0usize, 0u64);
-    // Read the WALs before opening: recovery replays them into tables and
-    // deletes them. A missing directory is left for the open to explain.
-    if dir.is_dir() {
-        let logs = log_files(dir)?;
-        for (i, path) in logs.iter().enumerate() {
-            let summary = match read_wal(path, |_, _| Ok(())) {
-                Ok(summary) => summary,
-                Err(CliError::Failed(message)) => {
-                    problems.push(message);
-                    continue;
+    let options = DbOptions::default();
+    for _ in 0..MAX_CHECK_ATTEMPTS {
+        let report = strata::check_consistency(dir, &options)?;
+        let mut problems: Vec<String> = report.wal_damage.iter().map(|d| d.to_string()).collect();
+        problems.extend(report.corrupt_wals.iter().map(|p| {
+            format!(
+                "{} holds writes an earlier open could not recover (WAL damage); examine it \
+                 with dump_wal, then remove it",
+                p.display()
+            )
+        }));
+        let verified = with_db_read_only(flags, options.clone(), |db| {
+            let (mut tables, mut blocks, mut entries) = (0usize, 0u64, 0u64);
+            for (level, number, size) in db.live_files() {
+                match verify_table(dir, level, number, size) {
+                    Ok((b, e)) => {
+                        tables += 1;
+                        blocks += b;
+                        entries += e;
+                    }
+                    Err(e) if is_not_found(&e) => return Ok(None),
+                    Err(e) => problems.push(e.to_string()),
                 }
-                Err(e) => return Err(e),
-            };
-            wal_count += 1;
-            wal_records += summary.records;
-            let Some(torn) = summary.torn_tail else {
-                continue;
-            };
-            if i + 1 == logs.len() {
-                eprintln!(
-                    "note: {} ends with an incomplete record at offset {} ({}), as a \
-                     crash mid-write leaves; recovery drops it",
-                    path.display(),
-                    torn.offset,
-                    torn.reason
-                );
-            } else {
-                let reason = format!("incomplete record before the last WAL: {}", torn.reason);
-                problems.push(Error::corruption(path, torn.offset, reason).to_string());
             }
+            Ok(Some((tables, blocks, entries)))
+        })?;
+        let Some((tables, blocks, entries)) = verified else {
+            // A writer's compaction removed a table after the open read the
+            // MANIFEST: check the newer state.
+            continue;
+        };
+        if !problems.is_empty() {
+            return Err(CliError::Failed(problems.join("\n")));
         }
+        eprintln!("{tables} tables ({blocks} blocks, {entries} entries) verified");
+        return with_stdout(|out| out.write_all(b"OK\n").map_err(stdout_error));
     }
-    if !problems.is_empty() {
-        // Opening would replay the WALs only up to the damage and drop the rest.
-        return Err(CliError::Failed(problems.join("\n")));
-    }
-    let options = DbOptions {
-        wal_recovery_mode: strata::WalRecoveryMode::TolerateCorruptedTailRecords,
-        ..DbOptions::default()
-    };
-    let (tables, blocks, entries) = with_db_read_only(flags, options, |db| {
-        let (mut tables, mut blocks, mut entries) = (0usize, 0u64, 0u64);
-        for (level, number, size) in db.live_files() {
-            match verify_table(dir, level, number, size) {
-                Ok((b, e)) => {
-                    tables += 1;
-                    blocks += b;
-                    entries += e;
-                }
-                Err(e) => problems.push(e.to_string()),
-            }
-        }
-        Ok((tables, blocks, entries))
-    })?;
-    if !problems.is_empty() {
-        return Err(CliError::Failed(problems.join("\n")));
-    }
-    eprintln!(
-        "{wal_count} WALs ({wal_records} records) read; {tables} tables ({blocks} blocks, \
-         {entries} entries) verified"
-    );
-    with_stdout(|out| out.write_all(b"OK\n").map_err(stdout_error))
+    Err(CliError::Failed(format!(
+        "{} kept changing under {MAX_CHECK_ATTEMPTS} attempts to check it",
+        dir.display()
+    )))
+}
+
+/// Attempts of `checkconsistency` beside a writer that keeps deleting tables.
+const MAX_CHECK_ATTEMPTS: usize = 50;
+
+fn is_not_found(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
 }

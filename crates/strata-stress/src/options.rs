@@ -115,7 +115,7 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         compaction,
         block_cache,
         max_open_files: pick(&mut rng, &[-1, 20]),
-        wal_recovery_mode: WalRecoveryMode::PointInTime,
+        wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
         fs,
         ..DbOptions::default()
     };

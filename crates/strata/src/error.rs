@@ -1,7 +1,7 @@
 //! The one error type of the engine.
 //!
 //! Every fallible operation returns [`Result`]. Variants are typed so callers can
-//! react (retry on `Busy`, free space on `NoSpace`, stop on `Corruption`), and their
+//! react (retry on `LockHeld`, free space on `NoSpace`, stop on `Corruption`), and their
 //! `Display` is a full sentence a user can act on.
 
 use std::fmt;
@@ -45,10 +45,23 @@ pub enum Error {
         /// Why it was rejected.
         reason: String,
     },
-    /// The resource is held by someone else (for example a locked DB directory).
-    Busy {
-        /// What is busy, and by whom if known.
+    /// Another process, or another handle in this process, holds the lock
+    /// file: the database is open elsewhere.
+    LockHeld {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// A block cache with `strict_capacity_limit` could not admit an entry:
+    /// pinned entries fill it.
+    CacheFull {
+        /// The cache, its usage and the entry that did not fit.
         reason: String,
+    },
+    /// A background flush or compaction thread panicked; the database is
+    /// closed, but what that thread was doing did not finish.
+    BackgroundThreadPanicked {
+        /// The thread's name.
+        thread: String,
     },
     /// A requested file or key does not exist.
     NotFound {
@@ -115,7 +128,17 @@ impl fmt::Display for Error {
             Error::InvalidArgument { field, reason } => {
                 write!(f, "Invalid argument: {field}: {reason}")
             }
-            Error::Busy { reason } => write!(f, "Busy: {reason}"),
+            Error::LockHeld { path } => write!(
+                f,
+                "Lock held: {} is held by another process or another handle in this \
+                 process; the database is open elsewhere",
+                path.display()
+            ),
+            Error::CacheFull { reason } => write!(f, "Cache full: {reason}"),
+            Error::BackgroundThreadPanicked { thread } => write!(
+                f,
+                "Background thread panicked: {thread} did not finish its work"
+            ),
             Error::NotFound { what } => write!(f, "NotFound: {what}"),
         }
     }
@@ -148,8 +171,12 @@ impl Clone for Error {
                 field,
                 reason: reason.clone(),
             },
-            Error::Busy { reason } => Error::Busy {
+            Error::LockHeld { path } => Error::LockHeld { path: path.clone() },
+            Error::CacheFull { reason } => Error::CacheFull {
                 reason: reason.clone(),
+            },
+            Error::BackgroundThreadPanicked { thread } => Error::BackgroundThreadPanicked {
+                thread: thread.clone(),
             },
             Error::NotFound { what } => Error::NotFound { what: what.clone() },
         }

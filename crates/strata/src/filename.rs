@@ -9,6 +9,9 @@
 //! LOCK             flock'd while a process has the DB open
 //! LOG, LOG.old.N   the info log (current, and older ones by time)
 //! 000014.dbtmp     a temporary file (CURRENT being replaced)
+//! 000015.log.corrupt  a WAL that recovery found damaged, kept as evidence
+//! 000016.blob      a blob file (key-value separation)
+//! OPTIONS-000017   the options the database was opened with
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -34,6 +37,23 @@ pub enum FileType {
     InfoLog,
     /// A temporary file.
     Temp(u64),
+    /// A WAL that recovery found damaged and set aside, never replayed again.
+    CorruptLog(u64),
+    /// A blob file.
+    Blob(u64),
+    /// An OPTIONS file.
+    Options(u64),
+}
+
+impl FileType {
+    /// Whether the file holds or describes data: a directory with any such
+    /// file but no CURRENT is a damaged database, never an empty one.
+    pub fn holds_data(self) -> bool {
+        !matches!(
+            self,
+            FileType::Current | FileType::Lock | FileType::InfoLog | FileType::Temp(_)
+        )
+    }
 }
 
 /// `dir/000012.sst`.
@@ -66,6 +86,11 @@ pub fn info_log_file_name(dir: &Path) -> PathBuf {
     dir.join("LOG")
 }
 
+/// `dir/000015.log.corrupt`.
+pub fn corrupt_log_file_name(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("{number:06}.log.corrupt"))
+}
+
 /// `dir/000014.dbtmp`.
 pub fn temp_file_name(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:06}.dbtmp"))
@@ -92,12 +117,17 @@ pub fn parse_file_name(name: &str) -> Option<FileType> {
     if let Some(rest) = name.strip_prefix("MANIFEST-") {
         return parse_number(rest).map(FileType::Manifest);
     }
+    if let Some(rest) = name.strip_prefix("OPTIONS-") {
+        return parse_number(rest).map(FileType::Options);
+    }
     let (stem, ext) = name.split_once('.')?;
     let number = parse_number(stem)?;
     match ext {
         "sst" => Some(FileType::Table(number)),
         "log" => Some(FileType::Log(number)),
         "dbtmp" => Some(FileType::Temp(number)),
+        "log.corrupt" => Some(FileType::CorruptLog(number)),
+        "blob" => Some(FileType::Blob(number)),
         _ => None,
     }
 }
@@ -150,6 +180,7 @@ mod tests {
             (log_file_name(dir, 1234567), FileType::Log(1234567)),
             (manifest_file_name(dir, 5), FileType::Manifest(5)),
             (temp_file_name(dir, 7), FileType::Temp(7)),
+            (corrupt_log_file_name(dir, 8), FileType::CorruptLog(8)),
             (current_file_name(dir), FileType::Current),
             (lock_file_name(dir), FileType::Lock),
             (info_log_file_name(dir), FileType::InfoLog),
@@ -162,6 +193,11 @@ mod tests {
             parse_file_name("LOG.old.1700000000"),
             Some(FileType::InfoLog)
         );
+        assert_eq!(parse_file_name("000009.blob"), Some(FileType::Blob(9)));
+        assert_eq!(
+            parse_file_name("OPTIONS-000010"),
+            Some(FileType::Options(10))
+        );
         for junk in [
             "",
             "x.sst",
@@ -171,6 +207,8 @@ mod tests {
             "-1.log",
             "1.2.sst",
             "+1.log",
+            "1.log.bad",
+            "OPTIONS-",
         ] {
             assert_eq!(parse_file_name(junk), None, "{junk}");
         }

@@ -29,7 +29,7 @@ pub use bytes::Bytes;
 pub use checksum::ChecksumType;
 pub use compaction::rate_limiter::RateLimiter;
 pub use compression::CompressionType;
-pub use db::{Db, KeyRange, Snapshot};
+pub use db::{check_consistency, ConsistencyReport, Db, KeyRange, Snapshot, WalDamage};
 pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
 pub use iter::db_iter::{DbIterator, DbRange};

@@ -383,7 +383,7 @@ impl Cache for ClockCache {
             && t.usage.load(Ordering::Relaxed) + charge > t.capacity.load(Ordering::Relaxed)
         {
             drop(hand);
-            return Err(Error::Busy {
+            return Err(Error::CacheFull {
                 reason: format!("clock cache full: an entry of {charge} bytes does not fit"),
             });
         }

@@ -143,7 +143,10 @@ mod std_threads {
             }
             let inserted = c.insert(key(99), Arc::new(99u64), 5000, Priority::High);
             if strict {
-                assert!(matches!(inserted, Err(Error::Busy { .. })), "{inserted:?}");
+                assert!(
+                    matches!(inserted, Err(Error::CacheFull { .. })),
+                    "{inserted:?}"
+                );
                 assert!(c.lookup(&key(99)).is_none());
                 assert!(c.usage() <= c.capacity());
                 continue;

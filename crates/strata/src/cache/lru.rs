@@ -294,7 +294,7 @@ impl Shard {
         }
         self.evict_to(self.capacity.saturating_sub(charge));
         if strict && self.usage + charge > self.capacity {
-            return Err(Error::Busy {
+            return Err(Error::CacheFull {
                 reason: format!(
                     "block cache full: {} bytes pinned of {} and an entry of {charge} bytes",
                     self.pinned, self.capacity

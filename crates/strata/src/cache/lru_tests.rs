@@ -93,7 +93,10 @@ fn an_entry_larger_than_its_shard_is_admitted_unless_strict() {
         assert!(BIG > shard_capacity);
         let inserted = c.insert(big, value(7), BIG, Priority::High);
         if strict {
-            assert!(matches!(inserted, Err(Error::Busy { .. })), "{inserted:?}");
+            assert!(
+                matches!(inserted, Err(Error::CacheFull { .. })),
+                "{inserted:?}"
+            );
             assert!(!has(&c, 1 << 40));
             assert!(c.shards.shards[shard].lock().usage <= shard_capacity);
             continue;
@@ -120,7 +123,7 @@ fn a_strict_capacity_is_never_exceeded() {
         match c.insert(key(n), value(n), E, Priority::Low) {
             Ok(h) => pinned.push(h),
             Err(e) => {
-                assert!(matches!(e, Error::Busy { .. }), "{e}");
+                assert!(matches!(e, Error::CacheFull { .. }), "{e}");
                 refused += 1;
             }
         }

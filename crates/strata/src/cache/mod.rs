@@ -93,7 +93,7 @@ pub trait Cache: Send + Sync + fmt::Debug {
     /// Inserts `value` under `key` (replacing any entry there) and returns it
     /// pinned. `charge` is the value's size in bytes; the cache adds its own
     /// per-entry overhead. With a strict capacity limit, an insert that cannot
-    /// fit after evicting every unpinned entry fails with `Busy`.
+    /// fit after evicting every unpinned entry fails with `CacheFull`.
     fn insert(
         &self,
         key: CacheKey,

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::key::{ParsedInternalKey, SequenceNumber, ValueType};
 use crate::version::{FileMetaData, Version};
 
@@ -101,18 +101,14 @@ impl CompactionFilter {
     }
 
     /// Whether to keep the entry with internal key `ikey`. Entries must come in
-    /// internal-key order. A malformed key is corruption.
-    pub fn keep(&mut self, ikey: &[u8]) -> Result<bool> {
-        let parsed = ParsedInternalKey::parse(ikey).ok_or_else(|| {
-            Error::corruption("compaction input", 0, "internal key shorter than its tag")
-        })?;
-        let value_type = parsed.value_type().ok_or_else(|| {
-            Error::corruption(
-                "compaction input",
-                0,
-                format!("unknown value type {}", parsed.type_code),
-            )
-        })?;
+    /// internal-key order. A malformed key is an error saying what is wrong
+    /// with it; the job, which knows its input tables, names them.
+    pub fn keep(&mut self, ikey: &[u8]) -> Result<bool, String> {
+        let parsed = ParsedInternalKey::parse(ikey)
+            .ok_or_else(|| "internal key shorter than its tag".to_string())?;
+        let value_type = parsed
+            .value_type()
+            .ok_or_else(|| format!("unknown value type {}", parsed.type_code))?;
         self.counts.keys_in += 1;
         if self.last_stripe.is_none() || parsed.user_key != self.current_user_key.as_slice() {
             self.current_user_key.clear();
@@ -234,9 +230,9 @@ mod tests {
     #[test]
     fn malformed_keys_are_corruption() {
         let mut f = CompactionFilter::new(vec![], &Version::default(), 1, 7);
-        assert!(f.keep(b"short").unwrap_err().is_corruption());
+        assert!(f.keep(b"short").unwrap_err().contains("shorter"));
         let mut bad = b"key".to_vec();
         bad.extend_from_slice(&((5u64 << 8) | 0x7f).to_le_bytes());
-        assert!(f.keep(&bad).unwrap_err().is_corruption());
+        assert!(f.keep(&bad).unwrap_err().contains("value type"));
     }
 }

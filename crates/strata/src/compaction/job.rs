@@ -11,7 +11,7 @@ use std::time::Instant;
 use super::iter::{CompactionFilter, DropCounts};
 use super::CompactionTask;
 use crate::crash_point::crash_point;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::fs::Fs;
 use crate::iter::merging::{BoxedIterator, MergingIterator};
@@ -203,7 +203,10 @@ impl OutputWriter<'_, '_> {
         it.seek_to_first();
         while it.valid() {
             let key = it.key();
-            if filter.keep(key)? {
+            let keep = filter
+                .keep(key)
+                .map_err(|reason| malformed_input(task, ctx, reason))?;
+            if keep {
                 // Outputs are cut only between user keys, so every version of
                 // a key lands in one file and files of a level never share a
                 // user key.
@@ -312,4 +315,21 @@ impl OutputWriter<'_, '_> {
                 .remove(&table_file_name(self.ctx.dir, meta.number));
         }
     }
+}
+
+/// A malformed key read by a compaction: the merged stream does not say which
+/// input it came from, so the error names the directory and every input table.
+fn malformed_input(task: &CompactionTask, ctx: &JobContext<'_>, reason: String) -> Error {
+    let inputs: Vec<String> = task
+        .all_inputs()
+        .map(|(level, f)| format!("#{} (L{level})", f.number))
+        .collect();
+    Error::corruption(
+        ctx.dir,
+        0,
+        format!(
+            "a compaction input, one of tables {}, holds a malformed key: {reason}",
+            inputs.join(", ")
+        ),
+    )
 }

@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use super::info_log::info;
 use super::{DbInner, DbState};
@@ -30,12 +31,27 @@ fn flush_loop(inner: &DbInner) {
         if inner.shutting_down.load(Ordering::Acquire) {
             return;
         }
+        if let Some(recovery) = state.auto_recovery.filter(|_| state.bg_error.is_some()) {
+            if Instant::now() < recovery.at {
+                inner.bg_cv.wait_until(&mut state, recovery.at);
+                continue;
+            }
+            let resumed = MutexGuard::unlocked(&mut state, || super::resume::resume(inner));
+            if let Err(e) = resumed {
+                info!(
+                    inner.info_log,
+                    "automatic recovery failed, retrying later: {e}"
+                );
+                state.schedule_recovery();
+            }
+            continue;
+        }
         if state.bg_error.is_some() || state.imm.is_empty() {
             inner.bg_cv.wait(&mut state);
             continue;
         }
         if let Err(e) = flush_oldest(inner, &mut state) {
-            state.bg_error.get_or_insert(e);
+            state.set_bg_error(e);
         }
         inner.bg_cv.notify_all();
     }
@@ -82,9 +98,6 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         );
     })?;
     state.imm.pop_back();
-    if state.imm.is_empty() {
-        state.unpersisted_writes = false;
-    }
     state.flushes_completed += 1;
     let bytes = out.file.as_ref().map_or(0, |f| f.file_size);
     let micros = u64::try_from(out.micros).unwrap_or(u64::MAX);

@@ -186,7 +186,22 @@ fn run_task(
                     inner.info_log,
                     "compaction L{from} -> L{to} failed, writes stop: {e}"
                 );
-                state.bg_error.get_or_insert(e.clone());
+                state.set_bg_error(e.clone());
+            } else if super::stall::current(&inner.options.compaction, state).is_some() {
+                // Writers wait for this compaction: waiting on would hang
+                // them with no way out. They fail with its error instead,
+                // and the database resumes by itself, retrying, once
+                // compaction can run again (its outputs were removed, and
+                // nothing references them).
+                info!(
+                    inner.info_log,
+                    "compaction L{from} -> L{to} failed while writes wait for it; writes fail \
+                     until it can run: {e}"
+                );
+                state.set_bg_error(e.clone());
+                if state.auto_recovery.is_none() {
+                    state.schedule_recovery();
+                }
             } else {
                 info!(
                     inner.info_log,

@@ -8,11 +8,13 @@
 //! Lock order: `state` before `wal`. Readers take neither: they load the super
 //! version and the visible sequence number from atomics.
 
+mod admin;
 mod background;
 mod compact;
 pub(crate) mod info_log;
 pub mod key_range;
 mod open;
+mod open_checks;
 mod properties;
 mod read;
 mod resume;
@@ -20,6 +22,7 @@ pub mod snapshot;
 mod stall;
 mod stats;
 mod stats_report;
+mod wal_replay;
 mod write;
 
 use std::collections::{HashSet, VecDeque};
@@ -43,11 +46,13 @@ use crate::table_cache::TableCache;
 use crate::version::{SuperVersion, VersionSet};
 use crate::wal::LogWriter;
 use crate::write::WriteBatch;
+pub use admin::{check_consistency, ConsistencyReport};
 use info_log::InfoLog;
 pub use key_range::KeyRange;
 pub use snapshot::Snapshot;
 use snapshot::SnapshotList;
 use stats::DbStats;
+pub use wal_replay::WalDamage;
 use write::WriteRequest;
 
 /// An open database. Cheap to share: `Db` is `Send + Sync`; wrap it in an `Arc`
@@ -65,6 +70,8 @@ pub struct Db {
 pub(crate) struct ImmMemTable {
     mem: Arc<MemTable>,
     next_log_number: u64,
+    /// It holds writes made with `disable_wal`: only its table will keep them.
+    unlogged: bool,
 }
 
 /// Metadata guarded by the DB mutex: never held across file I/O on the read or
@@ -78,8 +85,14 @@ pub(crate) struct DbState {
     imm: VecDeque<ImmMemTable>,
     /// Set on a failed WAL or MANIFEST write: the database stops taking writes.
     bg_error: Option<crate::Error>,
-    /// Writes made with `disable_wal` that no table holds yet.
-    unpersisted_writes: bool,
+    /// When the flush thread next tries to leave the background error by
+    /// itself (a `resume`), and the pause after that attempt; set for errors
+    /// that space or time can cure: a full disk, or a compaction that failed
+    /// while writes waited for it.
+    auto_recovery: Option<AutoRecovery>,
+    /// The active memtable holds writes made with `disable_wal`: no WAL has
+    /// them, so closing must flush it (full memtables carry their own flag).
+    mem_unlogged: bool,
     flushes_completed: u64,
     /// Files that running compactions read: no other compaction may take them.
     compacting: HashSet<u64>,
@@ -119,6 +132,8 @@ pub(crate) struct DbInner {
     wal: Mutex<Option<LogWriter>>,
     table_cache: Arc<TableCache>,
     snapshots: Arc<SnapshotList>,
+    /// What replaying the WALs at open found damaged.
+    wal_damage: Vec<WalDamage>,
     info_log: InfoLog,
     stats: DbStats,
     opened_at: std::time::Instant,
@@ -157,6 +172,24 @@ impl Db {
             inner: Arc::new(open::open_read_only(path.as_ref(), options)?),
             threads: Vec::new(),
         })
+    }
+
+    /// Deletes the database in `path` (RocksDB's `DestroyDB`): every file of
+    /// the engine's, then the directory if nothing else is left in it. Takes
+    /// the database's lock first and fails with [`crate::Error::LockHeld`],
+    /// deleting nothing, while any process or handle has it open; the LOCK
+    /// file goes last, while still held. Files that are not the engine's, and
+    /// the directory, stay. A missing directory is not an error.
+    pub fn destroy(path: impl AsRef<Path>, options: &DbOptions) -> Result<()> {
+        admin::destroy(path.as_ref(), options)
+    }
+
+    /// What replaying the WALs at this open found damaged (see
+    /// [`crate::WalRecoveryMode`]); empty for a clean open. Also the
+    /// `strata.wal-damage` property, which lists damaged WALs kept from
+    /// earlier opens as well.
+    pub fn wal_damage(&self) -> &[WalDamage] {
+        &self.inner.wal_damage
     }
 
     /// Sets `key` to `value`.
@@ -242,6 +275,14 @@ impl Db {
 
     /// A snapshot of the current state, released when dropped.
     pub fn snapshot(&self) -> Snapshot {
+        // Under the DB mutex, where compactions read the snapshot list and
+        // writers publish sequence numbers: a compaction that read the list
+        // before this registration only holds tables whose entries are all at
+        // or below the sequence read here, and keeps the newest version of
+        // each key, which is what this snapshot sees. Read outside the mutex,
+        // the sequence could be older than a compaction that then drops the
+        // version it needs.
+        let _state = self.inner.state.lock();
         self.inner
             .snapshots
             .acquire(self.inner.visible_seq.load(Ordering::Acquire))
@@ -309,8 +350,11 @@ impl Db {
         if self.threads.is_empty() {
             return Ok(());
         }
-        let unpersisted = self.inner.state.lock().unpersisted_writes;
-        let flushed = if unpersisted { self.flush() } else { Ok(()) };
+        let unlogged = {
+            let state = self.inner.state.lock();
+            state.mem_unlogged || state.imm.iter().any(|imm| imm.unlogged)
+        };
+        let flushed = if unlogged { self.flush() } else { Ok(()) };
         self.inner.shutting_down.store(true, Ordering::Release);
         {
             // Under the mutex, so no background thread misses the wake-up
@@ -318,10 +362,15 @@ impl Db {
             let _state = self.inner.state.lock();
             self.inner.bg_cv.notify_all();
         }
-        let mut joined = Ok(());
+        let mut panicked = None;
         for thread in self.threads.drain(..) {
+            let name = thread
+                .thread()
+                .name()
+                .unwrap_or("a background thread")
+                .to_owned();
             if thread.join().is_err() {
-                joined = Err(());
+                panicked.get_or_insert(name);
             }
         }
         let synced = match self.inner.wal.lock().as_mut() {
@@ -331,10 +380,8 @@ impl Db {
         info_log::info!(self.inner.info_log, "closed");
         flushed?;
         synced?;
-        if joined.is_err() {
-            return Err(crate::Error::Busy {
-                reason: "a background thread panicked".into(),
-            });
+        if let Some(thread) = panicked {
+            return Err(crate::Error::BackgroundThreadPanicked { thread });
         }
         Ok(())
     }
@@ -360,7 +407,45 @@ impl Drop for Db {
     }
 }
 
+/// The schedule of automatic recovery from a background error.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AutoRecovery {
+    at: std::time::Instant,
+    pause: std::time::Duration,
+}
+
+/// First pause before automatic recovery; it doubles after each failed
+/// attempt, up to [`MAX_RECOVERY_PAUSE`].
+const FIRST_RECOVERY_PAUSE: std::time::Duration = std::time::Duration::from_millis(200);
+const MAX_RECOVERY_PAUSE: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl DbState {
+    /// Records a background error; writes fail with it until it is cleared.
+    /// The first error stands. A full disk also schedules recovery: once
+    /// space is back, the database resumes by itself.
+    fn set_bg_error(&mut self, e: crate::Error) {
+        if self.bg_error.is_some() {
+            return;
+        }
+        let no_space = matches!(e, crate::Error::NoSpace { .. });
+        self.bg_error = Some(e);
+        if no_space {
+            self.schedule_recovery();
+        }
+    }
+
+    /// Schedules (or, after a failed attempt, postpones with a longer pause)
+    /// automatic recovery from the background error.
+    fn schedule_recovery(&mut self) {
+        let pause = self.auto_recovery.map_or(FIRST_RECOVERY_PAUSE, |r| {
+            (r.pause * 2).min(MAX_RECOVERY_PAUSE)
+        });
+        self.auto_recovery = Some(AutoRecovery {
+            at: std::time::Instant::now() + pause,
+            pause,
+        });
+    }
+
     /// Drops one registration of `floor` from the pending outputs. A flush and
     /// a compaction can register the same number (the compaction takes the
     /// next file number as its floor, then the flush allocates that number),

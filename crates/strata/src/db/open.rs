@@ -9,7 +9,7 @@
 //! one, which no longer needs them.
 
 use std::collections::{HashSet, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
@@ -17,25 +17,26 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use super::info_log::{info, InfoLog};
+use super::open_checks;
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
+use super::wal_replay::{replay_logs, OpenWal, WalDamage};
 use super::{DbInner, DbState, ImmMemTable};
 use crate::cache::Priority;
 use crate::compaction::rate_limiter::{IoPriority, RateLimitedFs};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{
-    current_file_name, lock_file_name, log_file_name, manifest_file_name, parse_file_name,
-    table_file_name, temp_file_name, FileType,
+    corrupt_log_file_name, current_file_name, lock_file_name, log_file_name, manifest_file_name,
+    parse_file_name, table_file_name, temp_file_name, FileType,
 };
 use crate::flush::write_level0_table;
 use crate::fs::{DirectWritesFs, FileLock, Fs, ReadFileOptions};
 use crate::memtable::MemTable;
-use crate::options::{DbOptions, WalRecoveryMode};
+use crate::options::DbOptions;
 use crate::table_cache::TableCache;
 use crate::version::{SuperVersion, VersionEdit, VersionSet};
-use crate::wal::{LogReader, LogWriter};
-use crate::write::WriteBatch;
+use crate::wal::LogWriter;
 
 pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
     options.validate()?;
@@ -52,16 +53,14 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
         }
         fs.create_dir_all(dir)?;
     }
-    let lock = fs.lock(&lock_file_name(dir)).map_err(|e| match e {
-        Error::Busy { .. } => Error::Busy {
-            reason: format!(
-                "the database {} is already open in another process or handle",
-                dir.display()
-            ),
-        },
-        other => other,
-    })?;
+    let lock = fs.lock(&lock_file_name(dir))?;
     let exists = fs.exists(&current_file_name(dir))?;
+    if !exists {
+        // Creating a database happens only where none of its files are: a
+        // directory with tables, WALs or a MANIFEST but no CURRENT holds a
+        // damaged database, and a new one would delete them as obsolete.
+        open_checks::refuse_files_without_current(&*fs, dir)?;
+    }
     if exists && options.error_if_exists {
         return Err(Error::invalid_argument(
             "error_if_exists",
@@ -91,10 +90,13 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
     } else {
         VersionSet::new_empty(fs.clone(), dir)
     };
+    open_checks::check_levels(dir, versions.current(), options.compaction.num_levels)?;
+    if options.paranoid_checks {
+        open_checks::check_live_tables(&*fs, dir, versions.current())?;
+    }
     let logs = logs_to_replay(&*fs, dir, &mut versions)?;
     let mut edit = VersionEdit::new();
-    let last = replay_logs(
-        &*fs,
+    let replay = replay_logs(
         dir,
         &options,
         &info_log,
@@ -103,7 +105,7 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
         &mut |versions, mem| flush_recovered(&*fs, dir, &options, versions, &mut edit, &mem),
     )?;
     crash_point!("recovery.replayed");
-    flush_recovered(&*fs, dir, &options, &mut versions, &mut edit, &last)?;
+    flush_recovered(&*fs, dir, &options, &mut versions, &mut edit, &replay.mem)?;
     crash_point!("recovery.flushed");
 
     // Make the recovered state durable in a new MANIFEST with a new WAL.
@@ -122,6 +124,28 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
         versions.manifest_number()
     );
 
+    // The new MANIFEST no longer needs any replayed WAL; the damaged ones
+    // are kept as evidence rather than deleted with the rest.
+    for &number in &replay.set_aside {
+        let (from, to) = (
+            log_file_name(dir, number),
+            corrupt_log_file_name(dir, number),
+        );
+        match fs.rename(&from, &to) {
+            Ok(()) => info!(
+                info_log,
+                "[ERROR] kept damaged WAL #{number} as {}",
+                to.display()
+            ),
+            Err(e) => info!(
+                info_log,
+                "[ERROR] could not keep damaged WAL #{number}: {e}"
+            ),
+        }
+    }
+    if !replay.set_aside.is_empty() {
+        fs.sync_dir(dir)?;
+    }
     delete_obsolete_files(&*fs, dir, &versions, &info_log);
 
     let arena_bytes = options.write_buffer_size + options.write_buffer_size / 8;
@@ -129,6 +153,7 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
         versions,
         mem: MemTable::new(arena_bytes),
         imm: Vec::new(),
+        wal_damage: replay.damage,
     };
     Ok(build_inner(
         dir,
@@ -158,15 +183,30 @@ pub(super) fn open_read_only(dir: &Path, options: DbOptions) -> Result<DbInner> 
             ),
         ));
     }
-    let info_log = InfoLog::disabled();
-    let mut versions = VersionSet::recover(fs.clone(), dir)?;
-    let logs = logs_to_replay(&*fs, dir, &mut versions)?;
-    let mut imm = Vec::new();
-    let mem = replay_logs(
-        &*fs,
+    let recovered =
+        open_checks::retry_while_changing(&*fs, dir, || recover_read_only(&fs, dir, &options))?;
+    Ok(build_inner(
         dir,
-        &options,
-        &info_log,
+        options,
+        fs,
+        recovered,
+        None,
+        InfoLog::disabled(),
+        None,
+    ))
+}
+
+/// One attempt at reading the database's state without writing anything. A
+/// writer beside it may flush and delete a WAL, or replace the MANIFEST, at
+/// any moment; the caller retries when that happened.
+fn recover_read_only(fs: &Arc<dyn Fs>, dir: &Path, options: &DbOptions) -> Result<Recovered> {
+    let mut versions = VersionSet::recover(fs.clone(), dir)?;
+    let logs = logs_to_replay(&**fs, dir, &mut versions)?;
+    let mut imm = Vec::new();
+    let replay = replay_logs(
+        dir,
+        options,
+        &InfoLog::disabled(),
         &logs,
         &mut versions,
         &mut |_, mem| {
@@ -176,10 +216,12 @@ pub(super) fn open_read_only(dir: &Path, options: DbOptions) -> Result<DbInner> 
     )?;
     // Newest first, as the write path keeps them.
     imm.reverse();
-    let recovered = Recovered { versions, mem, imm };
-    Ok(build_inner(
-        dir, options, fs, recovered, None, info_log, None,
-    ))
+    Ok(Recovered {
+        versions,
+        mem: replay.mem,
+        imm,
+        wal_damage: replay.damage,
+    })
 }
 
 /// The state recovery produced.
@@ -188,6 +230,8 @@ struct Recovered {
     /// The active memtable, and full ones (newest first) a read-only open keeps.
     mem: MemTable,
     imm: Vec<Arc<MemTable>>,
+    /// What replaying the WALs found damaged.
+    wal_damage: Vec<WalDamage>,
 }
 
 fn build_inner(
@@ -199,7 +243,12 @@ fn build_inner(
     info_log: InfoLog,
     lock: Option<Box<dyn FileLock>>,
 ) -> DbInner {
-    let Recovered { versions, mem, imm } = recovered;
+    let Recovered {
+        versions,
+        mem,
+        imm,
+        wal_damage,
+    } = recovered;
     let mem = Arc::new(mem);
     let super_version = SuperVersion {
         mem: mem.clone(),
@@ -236,10 +285,12 @@ fn build_inner(
                 .map(|mem| ImmMemTable {
                     mem,
                     next_log_number: 0,
+                    unlogged: false,
                 })
                 .collect(),
             bg_error: None,
-            unpersisted_writes: false,
+            auto_recovery: None,
+            mem_unlogged: false,
             flushes_completed: 0,
             compacting: HashSet::new(),
             pending_outputs: Vec::new(),
@@ -255,6 +306,7 @@ fn build_inner(
         visible_seq: AtomicU64::new(last_sequence),
         wal: Mutex::new(wal),
         snapshots: Arc::new(SnapshotList::default()),
+        wal_damage,
         info_log,
         stats: DbStats::default(),
         opened_at: std::time::Instant::now(),
@@ -266,14 +318,17 @@ fn build_inner(
 }
 
 /// The WALs recovery must replay (numbered at or above the MANIFEST's log
-/// number), in order; marks every file number seen as used.
+/// number), in order, each already open; marks every file number seen as
+/// used. They are opened at once, right after the directory is listed, so a
+/// writer that deletes one later (read-only opens run beside writers) cannot
+/// pull it away in the middle of replay.
 ///
 /// The WAL the log number names must be among them: every WAL is created and
 /// its directory entry synced before an edit names it, and deleted only after
 /// a durable edit moved the log number past it. If it is missing, the
 /// MANIFEST lost the edit that made it obsolete (damage read as a torn final
 /// record), and replaying without it would silently bring back old values.
-fn logs_to_replay(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet) -> Result<Vec<u64>> {
+fn logs_to_replay(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet) -> Result<Vec<OpenWal>> {
     let mut logs: Vec<u64> = Vec::new();
     for name in &fs.list(dir)? {
         match parse_file_name(name) {
@@ -283,7 +338,14 @@ fn logs_to_replay(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet) -> Result<
                     logs.push(n);
                 }
             }
-            Some(FileType::Table(n) | FileType::Manifest(n) | FileType::Temp(n)) => {
+            Some(
+                FileType::Table(n)
+                | FileType::Manifest(n)
+                | FileType::Temp(n)
+                | FileType::CorruptLog(n)
+                | FileType::Blob(n)
+                | FileType::Options(n),
+            ) => {
                 versions.mark_file_number_used(n);
             }
             _ => {}
@@ -292,16 +354,23 @@ fn logs_to_replay(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet) -> Result<
     logs.sort_unstable();
     let named = versions.log_number();
     if named != 0 && logs.first() != Some(&named) {
+        let manifest = manifest_file_name(dir, versions.manifest_number());
+        let end = fs.file_size(&manifest).unwrap_or(0);
         return Err(Error::corruption(
-            manifest_file_name(dir, versions.manifest_number()),
-            0,
+            manifest,
+            end,
             format!(
                 "the MANIFEST says WAL #{named} holds the oldest unflushed writes, but it does \
                  not exist: the MANIFEST has lost an edit"
             ),
         ));
     }
-    Ok(logs)
+    logs.into_iter()
+        .map(|number| {
+            let file = fs.open(&log_file_name(dir, number), ReadFileOptions::default())?;
+            Ok(OpenWal { number, file })
+        })
+        .collect()
 }
 
 /// Where index and filter blocks go in the block cache, if they go there.
@@ -329,89 +398,6 @@ fn limited(fs: &Arc<dyn Fs>, options: &DbOptions, priority: IoPriority) -> Arc<d
     }
 }
 
-/// Replays WALs in order into memtables, handing each one that fills to
-/// `on_full`, and returns the last one. Stops as `wal_recovery_mode` says.
-fn replay_logs(
-    fs: &dyn Fs,
-    dir: &Path,
-    options: &DbOptions,
-    info_log: &InfoLog,
-    logs: &[u64],
-    versions: &mut VersionSet,
-    on_full: &mut dyn FnMut(&mut VersionSet, MemTable) -> Result<()>,
-) -> Result<MemTable> {
-    let arena_bytes = options.write_buffer_size + options.write_buffer_size / 8;
-    let mut mem = MemTable::new(arena_bytes);
-    let mut max_seq = versions.last_sequence();
-    'logs: for (i, &number) in logs.iter().enumerate() {
-        let path = log_file_name(dir, number);
-        let file = fs.open(&path, ReadFileOptions::default())?;
-        let mut reader = LogReader::new(file, &path);
-        let mut records = 0u64;
-        loop {
-            let record = match reader.read_record() {
-                Ok(Some((offset, payload))) => {
-                    WriteBatch::from_data(payload.to_vec()).map_err(|e| rewrap(e, &path, offset))
-                }
-                Ok(None) => break,
-                Err(e) => Err(e),
-            };
-            let batch = match record {
-                Ok(batch) => batch,
-                Err(e) => {
-                    info!(info_log, "WAL #{number}: {e}");
-                    match options.wal_recovery_mode {
-                        WalRecoveryMode::PointInTime => {
-                            info!(info_log, "point-in-time recovery: stopping replay at the damage; later writes are dropped");
-                            break 'logs;
-                        }
-                        _ => return Err(e),
-                    }
-                }
-            };
-            batch.insert_into(&mem)?;
-            records += 1;
-            if batch.count() > 0 {
-                max_seq = max_seq.max(batch.sequence() + u64::from(batch.count()) - 1);
-            }
-            if mem.memory_usage() >= options.write_buffer_size {
-                on_full(
-                    versions,
-                    std::mem::replace(&mut mem, MemTable::new(arena_bytes)),
-                )?;
-            }
-        }
-        info!(info_log, "WAL #{number}: replayed {records} batches");
-        if let Some(torn) = reader.torn_tail() {
-            info!(
-                info_log,
-                "WAL #{number}: torn tail at offset {}: {}", torn.offset, torn.reason
-            );
-            let last_log = i + 1 == logs.len();
-            match options.wal_recovery_mode {
-                WalRecoveryMode::AbsoluteConsistency => {
-                    return Err(Error::corruption(
-                        &path,
-                        torn.offset,
-                        format!("incomplete record: {}", torn.reason),
-                    ));
-                }
-                WalRecoveryMode::TolerateCorruptedTailRecords if !last_log => {
-                    return Err(Error::corruption(
-                        &path,
-                        torn.offset,
-                        format!("incomplete record before the last WAL: {}", torn.reason),
-                    ));
-                }
-                WalRecoveryMode::PointInTime if !last_log => break 'logs,
-                _ => {}
-            }
-        }
-    }
-    versions.set_last_sequence(max_seq);
-    Ok(mem)
-}
-
 fn flush_recovered(
     fs: &dyn Fs,
     dir: &Path,
@@ -429,13 +415,6 @@ fn flush_recovered(
         edit.add_file(0, file);
     }
     Ok(())
-}
-
-fn rewrap(e: Error, path: &PathBuf, offset: u64) -> Error {
-    match e {
-        Error::Corruption { reason, .. } => Error::corruption(path, offset, reason),
-        other => other,
-    }
 }
 
 /// Removes files no longer needed: WALs below the log number, MANIFESTs other

@@ -107,6 +107,13 @@ pub(super) fn property(inner: &DbInner, name: &str) -> Option<String> {
             .visible_seq
             .load(std::sync::atomic::Ordering::Acquire)
             .to_string(),
+        "wal-records-dropped" => inner
+            .wal_damage
+            .iter()
+            .map(|d| d.records_dropped)
+            .sum::<u64>()
+            .to_string(),
+        "wal-damage" => super::admin::wal_damage_report(inner),
         "background-errors" => {
             let state = inner.state.lock();
             u64::from(state.bg_error.is_some()).to_string()

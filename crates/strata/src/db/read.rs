@@ -23,8 +23,16 @@ use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::version::{FileMetaData, SuperVersion, NUM_LEVELS};
 
 /// The sequence number a read sees: the snapshot's, or the latest visible one.
-/// Taken *before* the super version is loaded: every write up to it is then in a
-/// memtable or table of that (or a newer) super version.
+/// Taken *after* the super version is loaded. The loaded super version pins its
+/// tables, and a compaction only drops a version that a newer one of the same
+/// key hides at every live snapshot; so every version at or below the sequence
+/// that the super version holds stays readable. Taken the other way round, a
+/// write, flush and compaction between the two steps could drop exactly the
+/// version the older sequence needs, and the read would miss the key. Writes
+/// at or below the sequence that went into a memtable newer than the super
+/// version are not seen: the read is then at the state the super version was
+/// loaded at, still a consistent prefix, because a memtable switch happens
+/// between write groups.
 ///
 /// A snapshot sequence must be one a live [`crate::Snapshot`] holds: below
 /// the latest, a released one may already have lost the versions it needs
@@ -48,8 +56,8 @@ pub(super) fn read_sequence(inner: &DbInner, options: &ReadOptions) -> Result<Se
 
 pub(super) fn get(inner: &DbInner, options: &ReadOptions, key: &[u8]) -> Result<Option<Bytes>> {
     let start = inner.options.statistics.as_ref().map(|_| Instant::now());
-    let seq = read_sequence(inner, options)?;
     let sv = inner.super_version.load();
+    let seq = read_sequence(inner, options)?;
     let result = get_in(inner, &sv, options, key, seq);
     if let (Some(stats), Some(start)) = (&inner.options.statistics, start) {
         stats.record(Histogram::DbGetMicros, micros_since(start));
@@ -63,11 +71,11 @@ pub(super) fn multi_get<K: AsRef<[u8]>>(
     keys: &[K],
 ) -> Vec<Result<Option<Bytes>>> {
     let start = inner.options.statistics.as_ref().map(|_| Instant::now());
+    let sv = inner.super_version.load();
     let seq = match read_sequence(inner, options) {
         Ok(seq) => seq,
         Err(e) => return keys.iter().map(|_| Err(e.clone())).collect(),
     };
-    let sv = inner.super_version.load();
     let values = keys
         .iter()
         .map(|k| get_in(inner, &sv, options, k.as_ref(), seq))

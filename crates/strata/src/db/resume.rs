@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 pub(super) fn resume(inner: &DbInner) -> Result<()> {
     let mut state = inner.state.lock();
     let Some(cause) = state.bg_error.clone() else {
+        state.auto_recovery = None;
         // No error, but a compaction that failed may be pausing before its
         // retry: the caller says the cause is gone, so retry now.
         state.compaction_retry_at = None;
@@ -45,6 +46,7 @@ pub(super) fn resume(inner: &DbInner) -> Result<()> {
         flush_oldest(inner, &mut state)?;
     }
     state.bg_error = None;
+    state.auto_recovery = None;
     state.compaction_retry_at = None;
     inner.install_super_version(&mut state);
     inner.bg_cv.notify_all();

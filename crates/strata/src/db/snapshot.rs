@@ -84,3 +84,122 @@ mod tests {
         assert!(list.sequences().is_empty());
     }
 }
+
+/// Snapshot registration against compaction's reading of the snapshot list,
+/// under shuttle's randomized scheduler. The model keeps the versions of one
+/// key (each written with its sequence number as the value), a writer that
+/// publishes sequence numbers under the DB mutex, and a compaction that reads
+/// the live snapshots under the mutex, decides without it which versions no
+/// snapshot and no latest read can see, and installs the result under the
+/// mutex again. A snapshot registered as `Db::snapshot` does (under the
+/// mutex) must always find the version it sees; registered outside the
+/// mutex, the model finds the lost version.
+#[cfg(all(test, feature = "shuttle"))]
+mod shuttle_model {
+    use super::*;
+    use shuttle::sync::atomic::{AtomicU64, Ordering};
+    use shuttle::sync::Mutex as ModelMutex;
+
+    /// Versions of the key (sequence numbers, ascending) in tables.
+    struct Model {
+        versions: ModelMutex<Vec<SequenceNumber>>,
+        visible: AtomicU64,
+        snapshots: Arc<SnapshotList>,
+    }
+
+    /// Which versions a compaction keeps: for each snapshot, the newest it
+    /// sees, and the newest of all (what later reads and snapshots see).
+    fn compact(versions: &[SequenceNumber], snapshots: &[SequenceNumber]) -> Vec<SequenceNumber> {
+        let mut keep: Vec<SequenceNumber> = snapshots
+            .iter()
+            .filter_map(|&s| versions.iter().copied().filter(|&v| v <= s).max())
+            .chain(versions.last().copied())
+            .collect();
+        keep.sort_unstable();
+        keep.dedup();
+        keep
+    }
+
+    fn run(register_under_mutex: bool) {
+        let model = Arc::new(Model {
+            versions: ModelMutex::new(vec![1]),
+            visible: AtomicU64::new(1),
+            snapshots: Arc::new(SnapshotList::default()),
+        });
+        let writer = {
+            let model = model.clone();
+            shuttle::thread::spawn(move || {
+                for seq in 2..=3 {
+                    let mut versions = model.versions.lock().unwrap();
+                    versions.push(seq);
+                    model.visible.store(seq, Ordering::Release);
+                }
+            })
+        };
+        let compaction = {
+            let model = model.clone();
+            shuttle::thread::spawn(move || {
+                for _ in 0..2 {
+                    let (input, snapshots) = {
+                        let versions = model.versions.lock().unwrap();
+                        (versions.clone(), model.snapshots.sequences())
+                    };
+                    let kept = compact(&input, &snapshots);
+                    let mut versions = model.versions.lock().unwrap();
+                    // Versions written while the job ran were not its input.
+                    let newer: Vec<_> = versions
+                        .iter()
+                        .copied()
+                        .filter(|v| !input.contains(v))
+                        .collect();
+                    *versions = kept.into_iter().chain(newer).collect();
+                }
+            })
+        };
+        let reader = {
+            let model = model.clone();
+            shuttle::thread::spawn(move || {
+                let snapshot = if register_under_mutex {
+                    let _held = model.versions.lock().unwrap();
+                    model
+                        .snapshots
+                        .acquire(model.visible.load(Ordering::Acquire))
+                } else {
+                    let seq = model.visible.load(Ordering::Acquire);
+                    shuttle::thread::yield_now();
+                    model.snapshots.acquire(seq)
+                };
+                shuttle::thread::yield_now();
+                let seen = {
+                    let versions = model.versions.lock().unwrap();
+                    versions
+                        .iter()
+                        .copied()
+                        .filter(|&v| v <= snapshot.sequence())
+                        .max()
+                };
+                assert_eq!(
+                    seen,
+                    Some(snapshot.sequence()),
+                    "the snapshot lost the version it sees"
+                );
+            })
+        };
+        writer.join().unwrap();
+        compaction.join().unwrap();
+        reader.join().unwrap();
+    }
+
+    #[test]
+    fn shuttle_snapshots_registered_under_the_mutex_keep_their_versions() {
+        shuttle::check_random(|| run(true), 5000);
+    }
+
+    #[test]
+    fn shuttle_finds_the_race_when_snapshots_register_outside_the_mutex() {
+        let found = std::panic::catch_unwind(|| {
+            shuttle::check_random(|| run(false), 5000);
+        });
+        assert!(found.is_err(), "the model must be able to find the race");
+    }
+}

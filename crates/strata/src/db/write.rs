@@ -257,12 +257,12 @@ fn lead(
                 state.versions.set_last_sequence(last_seq);
                 inner.visible_seq.store(last_seq, Ordering::Release);
                 if leader.disable_wal {
-                    state.unpersisted_writes = true;
+                    state.mem_unlogged = true;
                 }
             }
             Err(e) => {
                 info!(inner.info_log, "write failed, refusing further writes: {e}");
-                state.bg_error.get_or_insert(e.clone());
+                state.set_bg_error(e.clone());
                 result = Err(e);
             }
         }
@@ -326,8 +326,9 @@ fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Re
     DbStats::add(&stats.write_groups, 1);
     if !leader.disable_wal {
         let mut wal = inner.wal.lock();
-        let wal = wal.as_mut().ok_or_else(|| crate::Error::Busy {
-            reason: "the WAL is closed".into(),
+        let wal = wal.as_mut().ok_or_else(|| {
+            // Only read-only handles have no WAL, and `write` refused them.
+            crate::Error::invalid_argument("read_only", "the database was opened read-only")
         })?;
         let before = wal.len();
         crash_point!("wal.append.before");
@@ -502,7 +503,7 @@ pub(super) fn switch_memtable(
     let file = match created {
         Ok(file) => file,
         Err(e) => {
-            state.bg_error.get_or_insert(e.clone());
+            state.set_bg_error(e.clone());
             return Err(e);
         }
     };
@@ -511,7 +512,7 @@ pub(super) fn switch_memtable(
         // Every acknowledged write already reached the OS; the sync makes the
         // finished WAL durable while its memtable waits to be flushed.
         if let Err(e) = old.sync() {
-            state.bg_error.get_or_insert(e.clone());
+            state.set_bg_error(e.clone());
             return Err(e);
         }
         crash_point!("wal.switch.old_synced");
@@ -523,6 +524,7 @@ pub(super) fn switch_memtable(
     state.imm.push_front(ImmMemTable {
         mem: old_mem,
         next_log_number: number,
+        unlogged: std::mem::take(&mut state.mem_unlogged),
     });
     inner.install_super_version(state);
     inner.bg_cv.notify_all();

@@ -138,7 +138,7 @@ pub trait Fs: Send + Sync + fmt::Debug {
     fn remove(&self, path: &Path) -> Result<()>;
     /// Names (not paths) of the entries of a directory, in no particular order.
     fn list(&self, dir: &Path) -> Result<Vec<String>>;
-    /// Takes an exclusive lock on `path` (creating it), or fails with `Error::Busy`
+    /// Takes an exclusive lock on `path` (creating it), or fails with `Error::LockHeld`
     /// if another holder, in this process or another, has it.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
     /// Makes the directory's entries (creations, renames, removals) durable.

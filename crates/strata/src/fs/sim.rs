@@ -706,12 +706,7 @@ impl Fs for SimFs {
         state.begin(OpKind::Lock, &path)?;
         state.require_parent_dir("lock", &path)?;
         if state.locks.contains(&path) {
-            return Err(Error::Busy {
-                reason: format!(
-                    "the lock on {} is held by another handle in this process",
-                    path.display()
-                ),
-            });
+            return Err(Error::LockHeld { path });
         }
         // Like the real one, taking a lock creates the lock file.
         if !state.current.contains_key(&path) {

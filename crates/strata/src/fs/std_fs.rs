@@ -113,12 +113,8 @@ impl Fs for StdFs {
             match err.raw_os_error() {
                 Some(libc::EINTR) => continue,
                 Some(libc::EWOULDBLOCK) => {
-                    return Err(Error::Busy {
-                        reason: format!(
-                            "the lock on {} is held by another process or by another \
-                             handle in this process",
-                            path.display()
-                        ),
+                    return Err(Error::LockHeld {
+                        path: path.to_path_buf(),
                     })
                 }
                 _ => return Err(Error::io("lock", path, err)),
@@ -757,11 +753,12 @@ mod tests {
         let path = dir.path().join("LOCK");
         let first = StdFs.lock(&path).unwrap();
         match StdFs.lock(&path).unwrap_err() {
-            Error::Busy { reason } => {
-                assert!(reason.contains("LOCK"), "{reason}");
-                assert!(reason.contains("another process"), "{reason}");
+            e @ Error::LockHeld { .. } => {
+                let message = e.to_string();
+                assert!(message.contains("LOCK"), "{message}");
+                assert!(message.contains("another process"), "{message}");
             }
-            other => panic!("expected Busy, got {other:?}"),
+            other => panic!("expected LockHeld, got {other:?}"),
         }
         drop(first);
         let _again = StdFs.lock(&path).unwrap();

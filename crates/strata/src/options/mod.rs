@@ -154,17 +154,71 @@ pub struct WriteOptions {
     pub disable_wal: bool,
 }
 
-/// How recovery treats a damaged or incomplete WAL (RocksDB's `WALRecoveryMode`).
+/// How recovery treats a damaged or incomplete WAL (RocksDB's `WALRecoveryMode`,
+/// with its four modes and their names: `kTolerateCorruptedTailRecords`,
+/// `kAbsoluteConsistency`, `kPointInTimeRecovery`, `kSkipAnyCorruptedRecords`).
+/// A torn tail of the last WAL is what a crash leaves; damage followed by
+/// valid records means acknowledged writes were lost, and every mode that
+/// goes on past it reports it (`strata.wal-damage`) and keeps the WAL as
+/// `NNNNNN.log.corrupt`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum WalRecoveryMode {
-    /// Stop replay at the first torn or corrupt record and keep everything before
-    /// it: the recovered state is a prefix of the history. The default.
-    #[default]
-    PointInTime,
-    /// Any torn tail or corruption fails the open.
-    AbsoluteConsistency,
-    /// Ignore a torn tail of the last WAL; corruption anywhere fails the open.
+    /// Ignore a torn tail of the last WAL; any other damage fails the open.
     TolerateCorruptedTailRecords,
+    /// Any torn tail or damage fails the open.
+    AbsoluteConsistency,
+    /// Stop replay at the first torn or damaged record and keep everything
+    /// before it: the recovered state is a prefix of the history. Valid
+    /// records after damage are counted and reported, not replayed. The
+    /// default, as RocksDB's.
+    #[default]
+    PointInTimeRecovery,
+    /// Replay every valid record, skipping damaged blocks: the most data, but
+    /// the history may have holes. For salvage.
+    SkipAnyCorruptedRecords,
+}
+
+impl WalRecoveryMode {
+    /// Every mode, in RocksDB's numbering (0 to 3).
+    pub const ALL: [WalRecoveryMode; 4] = [
+        WalRecoveryMode::TolerateCorruptedTailRecords,
+        WalRecoveryMode::AbsoluteConsistency,
+        WalRecoveryMode::PointInTimeRecovery,
+        WalRecoveryMode::SkipAnyCorruptedRecords,
+    ];
+
+    /// RocksDB's name: `kPointInTimeRecovery`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            WalRecoveryMode::TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
+            WalRecoveryMode::AbsoluteConsistency => "kAbsoluteConsistency",
+            WalRecoveryMode::PointInTimeRecovery => "kPointInTimeRecovery",
+            WalRecoveryMode::SkipAnyCorruptedRecords => "kSkipAnyCorruptedRecords",
+        }
+    }
+}
+
+impl std::str::FromStr for WalRecoveryMode {
+    type Err = Error;
+
+    /// Takes RocksDB's name (`kPointInTimeRecovery`) or number (`2`).
+    fn from_str(s: &str) -> Result<Self> {
+        WalRecoveryMode::ALL
+            .into_iter()
+            .enumerate()
+            .find(|(i, mode)| mode.name() == s || i.to_string() == s)
+            .map(|(_, mode)| mode)
+            .ok_or_else(|| {
+                Error::invalid_argument(
+                    "wal_recovery_mode",
+                    format!(
+                        "{s:?} is not one of kTolerateCorruptedTailRecords (0), \
+                         kAbsoluteConsistency (1), kPointInTimeRecovery (2), \
+                         kSkipAnyCorruptedRecords (3)"
+                    ),
+                )
+            })
+    }
 }
 
 /// Options of a database (RocksDB's `DBOptions` and column family options).
@@ -194,6 +248,12 @@ pub struct DbOptions {
     pub use_direct_io_for_flush_and_compaction: bool,
     /// What recovery does with a damaged WAL. Default point-in-time.
     pub wal_recovery_mode: WalRecoveryMode,
+    /// At a read-write open, check that every table file the MANIFEST names
+    /// exists with the size it recorded, and fail with `Corruption` naming
+    /// each missing or short one (RocksDB's `paranoid_checks`). Default true:
+    /// a database missing tables would otherwise open and take writes, and
+    /// fail only at the reads that need them. Costs one `stat` per table.
+    pub paranoid_checks: bool,
     /// The file system under the database. Default: the real one.
     pub fs: Arc<dyn Fs>,
     /// Limits the bytes per second flushes and compactions write (RocksDB's
@@ -233,6 +293,7 @@ impl Default for DbOptions {
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
             wal_recovery_mode: WalRecoveryMode::default(),
+            paranoid_checks: true,
             fs: Arc::new(StdFs),
             rate_limiter: None,
             block_cache: default_block_cache(),
@@ -302,6 +363,23 @@ mod tests {
             Err(Error::InvalidArgument { field, .. }) => Some(field),
             _ => None,
         }
+    }
+
+    #[test]
+    fn wal_recovery_modes_parse_by_rocksdb_name_and_number() {
+        for (i, mode) in WalRecoveryMode::ALL.into_iter().enumerate() {
+            assert_eq!(mode.name().parse::<WalRecoveryMode>().ok(), Some(mode));
+            assert_eq!(i.to_string().parse::<WalRecoveryMode>().ok(), Some(mode));
+        }
+        assert_eq!(
+            WalRecoveryMode::default(),
+            WalRecoveryMode::PointInTimeRecovery
+        );
+        let err = "PointInTime".parse::<WalRecoveryMode>().unwrap_err();
+        assert!(
+            err.to_string().contains("kSkipAnyCorruptedRecords"),
+            "{err}"
+        );
     }
 
     #[test]

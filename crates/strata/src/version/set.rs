@@ -17,7 +17,7 @@ use crate::filename::{current_file_name, manifest_file_name, read_current_file, 
 use crate::fs::{Fs, ReadFileOptions};
 use crate::key::SequenceNumber;
 use crate::version::edit::{VersionEdit, BYTEWISE_COMPARATOR_NAME};
-use crate::version::version::Version;
+use crate::version::version::{InvalidEdit, Version};
 use crate::wal::{LogReader, LogWriter};
 
 /// The live version and the durable counters.
@@ -90,7 +90,11 @@ impl VersionSet {
                     ));
                 }
             }
-            set.current = Arc::new(set.current.apply(&edit).map_err(rewrap)?);
+            let version = set
+                .current
+                .apply(&edit)
+                .map_err(|e| Error::corruption(&path, offset, e.0))?;
+            set.current = Arc::new(version);
             if let Some(n) = edit.next_file_number {
                 set.next_file_number = n;
                 saw_next_file = true;
@@ -111,6 +115,7 @@ impl VersionSet {
                 "MANIFEST lacks the next file number, last sequence or log number",
             ));
         }
+        set.manifest_number = manifest_number;
         set.mark_file_number_used(manifest_number);
         let highest_table = set.current.all_files().map(|(_, f)| f.number).max();
         if let Some(n) = highest_table {
@@ -195,9 +200,21 @@ impl VersionSet {
     /// Installs the version `edit` produces without writing the MANIFEST: for
     /// recovery, which then writes a whole new MANIFEST holding the result.
     pub fn apply_unlogged(&mut self, edit: &VersionEdit) -> Result<()> {
-        let version = self.current.apply(edit)?;
+        let version = self.current.apply(edit).map_err(|e| self.invalid_edit(e))?;
         self.install(version);
         Ok(())
+    }
+
+    /// An edit the engine made does not apply: a bug, reported against the
+    /// MANIFEST it was going to be appended to, at its end.
+    fn invalid_edit(&self, e: InvalidEdit) -> Error {
+        let path = manifest_file_name(&self.dir, self.manifest_number);
+        let end = self.manifest.as_ref().map_or(0, |w| w.len());
+        Error::corruption(
+            path,
+            end,
+            format!("an edit about to be written is invalid: {}", e.0),
+        )
     }
 
     fn install(&mut self, version: Version) {
@@ -224,7 +241,7 @@ impl VersionSet {
     pub fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
         edit.set_next_file_number(self.next_file_number)
             .set_last_sequence(self.last_sequence);
-        let version = self.current.apply(edit)?;
+        let version = self.current.apply(edit).map_err(|e| self.invalid_edit(e))?;
         let writer = self.manifest.as_mut().ok_or_else(|| {
             Error::invalid_argument("manifest", "no MANIFEST is open for writing")
         })?;

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::key::{compare_internal, user_key};
 use crate::version::edit::{FileMetaData, VersionEdit};
 
@@ -67,7 +67,7 @@ impl Version {
     }
 
     /// The version that results from applying `edit` to this one.
-    pub fn apply(&self, edit: &VersionEdit) -> Result<Version> {
+    pub fn apply(&self, edit: &VersionEdit) -> Result<Version, InvalidEdit> {
         let mut levels: Vec<BTreeMap<u64, Arc<FileMetaData>>> = self
             .levels
             .iter()
@@ -78,11 +78,9 @@ impl Version {
                 .get_mut(level as usize)
                 .ok_or_else(|| bad_level(level))?;
             if slot.remove(&number).is_none() {
-                return Err(Error::corruption(
-                    "MANIFEST",
-                    0,
-                    format!("edit deletes file #{number} at L{level}, which is not there"),
-                ));
+                return Err(InvalidEdit(format!(
+                    "edit deletes file #{number} at L{level}, which is not there"
+                )));
             }
         }
         for (level, meta) in &edit.new_files {
@@ -102,14 +100,10 @@ impl Version {
                     .windows(2)
                     .find(|w| compare_internal(&w[0].largest, &w[1].smallest) != Ordering::Less)
                 {
-                    return Err(Error::corruption(
-                        "MANIFEST",
-                        0,
-                        format!(
-                            "files #{} and #{} overlap at L{level}",
-                            pair[0].number, pair[1].number
-                        ),
-                    ));
+                    return Err(InvalidEdit(format!(
+                        "files #{} and #{} overlap at L{level}",
+                        pair[0].number, pair[1].number
+                    )));
                 }
             }
             version.levels[level] = files;
@@ -118,13 +112,17 @@ impl Version {
     }
 }
 
-fn bad_level(level: u32) -> Error {
-    Error::corruption(
-        "MANIFEST",
-        0,
-        format!("level {level} is beyond the {NUM_LEVELS} levels of this build"),
-    )
+fn bad_level(level: u32) -> InvalidEdit {
+    InvalidEdit(format!(
+        "level {level} is beyond the {NUM_LEVELS} levels of this build"
+    ))
 }
+
+/// Why an edit cannot apply to a version. The caller knows where the edit
+/// came from (a MANIFEST record at some offset, or an edit about to be
+/// written) and turns this into an error naming that place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidEdit(pub String);
 
 #[cfg(test)]
 mod tests {
@@ -172,7 +170,7 @@ mod tests {
         del.delete_file(0, 1);
         let v2 = v.apply(&del).unwrap();
         assert_eq!(v2.num_files(0), 1);
-        assert!(v2.apply(&del).unwrap_err().is_corruption(), "double delete");
+        assert!(v2.apply(&del).is_err(), "double delete");
     }
 
     #[test]
@@ -180,6 +178,7 @@ mod tests {
         let mut edit = VersionEdit::new();
         edit.add_file(1, meta(1, b"a", b"m", 1));
         edit.add_file(1, meta(2, b"k", b"z", 1));
-        assert!(Version::default().apply(&edit).unwrap_err().is_corruption());
+        let err = Version::default().apply(&edit).unwrap_err();
+        assert!(err.0.contains("overlap"), "{err:?}");
     }
 }

@@ -52,6 +52,10 @@ pub struct LogReader {
     /// nonzero). Computed the first time a fragment is bad, since only then does
     /// it matter.
     zero_tail_start: Option<u64>,
+    /// After [`skip_past_damage`](Self::skip_past_damage): fragments that
+    /// continue a record whose start was lost are skipped, not errors, until
+    /// a record starts.
+    resyncing: bool,
 }
 
 /// Where a whole record's payload is.
@@ -88,7 +92,21 @@ impl LogReader {
             torn_tail: None,
             finished: None,
             zero_tail_start: None,
+            resyncing: false,
         }
+    }
+
+    /// After `read_record` returned a corruption, goes on reading at the next
+    /// 32 KiB block: fragments there that continue the damaged record are
+    /// skipped, and reading resumes at the first record that starts. The
+    /// records of the damaged block are lost. Used by recovery to count the
+    /// records after damage (point-in-time) or to replay them
+    /// (skip-any-corrupted-records).
+    pub fn skip_past_damage(&mut self) -> Result<()> {
+        self.finished = None;
+        self.record.clear();
+        self.resyncing = true;
+        self.load_next_block()
     }
 
     /// Reads a log held in memory (tools, tests, fuzzing); `path` names it in errors.
@@ -144,9 +162,11 @@ impl LogReader {
             let corrupt = |reason: &str| Error::corruption(&self.path, offset, reason);
             match (fragment_type, record_start) {
                 (FragmentType::Full, None) => {
-                    return Ok(Some((offset, Payload::InBlock(start, end))))
+                    self.resyncing = false;
+                    return Ok(Some((offset, Payload::InBlock(start, end))));
                 }
                 (FragmentType::First, None) => {
+                    self.resyncing = false;
                     record_start = Some(offset);
                     self.append_payload(start, end);
                 }
@@ -162,6 +182,7 @@ impl LogReader {
                 (FragmentType::Full | FragmentType::First, Some(_)) => {
                     return Err(corrupt("a new record starts before the previous one ended"));
                 }
+                (FragmentType::Middle | FragmentType::Last, None) if self.resyncing => {}
                 (FragmentType::Middle | FragmentType::Last, None) => {
                     return Err(corrupt("a record continues without its first fragment"));
                 }

@@ -98,8 +98,8 @@ fn open_errors_are_clear() {
 
     let db = open_sim(&fs);
     let err = Db::open(Path::new("/db"), sim_options(&fs)).unwrap_err();
-    assert!(matches!(err, Error::Busy { .. }), "{err}");
-    assert!(err.to_string().contains("already open"), "{err}");
+    assert!(matches!(err, Error::LockHeld { .. }), "{err}");
+    assert!(err.to_string().contains("open elsewhere"), "{err}");
     drop(db);
 
     let mut options = sim_options(&fs);

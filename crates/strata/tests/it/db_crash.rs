@@ -254,7 +254,7 @@ fn wal_recovery_modes_treat_damage_as_rocksdb_does() {
     use strata::WalRecoveryMode::*;
     // Corruption in the middle of the WAL.
     for mode in [
-        PointInTime,
+        PointInTimeRecovery,
         AbsoluteConsistency,
         TolerateCorruptedTailRecords,
     ] {
@@ -262,7 +262,7 @@ fn wal_recovery_modes_treat_damage_as_rocksdb_does() {
         let (wal, len) = db_with_wal_only(&fs);
         fs.corrupt_byte(&wal, len / 2, 0x40).unwrap();
         match (mode, open_with_mode(&fs, mode)) {
-            (PointInTime, Ok(db)) => {
+            (PointInTimeRecovery, Ok(db)) => {
                 // A prefix survives: the first keys are there, the last are not.
                 assert!(db.get(&key(0)).unwrap().is_some());
                 assert!(db.get(&key(199)).unwrap().is_none());
@@ -275,14 +275,14 @@ fn wal_recovery_modes_treat_damage_as_rocksdb_does() {
                     "not a prefix"
                 );
             }
-            (PointInTime, Err(e)) => panic!("point-in-time recovery failed: {e}"),
+            (PointInTimeRecovery, Err(e)) => panic!("point-in-time recovery failed: {e}"),
             (_, Ok(_)) => panic!("{mode:?} opened a WAL with corruption in the middle"),
             (_, Err(e)) => assert!(e.is_corruption(), "{mode:?}: {e}"),
         }
     }
     // A torn tail: the last record cut short.
     for mode in [
-        PointInTime,
+        PointInTimeRecovery,
         AbsoluteConsistency,
         TolerateCorruptedTailRecords,
     ] {

@@ -2,6 +2,7 @@
 // Test code may panic on failure: that is how a test reports it.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod db_attacks;
 mod db_bad_input;
 mod db_basic;
 mod db_cache;

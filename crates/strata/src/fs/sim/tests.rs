@@ -364,7 +364,10 @@ fn handles_and_locks_die_in_a_crash() {
     // release the new holder's lock.
     let new_lock = fs.lock(&p("/db/LOCK")).unwrap();
     drop(lock);
-    assert!(matches!(fs.lock(&p("/db/LOCK")), Err(Error::Busy { .. })));
+    assert!(matches!(
+        fs.lock(&p("/db/LOCK")),
+        Err(Error::LockHeld { .. })
+    ));
     drop(new_lock);
     fs.lock(&p("/db/LOCK")).unwrap();
 }
@@ -378,8 +381,8 @@ fn second_lock_is_busy_until_the_first_is_dropped() {
         "locking creates the file"
     );
     match fs.lock(&p("/db/./LOCK")) {
-        Err(Error::Busy { reason }) => assert!(reason.contains("/db/LOCK"), "{reason}"),
-        other => panic!("expected Busy, got {other:?}"),
+        Err(Error::LockHeld { path }) => assert_eq!(path, p("/db/LOCK")),
+        other => panic!("expected LockHeld, got {other:?}"),
     }
     drop(first);
     let _again = fs.lock(&p("/db/LOCK")).unwrap();

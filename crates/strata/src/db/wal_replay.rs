@@ -1,0 +1,231 @@
+//! Replaying WALs into memtables at open, as `wal_recovery_mode` says, and
+//! telling a torn tail (what a crash leaves: fine) from damage that valid
+//! records follow (lost acknowledged writes: never silent).
+//!
+//! | mode | torn tail of the last WAL | damage, or a torn tail before the last WAL |
+//! | --- | --- | --- |
+//! | `TolerateCorruptedTailRecords` | ignored | the open fails |
+//! | `AbsoluteConsistency` | the open fails | the open fails |
+//! | `PointInTimeRecovery` (default) | ignored | replay stops there; what follows is counted and reported |
+//! | `SkipAnyCorruptedRecords` | ignored | the damaged block is skipped, every valid record after it replayed, and reported |
+//!
+//! Every damage found is a [`WalDamage`]: logged at error level in the info
+//! LOG, shown by the `strata.wal-damage` and `strata.wal-records-dropped`
+//! properties, and the damaged WAL (with every later one whose records were
+//! dropped) is kept as `NNNNNN.log.corrupt` by a read-write open instead of
+//! being deleted, so the evidence survives.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::info_log::{info, InfoLog};
+use crate::error::{Error, Result};
+use crate::filename::log_file_name;
+use crate::fs::RandomAccessFile;
+use crate::key::SequenceNumber;
+use crate::memtable::MemTable;
+use crate::options::{DbOptions, WalRecoveryMode};
+use crate::version::VersionSet;
+use crate::wal::LogReader;
+use crate::write::WriteBatch;
+
+/// Damage recovery found in one WAL, and what it cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalDamage {
+    /// The damaged WAL's file number.
+    pub wal: u64,
+    /// Byte offset of the damage in that WAL.
+    pub offset: u64,
+    /// What was wrong.
+    pub reason: String,
+    /// Valid records after the damage that were not replayed (point-in-time
+    /// recovery drops them, with every later WAL's; skip-any-corrupted-records
+    /// replays them, so 0).
+    pub records_dropped: u64,
+    /// Sequence numbers of the dropped records, first and last.
+    pub dropped_sequences: Option<(SequenceNumber, SequenceNumber)>,
+}
+
+impl std::fmt::Display for WalDamage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "WAL #{} damaged at offset {}: {}; {} valid records after it dropped",
+            self.wal, self.offset, self.reason, self.records_dropped
+        )?;
+        if let Some((first, last)) = self.dropped_sequences {
+            write!(f, " (sequence numbers {first}..={last})")?;
+        }
+        Ok(())
+    }
+}
+
+/// A WAL to replay, opened.
+pub(super) struct OpenWal {
+    pub number: u64,
+    pub file: Arc<dyn RandomAccessFile>,
+}
+
+/// What replay produced.
+pub(super) struct Replay {
+    /// The last memtable (the others went to `on_full`).
+    pub mem: MemTable,
+    pub damage: Vec<WalDamage>,
+    /// WALs to keep as `.log.corrupt`: damaged ones, and later ones whose
+    /// records were dropped.
+    pub set_aside: Vec<u64>,
+}
+
+/// Replays `logs` in order into memtables, handing each one that fills to
+/// `on_full`; raises the last sequence number to the last record replayed.
+pub(super) fn replay_logs(
+    dir: &Path,
+    options: &DbOptions,
+    info_log: &InfoLog,
+    logs: &[OpenWal],
+    versions: &mut VersionSet,
+    on_full: &mut dyn FnMut(&mut VersionSet, MemTable) -> Result<()>,
+) -> Result<Replay> {
+    let arena_bytes = options.write_buffer_size + options.write_buffer_size / 8;
+    let mut replay = Replay {
+        mem: MemTable::new(arena_bytes),
+        damage: Vec::new(),
+        set_aside: Vec::new(),
+    };
+    let mode = options.wal_recovery_mode;
+    let mut max_seq = versions.last_sequence();
+    // Point-in-time recovery stopped at this damage: later records are only
+    // counted.
+    let mut stopped: Option<usize> = None;
+    for (i, wal) in logs.iter().enumerate() {
+        let number = wal.number;
+        let path = log_file_name(dir, number);
+        let mut reader = LogReader::new(wal.file.clone(), &path);
+        let mut replayed = 0u64;
+        if stopped.is_some() {
+            replay.set_aside.push(number);
+        }
+        loop {
+            let batch = match reader.read_record() {
+                Ok(Some((offset, payload))) => {
+                    WriteBatch::from_data(payload.to_vec()).map_err(|e| rewrap(e, &path, offset))
+                }
+                Ok(None) => break,
+                Err(e) => Err(e),
+            };
+            let batch = match batch {
+                Ok(batch) => batch,
+                Err(e @ Error::Corruption { .. }) => {
+                    let Error::Corruption { offset, reason, .. } = &e else {
+                        return Err(e);
+                    };
+                    match mode {
+                        WalRecoveryMode::AbsoluteConsistency
+                        | WalRecoveryMode::TolerateCorruptedTailRecords => return Err(e),
+                        WalRecoveryMode::PointInTimeRecovery if stopped.is_none() => {
+                            stopped = Some(replay.damage.len());
+                        }
+                        _ => {}
+                    }
+                    if !replay.set_aside.contains(&number) {
+                        replay.set_aside.push(number);
+                    }
+                    if stopped.is_none_or(|at| at == replay.damage.len()) {
+                        replay.damage.push(WalDamage {
+                            wal: number,
+                            offset: *offset,
+                            reason: reason.clone(),
+                            records_dropped: 0,
+                            dropped_sequences: None,
+                        });
+                    }
+                    reader.skip_past_damage()?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(at) = stopped {
+                if let Some(damage) = replay.damage.get_mut(at) {
+                    count_dropped(damage, &batch);
+                }
+                continue;
+            }
+            batch.insert_into(&replay.mem)?;
+            replayed += 1;
+            if batch.count() > 0 {
+                max_seq = max_seq.max(batch.sequence() + u64::from(batch.count()) - 1);
+            }
+            if replay.mem.memory_usage() >= options.write_buffer_size {
+                let full = std::mem::replace(&mut replay.mem, MemTable::new(arena_bytes));
+                on_full(versions, full)?;
+            }
+        }
+        info!(info_log, "WAL #{number}: replayed {replayed} batches");
+        if let Some(torn) = reader.torn_tail().filter(|_| stopped.is_none()) {
+            info!(
+                info_log,
+                "WAL #{number}: torn tail at offset {}: {}", torn.offset, torn.reason
+            );
+            let last_log = i + 1 == logs.len();
+            let fail = match mode {
+                WalRecoveryMode::AbsoluteConsistency => Some("incomplete record"),
+                WalRecoveryMode::TolerateCorruptedTailRecords if !last_log => {
+                    Some("incomplete record before the last WAL")
+                }
+                _ => None,
+            };
+            if let Some(what) = fail {
+                return Err(Error::corruption(
+                    &path,
+                    torn.offset,
+                    format!("{what}: {}", torn.reason),
+                ));
+            }
+            if !last_log {
+                // Later WALs exist, so this tail was not the crash's last
+                // write: the records after it are history with a hole in it.
+                if !replay.set_aside.contains(&number) {
+                    replay.set_aside.push(number);
+                }
+                let damage = WalDamage {
+                    wal: number,
+                    offset: torn.offset,
+                    reason: format!("incomplete record before the last WAL: {}", torn.reason),
+                    records_dropped: 0,
+                    dropped_sequences: None,
+                };
+                if mode == WalRecoveryMode::PointInTimeRecovery {
+                    stopped = Some(replay.damage.len());
+                }
+                replay.damage.push(damage);
+            }
+        }
+    }
+    for damage in &replay.damage {
+        info!(info_log, "[ERROR] {damage}");
+    }
+    versions.set_last_sequence(max_seq);
+    Ok(replay)
+}
+
+fn count_dropped(damage: &mut WalDamage, batch: &WriteBatch) {
+    damage.records_dropped += 1;
+    if batch.count() == 0 {
+        return;
+    }
+    let (first, last) = (
+        batch.sequence(),
+        batch.sequence() + u64::from(batch.count()) - 1,
+    );
+    damage.dropped_sequences = Some(match damage.dropped_sequences {
+        Some((a, b)) => (a.min(first), b.max(last)),
+        None => (first, last),
+    });
+}
+
+fn rewrap(e: Error, path: &PathBuf, offset: u64) -> Error {
+    match e {
+        Error::Corruption { reason, .. } => Error::corruption(path, offset, reason),
+        other => other,
+    }
+}
