@@ -81,12 +81,13 @@ impl DbFlags {
             .ok_or_else(|| CliError::Failed("--db=<path> must be specified".into()))
     }
 
-    fn key(&self, arg: &OsString) -> CliResult<Vec<u8>> {
-        Ok(hex::parse_arg(arg, self.is_key_hex())?)
+    /// Decodes a key argument; `what` names it in an error (`key`, `--from`).
+    fn key(&self, arg: &OsString, what: &str) -> CliResult<Vec<u8>> {
+        Ok(hex::parse_arg(arg, self.is_key_hex(), what)?)
     }
 
     fn value(&self, arg: &OsString) -> CliResult<Vec<u8>> {
-        Ok(hex::parse_arg(arg, self.is_value_hex())?)
+        Ok(hex::parse_arg(arg, self.is_value_hex(), "value")?)
     }
 }
 
@@ -118,7 +119,7 @@ pub enum DbCommand {
     #[command(name = "dump_wal")]
     DumpWal(inspect::DumpWalArgs),
     /// Compact the keys in [--from, --to] (all keys by default) down to the
-    /// last level; prints OK.
+    /// last level; prints nothing on success (as ldb's compact).
     Compact(CompactArgs),
     /// Open the DB, read every WAL and verify every live table; prints OK.
     #[command(name = "checkconsistency")]
@@ -296,14 +297,18 @@ fn print_ok() -> CliResult {
 }
 
 fn put(flags: &DbFlags, a: &PutArgs) -> CliResult {
-    let (key, value) = (flags.key(&a.key)?, flags.value(&a.value)?);
+    let (key, value) = (flags.key(&a.key, "key")?, flags.value(&a.value)?);
     with_db(flags, DbOptions::default(), |db| Ok(db.put(&key, &value)?))?;
     print_ok()
 }
 
 fn compact(flags: &DbFlags, a: &CompactArgs) -> CliResult {
-    let from = a.from.as_ref().map(|k| flags.key(k)).transpose()?;
-    let to = a.to.as_ref().map(|k| flags.key(k)).transpose()?;
+    let from = a
+        .from
+        .as_ref()
+        .map(|k| flags.key(k, "--from"))
+        .transpose()?;
+    let to = a.to.as_ref().map(|k| flags.key(k, "--to")).transpose()?;
     // Nothing on stdout: ldb's compact prints nothing when it succeeds.
     with_db(flags, DbOptions::default(), |db| {
         db.compact_range(from.as_deref(), to.as_deref())
@@ -312,7 +317,7 @@ fn compact(flags: &DbFlags, a: &CompactArgs) -> CliResult {
 }
 
 fn get(flags: &DbFlags, a: &KeyArgs) -> CliResult {
-    let key = flags.key(&a.key)?;
+    let key = flags.key(&a.key, "key")?;
     let value = with_db_read_only(flags, DbOptions::default(), |db| {
         db.get(&key).map_err(context("Get failed"))
     })?;
@@ -331,7 +336,7 @@ fn get(flags: &DbFlags, a: &KeyArgs) -> CliResult {
 }
 
 fn delete(flags: &DbFlags, a: &KeyArgs) -> CliResult {
-    let key = flags.key(&a.key)?;
+    let key = flags.key(&a.key, "key")?;
     with_db(flags, DbOptions::default(), |db| Ok(db.delete(&key)?))?;
     print_ok()
 }
@@ -351,7 +356,7 @@ fn batch_put(flags: &DbFlags, a: &BatchPutArgs) -> CliResult {
     for pair in a.pairs.chunks_exact(2) {
         if let [k, v] = pair {
             batch
-                .put(&flags.key(k)?, &flags.value(v)?)
+                .put(&flags.key(k, "key")?, &flags.value(v)?)
                 .map_err(context("Put to write batch failed"))?;
         }
     }
@@ -373,8 +378,12 @@ impl RangeArgs {
     /// Decodes the bounds (hex with `--key_hex`) before the database is opened.
     fn resolve(&self, flags: &DbFlags) -> CliResult<KeyRange> {
         Ok(KeyRange {
-            from: self.from.as_ref().map(|k| flags.key(k)).transpose()?,
-            to: self.to.as_ref().map(|k| flags.key(k)).transpose()?,
+            from: self
+                .from
+                .as_ref()
+                .map(|k| flags.key(k, "--from"))
+                .transpose()?,
+            to: self.to.as_ref().map(|k| flags.key(k, "--to")).transpose()?,
             limit: self
                 .max_keys
                 .and_then(|n| u64::try_from(n).ok())

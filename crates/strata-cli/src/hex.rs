@@ -36,37 +36,51 @@ pub fn append(dst: &mut Vec<u8>, bytes: &[u8], hex: bool) {
     }
 }
 
-/// Parses a command-line argument: its raw bytes, or with `hex` its hex digits.
-pub fn parse_arg(arg: &OsStr, hex: bool) -> Result<Vec<u8>, String> {
+/// Parses a command-line argument: its raw bytes, or with `hex` ldb's hex form
+/// (see [`parse`]). `what` names the argument in the error (`key`, `--from`).
+pub fn parse_arg(arg: &OsStr, hex: bool, what: &str) -> Result<Vec<u8>, String> {
     if !hex {
         return Ok(arg.as_bytes().to_vec());
     }
     let text = arg
         .to_str()
-        .ok_or_else(|| format!("{arg:?} is not valid hex"))?;
-    parse(text, true)
+        .ok_or_else(|| format!("{what} {arg:?} is not valid hex"))?;
+    parse(text, true, what)
 }
 
-/// Parses a key or value given on the command line or in input: with `hex`, an
-/// optional `0x` prefix and an even number of hex digits.
-pub fn parse(text: &str, hex: bool) -> Result<Vec<u8>, String> {
+/// Parses a key or value given on the command line or in input. With `hex` it
+/// takes exactly what ldb's `HexToString` takes: a lower-case `0x`, then an
+/// even number of hex digits of either case. Anything else is refused rather
+/// than guessed at: `61` could be the two bytes "61" or the byte 'a', and a
+/// tool that guesses writes keys nobody can find again. `what` names the
+/// argument in the error (`key`, `value`, `--from`, `line 3: key`).
+pub fn parse(text: &str, hex: bool, what: &str) -> Result<Vec<u8>, String> {
     if !hex {
         return Ok(text.as_bytes().to_vec());
     }
-    let digits = text
-        .strip_prefix("0x")
-        .or_else(|| text.strip_prefix("0X"))
-        .unwrap_or(text);
+    let digits = text.strip_prefix("0x").ok_or_else(|| {
+        format!("{what} {text:?} is not hex input: it must start with 0x (lower-case x)")
+    })?;
     if digits.len() % 2 != 0 {
-        return Err(format!("hex {text:?} has an odd number of digits"));
+        return Err(format!("{what} {text:?} has an odd number of hex digits"));
     }
-    (0..digits.len())
-        .step_by(2)
-        .map(|i| {
-            digits
-                .get(i..i + 2)
-                .and_then(|d| u8::from_str_radix(d, 16).ok())
-                .ok_or_else(|| format!("{text:?} is not valid hex"))
+    // Digit by digit: `u8::from_str_radix` would also take a sign (`0x+1`).
+    let nibble = |d: u8| {
+        char::from(d)
+            .to_digit(16)
+            .and_then(|v| u8::try_from(v).ok())
+    };
+    digits
+        .as_bytes()
+        .chunks_exact(2)
+        .map(|pair| match pair {
+            [high, low] => Some((nibble(*high)?, nibble(*low)?)),
+            _ => None,
+        })
+        .map(|digit| {
+            digit
+                .map(|(high, low)| high << 4 | low)
+                .ok_or_else(|| format!("{what} {text:?} is not valid hex"))
         })
         .collect()
 }
@@ -78,11 +92,23 @@ mod tests {
     #[test]
     fn roundtrip() {
         assert_eq!(show(b"\x00\xabz", true), "0x00AB7A");
-        assert_eq!(parse("0x00AB7A", true).unwrap(), b"\x00\xabz");
-        assert_eq!(parse("00ab7a", true).unwrap(), b"\x00\xabz");
-        assert_eq!(parse("plain", false).unwrap(), b"plain");
-        assert!(parse("0xABC", true).is_err());
-        assert!(parse("0xZZ", true).is_err());
+        assert_eq!(parse("0x00AB7A", true, "key").unwrap(), b"\x00\xabz");
+        assert_eq!(parse("0x00ab7a", true, "key").unwrap(), b"\x00\xabz");
+        assert_eq!(parse("0x", true, "key").unwrap(), b"");
+        assert_eq!(parse("plain", false, "key").unwrap(), b"plain");
+        assert!(parse("0xABC", true, "key").is_err());
+        assert!(parse("0xZZ", true, "key").is_err());
+        // u8::from_str_radix takes a sign; ldb's digits do not.
+        assert!(parse("0x+1", true, "key").is_err());
+    }
+
+    #[test]
+    fn hex_needs_a_lower_case_0x_prefix() {
+        for text in ["00ab", "0X00ab", "x00ab", "", "0"] {
+            let err = parse(text, true, "--from").unwrap_err();
+            assert!(err.starts_with(&format!("--from {text:?} ")), "{err}");
+            assert!(err.contains("must start with 0x"), "{err}");
+        }
     }
 
     #[test]
@@ -93,7 +119,10 @@ mod tests {
         out.clear();
         append(&mut out, b"\xff\x00", false);
         assert_eq!(out, b"\xff\x00");
-        assert_eq!(parse_arg(OsStr::new("0x6162"), true).unwrap(), b"ab");
-        assert_eq!(parse_arg(OsStr::new("0x6162"), false).unwrap(), b"0x6162");
+        assert_eq!(parse_arg(OsStr::new("0x6162"), true, "key").unwrap(), b"ab");
+        assert_eq!(
+            parse_arg(OsStr::new("0x6162"), false, "key").unwrap(),
+            b"0x6162"
+        );
     }
 }

@@ -82,6 +82,8 @@ pub fn manifest_dump(flags: &DbFlags, a: &ManifestDumpArgs) -> CliResult {
             for line in edit.to_string().lines() {
                 writeln!(out, "  {line}").map_err(stdout_error)?;
             }
+            // As the engine's recovery does: an edit that cannot apply is a
+            // corrupt MANIFEST record, named by its file and offset.
             version = version
                 .apply(&edit)
                 .map_err(|e| Error::corruption(&path, offset, e.0))?;

@@ -28,18 +28,22 @@ pub fn parse_line(
             String::from_utf8_lossy(line)
         )
     })?;
-    let key = decode(k, key_hex).map_err(|e| format!("line {number}: {e}"))?;
-    let value = decode(v, value_hex).map_err(|e| format!("line {number}: {e}"))?;
+    let key = decode(k, key_hex, "key").map_err(|e| format!("line {number}: {e}"))?;
+    let value = decode(v, value_hex, "value").map_err(|e| format!("line {number}: {e}"))?;
     Ok((key, value))
 }
 
-fn decode(field: &[u8], is_hex: bool) -> Result<Vec<u8>, String> {
+fn decode(field: &[u8], is_hex: bool, what: &str) -> Result<Vec<u8>, String> {
     if !is_hex {
         return Ok(field.to_vec());
     }
-    let text = std::str::from_utf8(field)
-        .map_err(|_| format!("{:?} is not valid hex", String::from_utf8_lossy(field)))?;
-    hex::parse(text, true)
+    let text = std::str::from_utf8(field).map_err(|_| {
+        format!(
+            "{what} {:?} is not valid hex",
+            String::from_utf8_lossy(field)
+        )
+    })?;
+    hex::parse(text, true, what)
 }
 
 /// Appends `key{separator}value` and a newline, each side raw or hex.

@@ -50,7 +50,7 @@ pub struct BuildArgs {
     /// Sort the input (later lines win for equal keys) instead of requiring order.
     #[arg(long)]
     sort: bool,
-    /// Keys and values in the input are hex (`0x` prefix optional).
+    /// Keys and values in the input are `0x` + hex, as `dump --hex` prints them.
     #[arg(long)]
     hex: bool,
 }
@@ -186,12 +186,12 @@ fn dump(args: DumpArgs) -> CliResult {
         let from = args
             .from
             .as_deref()
-            .map(|k| hex::parse(k, args.hex))
+            .map(|k| hex::parse(k, args.hex, "--from"))
             .transpose()?;
         let to = args
             .to
             .as_deref()
-            .map(|k| hex::parse(k, args.hex))
+            .map(|k| hex::parse(k, args.hex, "--to"))
             .transpose()?;
         let deletions = scan(&table, from.as_deref(), to.as_deref(), args.hex, &mut out)?;
         if deletions > 0 {

@@ -59,29 +59,18 @@ impl Engine for StrataEngine {
         })
     }
 
-    /// db_bench's `DestroyDB`: removes the files named as
-    /// [`strata::filename::parse_file_name`] recognizes, so a mistyped `--db`
-    /// cannot wipe unrelated files. A missing directory is fine.
-    fn destroy(_flags: &Flags, dir: &Path, _env: &StrataEnv) -> Result<(), String> {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(format!("listing {}: {e}", dir.display())),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| format!("listing {}: {e}", dir.display()))?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if strata::filename::parse_file_name(name).is_none() {
-                continue;
-            }
-            match std::fs::remove_file(entry.path()) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("removing {}: {e}", entry.path().display())),
-            }
-        }
-        Ok(())
+    /// db_bench's `DestroyDB`, through the engine's own [`Db::destroy`]: it
+    /// takes the database's LOCK first, so a database another process has
+    /// open is refused (`LockHeld`) with nothing deleted, instead of having
+    /// its files pulled from under it. Only the engine's files go, so a
+    /// mistyped `--db` cannot wipe unrelated ones. A missing directory is fine.
+    fn destroy(flags: &Flags, dir: &Path, _env: &StrataEnv) -> Result<(), String> {
+        Db::destroy(dir, &flags.db_options()).map_err(|e| {
+            format!(
+                "destroying {} (as --use_existing_db=0 asks): {e}",
+                dir.display()
+            )
+        })
     }
 
     fn close(self) -> Result<(), String> {

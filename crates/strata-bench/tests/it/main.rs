@@ -5,6 +5,8 @@
 
 use std::process::{Command, Output};
 
+mod destroy;
+
 fn bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_strata-bench"))
         .args(args)

@@ -417,7 +417,8 @@ fn checkconsistency_refuses_a_corrupt_wal_without_opening() {
     bytes[10] ^= 0x01;
     std::fs::write(&wal, &bytes).expect("write");
     let err = fails(db, &["checkconsistency"], "");
-    assert!(err.contains("Corruption"), "{err}");
+    // Reported as WAL damage (with what it dropped), not as a bare Corruption.
+    assert!(err.contains("WAL #1 damaged at offset 0"), "{err}");
     // The WAL is still there: recovery did not run and drop its records.
     assert_eq!(std::fs::read(&wal).expect("read"), bytes);
 }
@@ -446,4 +447,71 @@ fn compact_moves_the_range_to_the_last_level() {
     assert_eq!(ok(db, &["get", "k999"], ""), "late\n");
     let err = fails(db, &["compact", "--key_hex", "--from=0xZZ"], "");
     assert!(err.contains("hex"), "{err}");
+}
+
+#[test]
+fn help_says_what_each_write_prints() {
+    let out = strata(&["--help"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let help = stdout(&out);
+    let summary = |command: &str| -> String {
+        help.lines()
+            .find(|l| l.split_whitespace().next() == Some(command))
+            .unwrap_or_else(|| panic!("no `{command}` in the help:\n{help}"))
+            .to_string()
+    };
+    for command in ["put", "delete", "batchput", "checkconsistency"] {
+        assert!(
+            summary(command).ends_with("prints OK"),
+            "{}",
+            summary(command)
+        );
+    }
+    // compact is silent on success (see compact_moves_the_range_to_the_last_level).
+    let compact = summary("compact");
+    assert!(!compact.contains("OK"), "{compact}");
+    assert!(compact.contains("prints nothing"), "{compact}");
+    let own = stdout(&strata(&["compact", "--help"], ""));
+    assert!(!own.contains("OK"), "{own}");
+}
+
+#[test]
+fn hex_input_needs_a_lower_case_0x_prefix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path();
+    ok(
+        db,
+        &["--create_if_missing", "--hex", "put", "0x61", "0x62"],
+        "",
+    );
+    // Digits may be either case, as ldb's DecodeHex takes them.
+    assert_eq!(ok(db, &["--hex", "get", "0x61"], ""), "0x62\n");
+    ok(db, &["--hex", "put", "0x6A", "0x6b"], "");
+    assert_eq!(ok(db, &["get", "j"], ""), "k\n");
+
+    // Each refusal names the argument that was not hex and what it lacks.
+    let cases: &[(&[&str], &str)] = &[
+        (&["--hex", "get", "61"], "key \"61\""),
+        (&["--hex", "get", "0X61"], "key \"0X61\""),
+        (&["--key_hex", "put", "6162", "v"], "key \"6162\""),
+        (&["--value_hex", "put", "k", "0X62"], "value \"0X62\""),
+        (&["--hex", "batchput", "0x61", "62"], "value \"62\""),
+        (&["--hex", "delete", "X61"], "key \"X61\""),
+        (&["--key_hex", "scan", "--from=61"], "--from \"61\""),
+        (&["--key_hex", "dump", "--to=0X7A"], "--to \"0X7A\""),
+        (&["--key_hex", "compact", "--to=7a"], "--to \"7a\""),
+    ];
+    for (args, names) in cases {
+        let err = fails(db, args, "");
+        assert!(err.contains(names), "{args:?}: {err}");
+        assert!(err.contains("must start with 0x"), "{args:?}: {err}");
+    }
+    let err = fails(db, &["--hex", "load"], "0x63 ==> 0x64\n63 ==> 0x64\n");
+    assert!(err.contains("line 2: key \"63\""), "{err}");
+    assert!(err.contains("must start with 0x"), "{err}");
+    let err = fails(db, &["--value_hex", "load"], "c ==> 0X64\n");
+    assert!(err.contains("line 1: value \"0X64\""), "{err}");
+
+    // Nothing was written by the refused commands.
+    assert_eq!(ok(db, &["scan"], ""), "a : b\nj : k\n");
 }

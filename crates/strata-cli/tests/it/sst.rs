@@ -141,3 +141,29 @@ fn not_a_table_is_corruption() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("Corruption"), "{}", stderr(&out));
 }
+
+#[test]
+fn hex_input_needs_a_lower_case_0x_prefix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sst = dir.path().join("t.sst");
+    let out = build(&sst, &["--hex"], "61 ==> 0x31\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("line 1: key \"61\""),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!sst.exists());
+
+    let out = build(&sst, &["--hex"], "0x61 ==> 0x31\n0x62 ==> 0x32\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let f = sst.to_str().expect("utf-8");
+    let out = strata(&["sst", "dump", "--file", f, "--hex", "--from", "0X62"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--from \"0X62\""), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("must start with 0x"),
+        "{}",
+        stderr(&out)
+    );
+}

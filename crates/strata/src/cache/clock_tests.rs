@@ -132,6 +132,34 @@ mod std_threads {
         assert_eq!(c.pinned_usage(), 1000);
     }
 
+    /// An entry larger than the whole cache: without a strict limit it is
+    /// cached (evicting what it must) and found; a strict cache refuses it.
+    #[test]
+    fn an_entry_larger_than_the_cache_is_admitted_unless_strict() {
+        for strict in [false, true] {
+            let c = cache(10, strict);
+            for n in 0..5 {
+                put(&c, n, Priority::Low);
+            }
+            let inserted = c.insert(key(99), Arc::new(99u64), 5000, Priority::High);
+            if strict {
+                assert!(
+                    matches!(inserted, Err(Error::CacheFull { .. })),
+                    "{inserted:?}"
+                );
+                assert!(c.lookup(&key(99)).is_none());
+                assert!(c.usage() <= c.capacity());
+                continue;
+            }
+            let handle = inserted.unwrap();
+            let found = c.lookup(&key(99)).expect("an admitted entry is found");
+            assert_eq!(found.value().downcast_ref::<u64>(), Some(&99));
+            assert_eq!(c.usage(), 5000, "the unpinned entries made room");
+            drop((handle, found));
+            assert_eq!(c.pinned_usage(), 0);
+        }
+    }
+
     #[test]
     fn bottom_priority_goes_before_high_priority() {
         // Ten high entries, then enough bottom ones to force a few evictions:

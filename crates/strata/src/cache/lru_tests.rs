@@ -38,10 +38,80 @@ const E: usize = 100; // a charge; each entry costs E + ENTRY_OVERHEAD
 
 #[test]
 fn shard_bits_follow_rocksdbs_rule() {
-    assert_eq!(default_shard_bits(0), 0);
-    assert_eq!(default_shard_bits(1 << 20), 1);
-    assert_eq!(default_shard_bits(8 << 20), 4);
-    assert_eq!(default_shard_bits(1 << 30), 6);
+    // floor(log2(capacity / 512 KiB)), within 0..=6.
+    const KIB: usize = 1 << 10;
+    const MIB: usize = 1 << 20;
+    for (capacity, bits) in [
+        (0, 0),
+        (512 * KIB - 1, 0),
+        (512 * KIB, 0),
+        (MIB - 1, 0),
+        (MIB, 1),
+        (3 * MIB / 2, 1),
+        (2 * MIB, 2),
+        (8 * MIB - 1, 3),
+        (8 * MIB, 4),
+        (16 * MIB, 5),
+        (32 * MIB, 6),
+        (1 << 30, 6),
+        (usize::MAX, 6),
+    ] {
+        assert_eq!(default_shard_bits(capacity), bits, "capacity {capacity}");
+    }
+}
+
+#[test]
+fn default_shards_hold_at_least_512_kib() {
+    for (capacity, shards) in [(100 << 10, 1), (1 << 20, 2), (8 << 20, 16), (1 << 30, 64)] {
+        let c = LruCache::new(LruOptions::new(capacity)).unwrap();
+        assert_eq!(c.shards.shards.len(), shards, "capacity {capacity}");
+        for s in &c.shards.shards {
+            assert!(s.lock().capacity >= (512 << 10).min(capacity));
+        }
+    }
+}
+
+/// A filter block bigger than its shard (an 8 MiB cache has 512 KiB shards):
+/// without a strict limit it is cached, evicting the rest of its shard, and
+/// holds more than the shard's capacity until released, as in RocksDB's LRU
+/// cache; a strict cache refuses it.
+#[test]
+fn an_entry_larger_than_its_shard_is_admitted_unless_strict() {
+    const BIG: usize = 1 << 20;
+    for strict in [false, true] {
+        let c = LruCache::new(LruOptions {
+            strict_capacity_limit: strict,
+            ..LruOptions::new(8 << 20)
+        })
+        .unwrap();
+        for n in 0..1000 {
+            put(&c, n, 4 << 10, Priority::Low);
+        }
+        let big = key(1 << 40);
+        let shard = c.shard_of(&big);
+        let shard_capacity = c.shards.shards[shard].lock().capacity;
+        assert!(BIG > shard_capacity);
+        let inserted = c.insert(big, value(7), BIG, Priority::High);
+        if strict {
+            assert!(
+                matches!(inserted, Err(Error::CacheFull { .. })),
+                "{inserted:?}"
+            );
+            assert!(!has(&c, 1 << 40));
+            assert!(c.shards.shards[shard].lock().usage <= shard_capacity);
+            continue;
+        }
+        let handle = inserted.unwrap();
+        let found = c.lookup(&big).expect("an admitted entry is found");
+        assert_eq!(found.value().downcast_ref::<u64>(), Some(&7));
+        // Everything unpinned in its shard made room; other shards kept theirs.
+        assert_eq!(c.shards.shards[shard].lock().usage, BIG + ENTRY_OVERHEAD);
+        assert!(c.usage() > BIG + ENTRY_OVERHEAD);
+        drop((handle, found));
+        // Released over capacity, it goes: the shard is back within bounds.
+        assert!(c.shards.shards[shard].lock().usage <= shard_capacity);
+        assert_eq!(c.pinned_usage(), 0);
+    }
 }
 
 #[test]

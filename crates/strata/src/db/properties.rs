@@ -129,6 +129,9 @@ pub(super) fn property(inner: &DbInner, name: &str) -> Option<String> {
             u64::from(super::compact::pick_task(inner, &state).is_some()).to_string()
         }
         "num-running-compactions" => inner.state.lock().running_compactions.to_string(),
+        // Writes waiting to commit, the group being committed included: a
+        // queue that grows shows writers held up by a slow WAL write or sync.
+        "num-queued-writes" => inner.state.lock().writers.len().to_string(),
         "is-write-stopped" => u64::from(inner.state.lock().writes_stopped).to_string(),
         "estimate-pending-compaction-bytes" => {
             inner.state.lock().pending_compaction_bytes.to_string()

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -198,6 +198,36 @@ impl Inode {
     }
 }
 
+/// Holds file syncs for [`SimFs::hold_syncs`]. Its own lock, so a held sync
+/// does not block the rest of the file system.
+#[derive(Default)]
+struct SyncGate {
+    state: Mutex<SyncGateState>,
+    opened: Condvar,
+}
+
+#[derive(Default)]
+struct SyncGateState {
+    held: bool,
+    /// Syncs waiting for the gate to open.
+    waiting: usize,
+}
+
+impl SyncGate {
+    /// Returns at once while the gate is open, else when it opens.
+    fn pass(&self) {
+        let mut state = self.state.lock();
+        if !state.held {
+            return;
+        }
+        state.waiting += 1;
+        while state.held {
+            self.opened.wait(&mut state);
+        }
+        state.waiting -= 1;
+    }
+}
+
 /// Everything behind the one lock of a [`SimFs`].
 struct State {
     rng: SmallRng,
@@ -223,6 +253,8 @@ struct State {
     quota_bytes: Option<u64>,
     /// How long each file sync sleeps before it takes effect.
     sync_latency: Duration,
+    /// Where file syncs wait while a test holds them ([`SimFs::hold_syncs`]).
+    sync_gate: Arc<SyncGate>,
     /// Set by `halt`: the simulated process is dead and every operation fails
     /// until `crash` reboots the machine.
     halted: bool,
@@ -409,6 +441,7 @@ impl SimFs {
             halted: false,
             quota_bytes: None,
             sync_latency: Duration::ZERO,
+            sync_gate: Arc::default(),
         };
         SimFs {
             seed,
@@ -421,6 +454,29 @@ impl SimFs {
     /// what group commit tests need to see groups form.
     pub fn set_sync_latency(&self, latency: Duration) {
         self.state.lock().sync_latency = latency;
+    }
+
+    /// Makes every file sync from now on wait, before it takes effect and
+    /// outside the file system's lock, until [`release_syncs`](Self::release_syncs).
+    /// A test can then hold a writer inside its WAL sync and line others up
+    /// behind it without relying on timing. Directory syncs are not held.
+    pub fn hold_syncs(&self) {
+        let gate = self.state.lock().sync_gate.clone();
+        gate.state.lock().held = true;
+    }
+
+    /// Lets the held file syncs, and every later one, proceed.
+    pub fn release_syncs(&self) {
+        let gate = self.state.lock().sync_gate.clone();
+        gate.state.lock().held = false;
+        gate.opened.notify_all();
+    }
+
+    /// How many file syncs are waiting because of [`hold_syncs`](Self::hold_syncs).
+    pub fn held_syncs(&self) -> usize {
+        let gate = self.state.lock().sync_gate.clone();
+        let waiting = gate.state.lock().waiting;
+        waiting
     }
 
     /// The seed given to [`SimFs::new`].
@@ -806,7 +862,11 @@ impl WritableFile for SimWritableFile {
     }
 
     fn sync(&mut self) -> Result<()> {
-        let latency = self.handle.state.lock().sync_latency;
+        let (latency, gate) = {
+            let state = self.handle.state.lock();
+            (state.sync_latency, state.sync_gate.clone())
+        };
+        gate.pass();
         if !latency.is_zero() {
             std::thread::sleep(latency);
         }

@@ -505,3 +505,28 @@ fn corruption_helpers_change_the_current_bytes() {
         "extension was not synced"
     );
 }
+
+#[test]
+fn held_syncs_wait_for_release_without_blocking_other_operations() {
+    let fs = fs_with_db(12);
+    let mut file = fs.create(&p("/db/f")).unwrap();
+    file.append(b"abc").unwrap();
+    fs.hold_syncs();
+    let syncing = std::thread::spawn(move || file.sync());
+    while fs.held_syncs() == 0 {
+        std::thread::yield_now();
+    }
+    // The held sync has not begun, and the rest of the file system works.
+    assert_eq!(fs.op_count(OpKind::Sync), 0);
+    fs.sync_dir(&p("/db")).unwrap();
+    let mut other = fs.create(&p("/db/g")).unwrap();
+    other.append(b"x").unwrap();
+    assert_eq!(fs.file_contents(&p("/db/f")).unwrap(), b"abc");
+    fs.release_syncs();
+    syncing.join().unwrap().unwrap();
+    assert_eq!((fs.held_syncs(), fs.op_count(OpKind::Sync)), (0, 1));
+    // Released, syncs run at once again, and the held one took effect.
+    other.sync().unwrap();
+    fs.crash(SYNC_NOTHING);
+    assert_eq!(fs.file_contents(&p("/db/f")).unwrap(), b"abc");
+}
