@@ -191,13 +191,17 @@ fn check_once(db: &Db, shared: &Shared) -> Result<(), String> {
     }
     let latest = number(db.get(b"k"), "k at the latest state")?;
     if latest < k {
-        return Err(format!("the latest read {latest}, older than the snapshot's {k}"));
+        return Err(format!(
+            "the latest read {latest}, older than the snapshot's {k}"
+        ));
     }
     let both = db.multi_get(&at, &[&b"k"[..], &b"k2"[..]]);
     for (name, result) in ["k", "k2"].iter().zip(both) {
         let again = number(result, name)?;
         if again != k {
-            return Err(format!("the snapshot changed: {name} read {k}, then {again}"));
+            return Err(format!(
+                "the snapshot changed: {name} read {k}, then {again}"
+            ));
         }
     }
     let scanned: Vec<u64> = db

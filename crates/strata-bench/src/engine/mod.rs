@@ -99,7 +99,7 @@ pub trait Engine: Sized + Sync {
 }
 
 /// A positioned iterator in RocksDB's style. An engine whose iterators only
-/// run one way ([`FjallEngine`]) starts a new one on every seek and refuses a
+/// run one way (`FjallEngine`) starts a new one on every seek and refuses a
 /// change of direction with an error in `status`.
 pub trait Cursor {
     fn seek(&mut self, key: &[u8]);

@@ -1,9 +1,9 @@
 //! The database handle: open and recover, write, read, snapshot, flush, close.
 //!
 //! This module wires the parts together and holds no algorithm of its own:
-//! writes go through group commit ([`write`]), reads through the super version
-//! ([`read`]), flushes run on a background thread ([`background`]), and opening
-//! replays the MANIFEST and the WALs ([`open`]).
+//! writes go through group commit (`write.rs`), reads through the super version
+//! (`read.rs`), flushes run on a background thread (`background.rs`), and opening
+//! replays the MANIFEST and the WALs (`open.rs`, `wal_replay.rs`).
 //!
 //! Lock order: `state` before `wal`. Readers take neither: they load the super
 //! version and the visible sequence number from atomics.

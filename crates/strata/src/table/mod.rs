@@ -1,6 +1,6 @@
 //! Block-based table files (SSTs): immutable sorted runs of internal keys.
 //!
-//! The byte layout is drawn in [`format`]; [`block`] holds the entry format shared
+//! The byte layout is drawn in [`mod@format`]; [`block`] holds the entry format shared
 //! by data, index, metaindex and properties blocks. [`TableBuilder`] writes a
 //! table, [`TableReader`] opens one for point reads, iteration and verification.
 

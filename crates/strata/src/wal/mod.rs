@@ -1,6 +1,6 @@
 //! The write-ahead log record format (also the MANIFEST's): a file of 32 KiB
 //! blocks holding checksummed fragments of records. The byte layout is drawn in
-//! [`format`] and `docs/format/wal.md`.
+//! [`mod@format`] and `docs/format/wal.md`.
 //!
 //! - [`LogWriter`] appends each record with one `append` call, so a group commit
 //!   is one write and a crash tears at most the record being written.
