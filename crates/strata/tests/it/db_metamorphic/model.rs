@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 
-use super::ops::{IterStep, Key, Op};
+use super::ops::{IterStep, Key, Op, Value, WriteFlags};
 use super::render;
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -87,6 +87,23 @@ impl Model {
             Some(map) => render::get(Ok(map.get(&key.0).map(Vec::as_slice))),
             None => render::ABSENT.into(),
         }
+    }
+
+    /// Every value `key` holds while `writes` apply in order, from the
+    /// current one on (`None`: absent).
+    pub fn window(
+        &self,
+        key: &Key,
+        writes: &[(Key, Option<Value>, WriteFlags)],
+    ) -> Vec<Option<Vec<u8>>> {
+        let mut values = vec![self.latest.get(&key.0).cloned()];
+        values.extend(
+            writes
+                .iter()
+                .filter(|(k, _, _)| k == key)
+                .map(|(_, v, _)| v.as_ref().map(|v| v.0.clone())),
+        );
+        values
     }
 
     /// Applies `op` and returns its result.
@@ -176,6 +193,15 @@ impl Model {
                     .map(|(k, v)| render::entry(k, v))
                     .collect();
                 render::list(&items)
+            }
+            Op::Concurrent { writes, .. } => {
+                for (key, value, _) in writes {
+                    match value {
+                        Some(v) => self.latest.insert(key.0.clone(), v.0.clone()),
+                        None => self.latest.remove(&key.0),
+                    };
+                }
+                render::OK.into()
             }
             Op::Flush | Op::CompactRange { .. } | Op::WaitForCompaction => render::OK.into(),
             Op::Reopen { .. } => {

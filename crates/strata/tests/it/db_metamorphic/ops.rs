@@ -144,6 +144,16 @@ pub enum Op {
         end: Option<Key>,
     },
     WaitForCompaction,
+    /// Writes on a second thread (flushing every `flush_every` writes, so
+    /// flushes and compactions run meanwhile) while this thread reads `reads`
+    /// at the latest state and at snapshots it takes. The only op whose reads
+    /// race with writes: each read may return any value its key held during
+    /// the window, and reads at one snapshot must agree with each other.
+    Concurrent {
+        writes: Vec<(Key, Option<Value>, WriteFlags)>,
+        flush_every: usize,
+        reads: Vec<Key>,
+    },
     /// Shut down and open again; every snapshot and iterator ends here.
     /// `options_seed` draws the option changes of this reopen.
     Reopen {
@@ -373,7 +383,31 @@ fn next_op(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
             };
             Op::CompactRange { begin, end }
         }
-        94..=95 => Op::WaitForCompaction,
+        94 => Op::WaitForCompaction,
+        95 => {
+            let reads: Vec<Key> = (0..rng.gen_range(1..5)).map(|_| keys.key(rng)).collect();
+            let writes = (0..rng.gen_range(8..24))
+                .map(|_| {
+                    // Mostly the keys being read: only their new versions
+                    // let a compaction drop the versions a read needs.
+                    let key = if rng.gen_bool(0.7) {
+                        reads[rng.gen_range(0..reads.len())].clone()
+                    } else {
+                        keys.key(rng)
+                    };
+                    (
+                        key,
+                        rng.gen_bool(0.8).then(|| value(rng, i)),
+                        write_flags(rng),
+                    )
+                })
+                .collect();
+            Op::Concurrent {
+                writes,
+                flush_every: rng.gen_range(2..10),
+                reads,
+            }
+        }
         _ => {
             live.snapshots.clear();
             live.iterators.clear();

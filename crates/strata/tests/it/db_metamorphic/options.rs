@@ -231,6 +231,100 @@ impl Knobs {
         k
     }
 
+    /// Every knob by name, for printing what a reopen changed.
+    fn fields(&self) -> Vec<(&'static str, String)> {
+        let (t, c) = (&self.table, &self.compaction);
+        vec![
+            ("write_buffer_size", format!("{}", self.write_buffer_size)),
+            (
+                "max_write_buffer_number",
+                format!("{}", self.max_write_buffer_number),
+            ),
+            ("max_open_files", format!("{}", self.max_open_files)),
+            ("cache", format!("{:?}", self.cache)),
+            ("block_size", format!("{}", t.block_size)),
+            (
+                "block_restart_interval",
+                format!("{}", t.block_restart_interval),
+            ),
+            ("bloom_bits_per_key", format!("{}", t.bloom_bits_per_key)),
+            ("compression", format!("{:?}", t.compression)),
+            ("checksum", format!("{:?}", t.checksum)),
+            (
+                "cache_index_and_filter_blocks",
+                format!("{}", t.cache_index_and_filter_blocks),
+            ),
+            (
+                "cache_index_and_filter_blocks_with_high_priority",
+                format!("{}", t.cache_index_and_filter_blocks_with_high_priority),
+            ),
+            (
+                "pin_l0_filter_and_index_blocks_in_cache",
+                format!("{}", t.pin_l0_filter_and_index_blocks_in_cache),
+            ),
+            (
+                "pin_top_level_index_and_filter",
+                format!("{}", t.pin_top_level_index_and_filter),
+            ),
+            ("compaction_style", format!("{:?}", c.compaction_style)),
+            ("num_levels", format!("{}", c.num_levels)),
+            (
+                "level0_file_num_compaction_trigger",
+                format!("{}", c.level0_file_num_compaction_trigger),
+            ),
+            (
+                "target_file_size_base",
+                format!("{}", c.target_file_size_base),
+            ),
+            (
+                "target_file_size_multiplier",
+                format!("{}", c.target_file_size_multiplier),
+            ),
+            (
+                "max_bytes_for_level_base",
+                format!("{}", c.max_bytes_for_level_base),
+            ),
+            (
+                "max_bytes_for_level_multiplier",
+                format!("{}", c.max_bytes_for_level_multiplier),
+            ),
+            (
+                "level_compaction_dynamic_level_bytes",
+                format!("{}", c.level_compaction_dynamic_level_bytes),
+            ),
+            (
+                "max_compaction_bytes",
+                format!("{}", c.max_compaction_bytes),
+            ),
+            ("max_background_jobs", format!("{}", c.max_background_jobs)),
+            (
+                "compression_per_level",
+                format!("{:?}", c.compression_per_level),
+            ),
+            (
+                "bottommost_compression",
+                format!("{:?}", c.bottommost_compression),
+            ),
+            (
+                "disable_auto_compactions",
+                format!("{}", c.disable_auto_compactions),
+            ),
+            ("universal", format!("{:?}", c.compaction_options_universal)),
+        ]
+    }
+
+    /// The knobs that differ from `earlier`, as `name: old -> new`.
+    pub fn changes_from(&self, earlier: &Knobs) -> String {
+        let changed: Vec<String> = earlier
+            .fields()
+            .into_iter()
+            .zip(self.fields())
+            .filter(|((_, old), (_, new))| old != new)
+            .map(|((name, old), (_, new))| format!("{name}: {old} -> {new}"))
+            .collect();
+        changed.join(", ")
+    }
+
     /// The database options: these knobs on `fs`, with `cache`.
     pub fn db_options(&self, fs: &SimFs, cache: Option<Arc<dyn Cache>>) -> DbOptions {
         DbOptions {

@@ -26,7 +26,10 @@ pub fn get(result: Result<Option<&[u8]>, String>) -> String {
     }
 }
 
-pub fn position(result: Result<Option<(&[u8], &[u8])>, String>) -> String {
+/// Where an iterator stands: on a key and value, past the end, or failed.
+pub type Position<'a> = Result<Option<(&'a [u8], &'a [u8])>, String>;
+
+pub fn position(result: Position<'_>) -> String {
     match result {
         Ok(Some((k, v))) => entry(k, v),
         Ok(None) => "invalid".into(),

@@ -14,17 +14,21 @@ use strata::cache::Cache;
 use strata::fs::SimFs;
 use strata::{Db, DbIterator, Error, ReadOptions, Snapshot, WriteBatch, WriteOptions};
 
+use super::model::Model;
 use super::ops::{IterStep, Key, Op, Shutdown, WriteFlags};
 use super::options::Knobs;
-use super::render;
-use super::{AVOID_KNOWN_DEFECT_A, AVOID_KNOWN_DEFECT_B, AVOID_KNOWN_DEFECT_C};
+use super::{concurrent, render};
+use super::{
+    AVOID_KNOWN_DEFECT_A, AVOID_KNOWN_DEFECT_B, AVOID_KNOWN_DEFECT_C, AVOID_KNOWN_DEFECT_D,
+};
 
 /// A result that differs from the model's, with what it takes to reproduce it.
 #[derive(Debug)]
 pub struct Mismatch {
     pub option_set: usize,
     pub op_index: usize,
-    pub op: Op,
+    /// The op, printed (or the final check after the last op).
+    pub op: String,
     pub expected: String,
     pub got: String,
     /// The options in effect from each op index on (the first at 0).
@@ -37,18 +41,19 @@ impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "option set {} op {}: {:?}\n  expected: {}\n  got:      {}",
+            "option set {} op {}: {}\n  expected: {}\n  got:      {}",
             self.option_set, self.op_index, self.op, self.expected, self.got
         )?;
         for note in &self.notes {
             writeln!(f, "  note: {note}")?;
         }
+        let mut earlier: Option<&Knobs> = None;
         for (from, knobs) in &self.history {
-            writeln!(
-                f,
-                "  options of set {} from op {from}: {knobs:?}",
-                self.option_set
-            )?;
+            match earlier {
+                None => writeln!(f, "  options of set {}: {knobs:?}", self.option_set)?,
+                Some(e) => writeln!(f, "  reopen at op {from}: {}", knobs.changes_from(e))?,
+            }
+            earlier = Some(knobs);
         }
         Ok(())
     }
@@ -71,6 +76,8 @@ struct Runner {
     iterators: HashMap<usize, LiveIter>,
     history: Vec<(usize, Knobs)>,
     notes: Vec<String>,
+    /// The model, kept in step: the concurrent op needs the values before it.
+    model: Model,
 }
 
 fn rendered<T>(r: strata::Result<T>) -> String {
@@ -209,15 +216,47 @@ impl Runner {
                 ends,
             } => self.range(*snapshot, lower, upper, *ends),
             Op::Flush => rendered(self.db().flush()),
+            Op::CompactRange { .. } if AVOID_KNOWN_DEFECT_D => {
+                rendered(self.db().compact_range(None, None))
+            }
             Op::CompactRange { begin, end } => rendered(self.db().compact_range(
                 begin.as_ref().map(|k| k.0.as_slice()),
                 end.as_ref().map(|k| k.0.as_slice()),
             )),
             Op::WaitForCompaction => rendered(self.db().wait_for_compaction()),
+            Op::Concurrent {
+                writes,
+                flush_every,
+                reads,
+            } => {
+                if AVOID_KNOWN_DEFECT_C {
+                    // The same writes, with no read racing them.
+                    return concurrent::run(
+                        self.db(),
+                        writes,
+                        *flush_every,
+                        &[],
+                        &HashMap::new(),
+                        write_options,
+                    );
+                }
+                let windows = reads
+                    .iter()
+                    .map(|k| (k.0.clone(), self.model.window(k, writes)))
+                    .collect();
+                concurrent::run(
+                    self.db(),
+                    writes,
+                    *flush_every,
+                    reads,
+                    &windows,
+                    write_options,
+                )
+            }
             Op::Reopen {
                 shutdown,
                 options_seed,
-            } => self.reopen(op_index, *shutdown, *options_seed),
+            } => self.reopen(op_index, *shutdown, Some(*options_seed)),
         }
     }
 
@@ -271,10 +310,11 @@ impl Runner {
     }
 
     /// Ends every snapshot and iterator, shuts the database down as told and
-    /// opens it again with the reopen's options. An open refused because
-    /// `num_levels` went below the levels holding data is retried with the
-    /// previous count: the engine may refuse, it must not lose data.
-    fn reopen(&mut self, op_index: usize, shutdown: Shutdown, options_seed: u64) -> String {
+    /// opens it again with the reopen's options (`None`: the same options).
+    /// An open refused because `num_levels` went below the levels holding
+    /// data is retried with the previous count: the engine may refuse, it
+    /// must not lose data.
+    fn reopen(&mut self, op_index: usize, shutdown: Shutdown, options_seed: Option<u64>) -> String {
         self.iterators.clear();
         self.snapshots.clear();
         let db = self.db.take().expect("open");
@@ -289,7 +329,7 @@ impl Runner {
             return format!("close error: {e}");
         }
         let previous = self.knobs.clone();
-        if self.option_set != 0 {
+        if let (Some(options_seed), true) = (options_seed, self.option_set != 0) {
             let mut rng = SmallRng::seed_from_u64(options_seed ^ self.option_set as u64);
             self.knobs = previous.reopen(&mut rng);
             if AVOID_KNOWN_DEFECT_B {
@@ -301,7 +341,10 @@ impl Runner {
             }
         }
         let db = match self.open() {
-            Err(Error::InvalidArgument { field, reason }) if field == "num_levels" => {
+            Err(Error::InvalidArgument {
+                field: "num_levels",
+                reason,
+            }) => {
                 self.notes.push(format!(
                     "op {op_index}: open with num_levels {} refused ({reason}); reopened with {}",
                     self.knobs.compaction.num_levels, previous.compaction.num_levels
@@ -323,6 +366,20 @@ impl Runner {
             }
             Err(e) => format!("open error: {e}"),
         }
+    }
+}
+
+impl Runner {
+    fn mismatch(self, op_index: usize, op: String, expected: String, got: String) -> Box<Mismatch> {
+        Box::new(Mismatch {
+            option_set: self.option_set,
+            op_index,
+            op,
+            expected,
+            got,
+            history: self.history,
+            notes: self.notes,
+        })
     }
 }
 
@@ -377,31 +434,48 @@ pub fn run(
         iterators: HashMap::new(),
         history: vec![(0, knobs.clone())],
         notes: Vec::new(),
+        model: Model::default(),
     };
-    runner.db = Some(runner.open().expect("first open"));
+    runner.db = match runner.open() {
+        Ok(db) => Some(db),
+        Err(e) => {
+            panic!("seed {seed} option set {option_set}: the first open failed: {e}\n{knobs:?}")
+        }
+    };
     for (op_index, (op, expected)) in ops.iter().zip(expected).enumerate() {
         let got = runner.apply(op_index, op);
+        runner.model.apply(op);
         if got != *expected {
-            return Err(Box::new(Mismatch {
-                option_set,
-                op_index,
-                op: op.clone(),
-                expected: expected.clone(),
-                got,
-                history: runner.history,
-                notes: runner.notes,
-            }));
+            return Err(runner.mismatch(op_index, format!("{op:?}"), expected.clone(), got));
         }
     }
-    // Everything must survive a last clean close, and read back after it.
-    runner.iterators.clear();
-    runner.snapshots.clear();
-    runner
-        .db
-        .take()
-        .expect("open")
-        .close()
-        .map_err(|e| e.to_string())
-        .expect("final close");
+    // Everything acknowledged must survive a last clean close: reopen with
+    // the same options and compare every entry.
+    let reopened = runner.reopen(ops.len(), Shutdown::Close, None);
+    let (expected, got) = if reopened == render::OK {
+        let all = Op::Range {
+            snapshot: None,
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+            ends: u64::MAX,
+        };
+        (runner.model.apply(&all), runner.apply(ops.len(), &all))
+    } else {
+        (render::OK.into(), reopened)
+    };
+    if got != expected {
+        let what = "after the last op: close, reopen, full scan".to_string();
+        return Err(runner.mismatch(ops.len(), what, expected, got));
+    }
+    let closed = runner.db.take().expect("open").close();
+    if let Err(e) = closed {
+        let what = "the final close".to_string();
+        return Err(runner.mismatch(
+            ops.len(),
+            what,
+            render::OK.into(),
+            format!("close error: {e}"),
+        ));
+    }
     Ok(())
 }
