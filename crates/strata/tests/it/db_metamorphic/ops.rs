@@ -6,6 +6,7 @@
 //! references to ids that are not live (it records "absent"): the minimizer
 //! removes operations freely and must not turn a sequence into nonsense.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::ops::Bound;
 
@@ -247,6 +248,8 @@ struct Live {
     next_id: usize,
     snapshots: Vec<usize>,
     iterators: Vec<usize>,
+    /// Ops already decided, emitted before any new draw.
+    pending: VecDeque<Op>,
 }
 
 impl Live {
@@ -273,9 +276,50 @@ pub fn generate(seed: u64, len: usize) -> Vec<Op> {
     let mut live = Live::default();
     let mut ops = Vec::with_capacity(len);
     for i in 0..len {
-        ops.push(next_op(&mut rng, &keys, &mut live, i));
+        let op = match live.pending.pop_front() {
+            Some(op) => op,
+            None => next_op(&mut rng, &keys, &mut live, i),
+        };
+        ops.push(op);
     }
     ops
+}
+
+/// A burst of large writes that fills memtables of any configured size, so
+/// memtables switch on size and flush in the background while writes go on
+/// (explicit flushes switch them too, but never with writes after the
+/// switch). Half the bursts end with waiting for that background work and a
+/// reopen: a `disable_wal` write that landed in the new memtable must
+/// survive the close even though the flush finished after it.
+fn burst(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
+    let count = rng.gen_range(40..120);
+    for j in 1..count {
+        let mut v = value(rng, i + j);
+        v.0.resize(rng.gen_range(1024..4096), b'.');
+        live.pending.push_back(Op::Put {
+            key: keys.key(rng),
+            value: v,
+            flags: write_flags(rng),
+        });
+    }
+    if rng.gen_bool(0.5) {
+        live.snapshots.clear();
+        live.iterators.clear();
+        live.pending.push_back(Op::WaitForCompaction);
+        live.pending.push_back(Op::Reopen {
+            shutdown: if rng.gen_bool(0.5) {
+                Shutdown::Close
+            } else {
+                Shutdown::Drop
+            },
+            options_seed: rng.gen(),
+        });
+    }
+    Op::Put {
+        key: keys.key(rng),
+        value: value(rng, i),
+        flags: write_flags(rng),
+    }
 }
 
 fn new_iter(rng: &mut SmallRng, keys: &Keys, live: &mut Live) -> Op {
@@ -383,7 +427,8 @@ fn next_op(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
             };
             Op::CompactRange { begin, end }
         }
-        94 => Op::WaitForCompaction,
+        94 if rng.gen_bool(0.5) => Op::WaitForCompaction,
+        94 => burst(rng, keys, live, i),
         95 => {
             let reads: Vec<Key> = (0..rng.gen_range(1..5)).map(|_| keys.key(rng)).collect();
             let writes = (0..rng.gen_range(8..24))
