@@ -236,8 +236,8 @@ pub fn manual_task(
     let last_level = options.num_levels - 1;
     let files = version.files(level);
     let (inputs, output_level) = if level == 0 {
-        let inputs: Vec<_> = files.iter().filter(|f| in_range(f)).cloned().collect();
-        (inputs, targets.base_level)
+        let chosen: Vec<_> = files.iter().filter(|f| in_range(f)).cloned().collect();
+        (with_overlapping_l0(files, chosen), targets.base_level)
     } else {
         let old = |f: &&Arc<FileMetaData>| {
             in_range(f) && (level < last_level || f.number < last_level_before)
@@ -266,6 +266,33 @@ pub fn manual_task(
         (CompactionReason::Manual, 0.0),
         (level, inputs, output_level),
     )
+}
+
+/// `chosen` L0 files plus every L0 file that shares a key with them, again
+/// and again until none is added. An L0 file left behind that overlaps a
+/// moved one could be older and would then shadow it from above: reads
+/// consult L0 before the base level.
+fn with_overlapping_l0(
+    files: &[Arc<FileMetaData>],
+    mut chosen: Vec<Arc<FileMetaData>>,
+) -> Vec<Arc<FileMetaData>> {
+    loop {
+        let Some((lo, hi)) = key_range(&chosen) else {
+            return chosen;
+        };
+        let (lo, hi) = (lo.to_vec(), hi.to_vec());
+        let grown: Vec<_> = files
+            .iter()
+            .filter(|f| {
+                user_key(&f.largest) >= lo.as_slice() && user_key(&f.smallest) <= hi.as_slice()
+            })
+            .cloned()
+            .collect();
+        if grown.len() == chosen.len() {
+            return grown;
+        }
+        chosen = grown;
+    }
 }
 
 /// Every L0 file (they overlap one another, so taking them all keeps L0's

@@ -290,3 +290,44 @@ fn one_flushed_file_is_not_an_l0_compaction() {
         .1;
     assert!(l0 < 1.0, "L0 score {l0}");
 }
+
+/// A manual compaction of part of L0 takes every L0 file that shares keys
+/// with the files in range, transitively: a newer file moved below an older
+/// one it overlaps would be shadowed by it (reads consult L0 first).
+#[test]
+fn manual_l0_compaction_takes_the_overlapping_older_files_too() {
+    let o = CompactionOptions::default();
+    let v = version_with(&[
+        // Oldest: keys 58..=100, outside the range compacted below. Then
+        // 50..=60, in the range and overlapping it; then 200..=300, which
+        // overlaps neither.
+        (0, file(1, 58, 100, MIB, 1)),
+        (0, file(2, 50, 60, MIB, 2)),
+        (0, file(3, 200, 300, MIB, 3)),
+    ]);
+    let (lo, hi) = (key(55), key(56));
+    let task = manual_task(
+        &v,
+        &o,
+        CompressionType::None,
+        (0, 100),
+        Some(&lo),
+        Some(&hi),
+    )
+    .unwrap();
+    let mut numbers: Vec<u64> = task.inputs.iter().map(|f| f.number).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, vec![1, 2], "the older overlapping file goes too");
+    let (lo, hi) = (key(250), key(250));
+    let task = manual_task(
+        &v,
+        &o,
+        CompressionType::None,
+        (0, 100),
+        Some(&lo),
+        Some(&hi),
+    )
+    .unwrap();
+    let numbers: Vec<u64> = task.inputs.iter().map(|f| f.number).collect();
+    assert_eq!(numbers, vec![3], "files sharing no key stay");
+}
