@@ -44,24 +44,6 @@ use ops::Op;
 use options::Knobs;
 use runner::Mismatch;
 
-// Switches that steer clear of known engine defects, to look for other bugs
-// behind them: (a) to (c) are being fixed on main, (d) was found by this
-// test. All must stay false in committed code.
-/// (a) a clean close loses `disable_wal` writes when a background flush ran
-/// between them: write everything through the WAL.
-const AVOID_KNOWN_DEFECT_A: bool = false;
-/// (b) reopening with fewer levels than hold data resurrects deleted keys:
-/// never lower `num_levels` at a reopen.
-const AVOID_KNOWN_DEFECT_B: bool = false;
-/// (c) reads without a snapshot, or snapshots taken during a compaction, can
-/// miss a key under concurrent flushes and compactions: let background work
-/// finish before every read, and race no reads with the concurrent writes.
-const AVOID_KNOWN_DEFECT_C: bool = false;
-/// (d) a partial `compact_range` moves the L0 files in its range below older
-/// L0 files outside it that share keys with them, so the older versions
-/// shadow the newer: compact whole ranges only.
-const AVOID_KNOWN_DEFECT_D: bool = false;
-
 /// Operations per seed: long enough for several reopens and a few levels of
 /// data, short enough for hundreds of seeds in a debug build.
 const OPS_PER_SEED: usize = 400;

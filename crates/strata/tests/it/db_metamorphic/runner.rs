@@ -18,9 +18,6 @@ use super::model::Model;
 use super::ops::{IterStep, Key, Op, Shutdown, WriteFlags};
 use super::options::Knobs;
 use super::{concurrent, render};
-use super::{
-    AVOID_KNOWN_DEFECT_A, AVOID_KNOWN_DEFECT_B, AVOID_KNOWN_DEFECT_C, AVOID_KNOWN_DEFECT_D,
-};
 
 /// A result that differs from the model's, with what it takes to reproduce it.
 #[derive(Debug)]
@@ -90,7 +87,7 @@ fn rendered<T>(r: strata::Result<T>) -> String {
 fn write_options(flags: WriteFlags) -> WriteOptions {
     WriteOptions {
         sync: flags.sync,
-        disable_wal: flags.disable_wal && !AVOID_KNOWN_DEFECT_A,
+        disable_wal: flags.disable_wal,
     }
 }
 
@@ -141,11 +138,6 @@ impl Runner {
     }
 
     fn apply(&mut self, op_index: usize, op: &Op) -> String {
-        if AVOID_KNOWN_DEFECT_C && reads(op) {
-            self.db()
-                .wait_for_compaction()
-                .expect("wait_for_compaction");
-        }
         match op {
             Op::Put { key, value, flags } => {
                 rendered(self.db().put_opt(&write_options(*flags), &key.0, &value.0))
@@ -216,9 +208,6 @@ impl Runner {
                 ends,
             } => self.range(*snapshot, lower, upper, *ends),
             Op::Flush => rendered(self.db().flush()),
-            Op::CompactRange { .. } if AVOID_KNOWN_DEFECT_D => {
-                rendered(self.db().compact_range(None, None))
-            }
             Op::CompactRange { begin, end } => rendered(self.db().compact_range(
                 begin.as_ref().map(|k| k.0.as_slice()),
                 end.as_ref().map(|k| k.0.as_slice()),
@@ -229,17 +218,6 @@ impl Runner {
                 flush_every,
                 reads,
             } => {
-                if AVOID_KNOWN_DEFECT_C {
-                    // The same writes, with no read racing them.
-                    return concurrent::run(
-                        self.db(),
-                        writes,
-                        *flush_every,
-                        &[],
-                        &HashMap::new(),
-                        write_options,
-                    );
-                }
                 let windows = reads
                     .iter()
                     .map(|k| (k.0.clone(), self.model.window(k, writes)))
@@ -332,10 +310,6 @@ impl Runner {
         if let (Some(options_seed), true) = (options_seed, self.option_set != 0) {
             let mut rng = SmallRng::seed_from_u64(options_seed ^ self.option_set as u64);
             self.knobs = previous.reopen(&mut rng);
-            if AVOID_KNOWN_DEFECT_B {
-                let levels = &mut self.knobs.compaction.num_levels;
-                *levels = (*levels).max(previous.compaction.num_levels);
-            }
             if self.knobs.cache != previous.cache || options_seed % 2 == 0 {
                 self.cache = self.knobs.cache.build(self.knobs.table.block_size);
             }
@@ -381,18 +355,6 @@ impl Runner {
             notes: self.notes,
         })
     }
-}
-
-/// Whether `op` reads (or fixes the state later reads see).
-fn reads(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Get { .. }
-            | Op::MultiGet { .. }
-            | Op::NewSnapshot { .. }
-            | Op::NewIter { .. }
-            | Op::Range { .. }
-    )
 }
 
 fn iter_step(iter: &mut DbIterator, step: &IterStep) -> String {
