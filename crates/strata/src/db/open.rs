@@ -175,6 +175,10 @@ pub(super) fn open_read_only(dir: &Path, options: DbOptions) -> Result<DbInner> 
     options.validate()?;
     let fs = options.fs.clone();
     if !fs.exists(&current_file_name(dir))? {
+        if fs.exists(dir)? {
+            // A damaged database is not "no database": say what is there.
+            open_checks::refuse_files_without_current(&*fs, dir)?;
+        }
         return Err(Error::invalid_argument(
             "path",
             format!(
