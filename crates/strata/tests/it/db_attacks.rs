@@ -177,6 +177,8 @@ fn missing_current_is_refused_not_recreated() {
         files,
         "the refused open changed nothing"
     );
+    let err = Db::open_read_only(p("/db"), sim_options(&fs)).unwrap_err();
+    assert!(err.to_string().contains("CURRENT is missing"), "{err}");
 
     // Doing what the message says recovers everything.
     let mut f = fs.create(&p("/db/CURRENT")).unwrap();
