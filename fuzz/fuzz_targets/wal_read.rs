@@ -1,11 +1,13 @@
 //! Any bytes given as a log file: every record read is returned whole, and the
 //! reader ends cleanly, with a torn tail, or with `Error::Corruption`: never a
-//! panic, a hang or a huge allocation.
+//! panic, a hang or a huge allocation. Read again skipping past each damage
+//! (as `kSkipAnyCorruptedRecords` recovery does), it still ends, and only
+//! corruption is skipped.
 #![no_main]
 
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
-use strata::wal::read_all_records;
+use strata::wal::{read_all_records, read_records_skipping_damage};
 
 fuzz_target!(|data: &[u8]| {
     let (records, end) = read_all_records(Bytes::copy_from_slice(data));
@@ -14,5 +16,15 @@ fuzz_target!(|data: &[u8]| {
     assert!(total <= data.len());
     if let Err(e) = end {
         assert!(e.is_corruption(), "unexpected error kind: {e}");
+    }
+    match read_records_skipping_damage(Bytes::copy_from_slice(data)) {
+        Ok((salvaged, _)) => {
+            let total: usize = salvaged.iter().map(Vec::len).sum();
+            assert!(total <= data.len());
+            // Up to the first damage both reads agree.
+            assert!(salvaged.len() >= records.len());
+            assert_eq!(salvaged[..records.len()], records[..]);
+        }
+        Err(e) => panic!("only corruption is expected, and it is skipped: {e}"),
     }
 });

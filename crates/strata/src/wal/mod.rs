@@ -14,7 +14,7 @@ pub mod format;
 pub mod reader;
 pub mod writer;
 
-pub use reader::{read_all_records, LogReader, TornTail};
+pub use reader::{read_all_records, read_records_skipping_damage, LogReader, TornTail};
 pub use writer::LogWriter;
 
 #[cfg(test)]

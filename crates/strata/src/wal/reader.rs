@@ -400,6 +400,27 @@ pub fn read_all_records(bytes: Bytes) -> (Vec<Vec<u8>>, Result<Option<TornTail>>
     }
 }
 
+/// Reads a record stream from an in-memory buffer as
+/// `kSkipAnyCorruptedRecords` recovery does (tools and fuzzing): every whole
+/// record, going on past each corruption at the next block; returns the
+/// records and how many corruptions were skipped, or the first error that is
+/// not a corruption.
+pub fn read_records_skipping_damage(bytes: Bytes) -> Result<(Vec<Vec<u8>>, usize)> {
+    let mut reader = LogReader::from_bytes(bytes, Path::new("memory"));
+    let (mut records, mut skipped) = (Vec::new(), 0);
+    loop {
+        match reader.read_record() {
+            Ok(Some((_, payload))) => records.push(payload.to_vec()),
+            Ok(None) => return Ok((records, skipped)),
+            Err(e) if e.is_corruption() => {
+                skipped += 1;
+                reader.skip_past_damage()?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// A log held in memory.
 #[derive(Debug)]
 struct MemLog(Bytes);
