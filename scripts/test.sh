@@ -10,7 +10,9 @@ cargo test --workspace --doc
 cargo test -p strata --features shuttle --lib -- memtable:: cache::clock:: db::snapshot::
 # Crash testing, counted in cycles: 2,000 simulated crashes and power losses
 # across four option sets (universal and leveled, WAL on and off, both
-# caches), then 50 SIGKILLs of a writer process on the real file system.
+# caches), with full disks, damaged WALs and deleted or damaged CURRENT files
+# among them; then 50 SIGKILLs of a writer process on the real file system
+# while a second process tries to open, destroy and check the database.
 for seed in 101 102 103 108; do
   cargo run -q -p strata-stress -- --mode=sim --cycles=500 --seed="$seed"
 done

@@ -118,9 +118,40 @@ pub fn load(db: &Db, w: &Workload, expected: &mut Expected) -> Result<(), String
     Ok(())
 }
 
+/// Checks that `db` holds exactly the expected state: nothing written since
+/// the last verified cycle, nothing lost (after an attack between cycles).
+pub fn verify_unchanged(db: &Db, w: &Workload, expected: &Expected) -> Result<(), String> {
+    for t in 0..w.threads {
+        let (keys, seq) = read_thread(db, t)?;
+        if seq != expected.seq[t] {
+            return Err(format!(
+                "thread {t}: sequence key is {:?}, expected {:?}",
+                seq.as_deref().map(String::from_utf8_lossy),
+                expected.seq[t].as_deref().map(String::from_utf8_lossy),
+            ));
+        }
+        if keys != expected.keys[t] {
+            return Err(format!(
+                "thread {t}: {}",
+                first_difference(&expected.keys[t], &keys)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How many of a thread's first batches `durability` promises survive.
+pub fn required(log: &ThreadLog, durability: Durability) -> usize {
+    match durability {
+        Durability::Acknowledged => log.acked_prefix(),
+        Durability::Synced => log.synced.iter().max().map_or(0, |&i| i as usize + 1),
+        Durability::PrefixOnly => 0,
+    }
+}
+
 /// Checks the reopened `db` after `cycle` and, when it passes, makes its
-/// state the expected one for the next cycle. The error describes the first
-/// violation.
+/// state the expected one for the next cycle and returns how many batches
+/// of each thread survived. The error describes the first violation.
 pub fn verify(
     db: &Db,
     w: &Workload,
@@ -128,7 +159,7 @@ pub fn verify(
     expected: &mut Expected,
     logs: &[ThreadLog],
     durability: Durability,
-) -> Result<(), String> {
+) -> Result<Vec<usize>, String> {
     let mut prefixes = Vec::with_capacity(w.threads);
     let mut states = Vec::with_capacity(w.threads);
     for (t, log) in logs.iter().enumerate() {
@@ -151,11 +182,7 @@ pub fn verify(
                 log.started.len()
             ));
         }
-        let required = match durability {
-            Durability::Acknowledged => log.acked_prefix(),
-            Durability::Synced => log.synced.iter().max().map_or(0, |&i| i as usize + 1),
-            Durability::PrefixOnly => 0,
-        };
+        let required = required(log, durability);
         if prefix < required {
             return Err(format!(
                 "thread {t}: lost acknowledged writes: {prefix} batches survived, \
@@ -196,7 +223,7 @@ pub fn verify(
         expected.keys[t] = state;
         expected.seq[t] = seq;
     }
-    Ok(())
+    Ok(prefixes)
 }
 
 fn first_difference(want: &KeyState, got: &KeyState) -> String {

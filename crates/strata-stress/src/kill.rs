@@ -3,6 +3,11 @@
 //! database and checks that every acknowledged write survived (their WAL
 //! bytes had reached the OS), with no holes and no partial batch.
 //!
+//! While the child runs, a second process (`intruder`) keeps trying to
+//! open, destroy, read and check the same database; after some cycles
+//! CURRENT is deleted or damaged and must make the next open refuse
+//! (`current`).
+//!
 //! The child records each batch's start and acknowledgement in one log file
 //! per thread, one `write` per record, before it sends the batch and after it
 //! returns; the page cache keeps those records through the kill. The parent
@@ -31,7 +36,7 @@ const CHILD_VIOLATION: i32 = 3;
 /// A child left alone stops after this long.
 const CHILD_MAX_RUN: Duration = Duration::from_secs(120);
 
-fn workload(limits: &RunLimits, sync_ratio: f64) -> Workload {
+pub fn workload(limits: &RunLimits, sync_ratio: f64) -> Workload {
     Workload {
         seed: limits.seed,
         threads: limits.threads,
@@ -43,6 +48,14 @@ fn workload(limits: &RunLimits, sync_ratio: f64) -> Workload {
 fn log_path(logs: &Path, thread: usize) -> PathBuf {
     logs.join(format!("t{thread:02}.log"))
 }
+
+/// Written by the child once it holds the database: the intruder may start.
+fn opened_marker(logs: &Path) -> PathBuf {
+    logs.join("opened")
+}
+
+/// Share of cycles, in percent, after which CURRENT is attacked.
+const CURRENT_PERCENT: u32 = 12;
 
 /// The parent: runs kill cycles in `dir` (a temporary directory if `None`).
 pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
@@ -117,6 +130,7 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
         };
         let kill_at = Instant::now() + Duration::from_millis(rng.gen_range(50..=2_000));
         let mut early_exit = None;
+        let mut intruder = None;
         while Instant::now() < kill_at {
             match child.try_wait() {
                 Ok(Some(status)) => {
@@ -126,7 +140,21 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
                 Ok(None) => std::thread::sleep(Duration::from_millis(5)),
                 Err(_) => break,
             }
+            if intruder.is_none() && opened_marker(&logs_dir).exists() {
+                match crate::intruder::spawn(&exe, limits, &root, cycle) {
+                    Ok(c) => intruder = Some(c),
+                    Err(e) => {
+                        fail(format!("cannot start the intruder: {e}"), &[]);
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return out;
+                    }
+                }
+            }
         }
+        // The intruder goes first: whatever it did, it did while the writer
+        // held the database.
+        let intruded = intruder.map(|i| crate::intruder::stop(i, &root));
         // SIGKILL: the process dies wherever it is.
         let _ = child.kill();
         let _ = child.wait();
@@ -134,6 +162,17 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
             .map(|t| read_log(&log_path(&logs_dir, t)))
             .collect();
         out.ops += logs.iter().map(|l| l.started.len() as u64).sum::<u64>();
+        match intruded {
+            Some(Ok(rounds)) => {
+                out.ops += rounds;
+                out.intruder_rounds += rounds;
+            }
+            Some(Err(e)) => {
+                fail(e, &logs);
+                return out;
+            }
+            None => {}
+        }
         if let Some(status) = early_exit {
             let what = if status.code() == Some(CHILD_VIOLATION) {
                 "the child found a wrong read (its message is above)".to_string()
@@ -150,6 +189,14 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
                 return out;
             }
         };
+        if !db.wal_damage().is_empty() {
+            let damage: Vec<String> = db.wal_damage().iter().map(|d| d.to_string()).collect();
+            fail(
+                format!("a kill left WAL damage: {}", damage.join("; ")),
+                &logs,
+            );
+            return out;
+        }
         if let Err(e) = verify(&db, &w, cycle, &mut expected, &logs, durability) {
             fail(e, &logs);
             return out;
@@ -159,8 +206,35 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
             return out;
         }
         out.cycles += 1;
+        if rng.gen_range(0..100) < CURRENT_PERCENT {
+            if let Err(e) = attack_current(&db_dir, &opts.db, &w, &expected, &mut rng) {
+                fail(e, &[]);
+                return out;
+            }
+            out.ops += 2;
+            out.current_attacks += 1;
+            out.cycles += 1;
+        }
     }
     out
+}
+
+/// Deletes or damages CURRENT of the closed database, checks that an open
+/// refuses, restores it, and checks the database holds exactly `expected`.
+fn attack_current(
+    dir: &Path,
+    options: &strata::DbOptions,
+    w: &Workload,
+    expected: &Expected,
+    rng: &mut SmallRng,
+) -> Result<(), String> {
+    let what = crate::current::attack(&StdFs, dir, options, rng)?;
+    let db = Db::open(dir, options.clone())
+        .map_err(|e| format!("{what}, restored: reopen failed: {e}"))?;
+    crate::expected::verify_unchanged(&db, w, expected)
+        .map_err(|e| format!("{what}, restored: {e}"))?;
+    db.close()
+        .map_err(|e| format!("{what}, restored: close failed: {e}"))
 }
 
 /// A thread's log as the child left it. A last line without its newline
@@ -219,6 +293,10 @@ pub fn child(limits: &RunLimits, root: &Path, cycle: u64) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let logs = root.join("stress-logs");
+    if let Err(e) = File::create(opened_marker(&logs)) {
+        eprintln!("strata-stress child: cannot mark the database open: {e}");
+        return ExitCode::FAILURE;
+    }
     let mut recorders = Vec::with_capacity(w.threads);
     for t in 0..w.threads {
         match OpenOptions::new()

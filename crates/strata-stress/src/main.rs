@@ -6,13 +6,17 @@
 
 #[cfg(feature = "failpoints")]
 mod crashpoints;
+mod current;
 mod expected;
+mod full_disk;
+mod intruder;
 mod kill;
 mod options;
 mod race;
 mod report;
 mod runner;
 mod sim;
+mod wal_damage;
 mod workload;
 
 use std::path::PathBuf;
@@ -61,6 +65,9 @@ struct Args {
     /// Internal: run as the kill-mode child for this cycle.
     #[arg(long, hide = true)]
     child_cycle: Option<u64>,
+    /// Internal: run as the kill-mode intruder for this cycle.
+    #[arg(long, hide = true)]
+    intruder_cycle: Option<u64>,
 }
 
 /// When a run stops, and what it runs with.
@@ -107,6 +114,15 @@ fn main() -> ExitCode {
         };
         return kill::child(&limits, root, cycle);
     }
+    if let Some(cycle) = args.intruder_cycle {
+        let Some(root) = &args.db else {
+            eprintln!("strata-stress: --intruder-cycle needs --db");
+            return ExitCode::FAILURE;
+        };
+        let opts = options::draw(limits.seed, std::sync::Arc::new(strata::StdFs));
+        let w = kill::workload(&limits, opts.sync_ratio);
+        return intruder::run(&limits, root, cycle, &w);
+    }
     let (name, outcome) = match args.mode {
         Mode::Sim => ("sim", sim::run(&limits)),
         Mode::Kill => ("kill", kill::run(&limits, args.db.clone())),
@@ -122,10 +138,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!(
-        "strata-stress: mode={name} cycles={} ops={} violations={}",
-        outcome.cycles, outcome.ops, outcome.violations
-    );
+    outcome.print(name);
     if outcome.violations == 0 {
         ExitCode::SUCCESS
     } else {

@@ -1,6 +1,10 @@
 //! What a run prints: its outcome line, and for a violation everything
 //! needed to reproduce and understand it.
 
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
 use crate::expected::ThreadLog;
 use crate::workload::Workload;
 
@@ -10,6 +14,71 @@ pub struct Outcome {
     pub cycles: u64,
     pub ops: u64,
     pub violations: u64,
+    /// Cycles that filled the disk (sim).
+    pub full_disk: u64,
+    /// CURRENT files deleted or damaged between cycles.
+    pub current_attacks: u64,
+    /// WALs damaged mid-file between cycles (sim).
+    pub wal_damage: u64,
+    /// WAL damages whose dropped records the engine reported fewer than
+    /// followed the damage.
+    pub dropped_undercounted: u64,
+    /// Rounds of a second process opening, destroying and checking the
+    /// database while the writer held it (kill).
+    pub intruder_rounds: u64,
+}
+
+impl Outcome {
+    /// The run's last lines: what the attacks did, then the outcome line.
+    pub fn print(&self, mode: &str) {
+        println!(
+            "strata-stress: attacks: full-disk={} current={} wal-damage={} \
+             (dropped records under-counted: {}) intruder-rounds={}",
+            self.full_disk,
+            self.current_attacks,
+            self.wal_damage,
+            self.dropped_undercounted,
+            self.intruder_rounds
+        );
+        println!(
+            "strata-stress: mode={mode} cycles={} ops={} violations={}",
+            self.cycles, self.ops, self.violations
+        );
+    }
+}
+
+/// Ends the process if it is not dropped within its limit: a call that
+/// hangs cannot be joined, so the watchdog reports the violation, prints the
+/// outcome line and exits.
+pub struct Watchdog {
+    disarm: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Watchdog {
+    pub fn start(limit: Duration, on_expiry: impl FnOnce() + Send + 'static) -> Watchdog {
+        let (disarm, armed) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            if let Err(RecvTimeoutError::Timeout) = armed.recv_timeout(limit) {
+                on_expiry();
+                std::process::exit(1);
+            }
+        });
+        Watchdog {
+            disarm: Some(disarm),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        // Disconnecting the channel wakes the thread without expiry.
+        drop(self.disarm.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// Prints a violation: the seed and flags to reproduce it, the options, and

@@ -47,6 +47,11 @@ pub struct Shared<'a> {
     /// crash point inside the engine): from then on errors are expected, not
     /// violations.
     pub halted: Arc<AtomicBool>,
+    /// The disk is full on purpose: a `NoSpace` error ends the thread (its
+    /// batch counts as started, not acknowledged) instead of being a violation.
+    pub no_space_expected: bool,
+    /// Threads that ended on `NoSpace`.
+    pub no_space_hits: AtomicU64,
 }
 
 impl<'a> Shared<'a> {
@@ -66,6 +71,8 @@ impl<'a> Shared<'a> {
             ops: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             halted,
+            no_space_expected: false,
+            no_space_hits: AtomicU64::new(0),
         }
     }
 
@@ -77,6 +84,17 @@ impl<'a> Shared<'a> {
         } else {
             Err(format!("{what} failed with no fault injected: {e}"))
         }
+    }
+
+    /// A failed write: as [`Shared::failed`], except that on a disk full on
+    /// purpose `NoSpace` ends the thread. Reads never write, so they get no
+    /// such allowance.
+    fn write_failed(&self, e: strata::Error) -> Result<bool, String> {
+        if self.no_space_expected && matches!(e, strata::Error::NoSpace { .. }) {
+            self.no_space_hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(false);
+        }
+        self.failed("write", e)
     }
 }
 
@@ -141,7 +159,7 @@ fn write_batch(
         .start(*index, started)
         .map_err(|e| format!("recording a batch start: {e}"))?;
     if let Err(e) = shared.db.write(&options, wb) {
-        return shared.failed("write", e);
+        return shared.write_failed(e);
     }
     let acked = shared.clock.fetch_add(1, Ordering::AcqRel);
     recorder

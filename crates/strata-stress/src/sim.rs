@@ -2,7 +2,10 @@
 //! threads until a random number of operations, halts the file system at that
 //! instant (the process dies), crashes it (dropping unsynced bytes, keeping a
 //! random prefix of them, tearing the last write, or losing unsynced
-//! directory entries), reopens, and checks the expected state.
+//! directory entries), reopens, and checks the expected state. Drawn from
+//! the seed, some cycles fill the disk instead (`full_disk`), some damage a
+//! WAL before the reopen (`wal_damage`), and after some CURRENT is deleted
+//! or damaged while the database is closed (`current`).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -135,7 +138,7 @@ impl SimRun {
     ) -> bool {
         let durability = self.durability(mode);
         match verify(db, &self.w, cycle, &mut self.expected, logs, durability) {
-            Ok(()) => true,
+            Ok(_) => true,
             Err(e) => {
                 self.fail(cycle, &format!("after {what}, {mode:?}: {e}"), logs);
                 false
@@ -156,6 +159,12 @@ impl SimRun {
     }
 }
 
+/// Shares of cycles, in percent, that fill the disk, that damage a WAL
+/// before the reopen, and after which CURRENT is attacked.
+const FULL_DISK_PERCENT: u32 = 3;
+const WAL_DAMAGE_PERCENT: u32 = 5;
+const CURRENT_PERCENT: u32 = 4;
+
 pub fn run(limits: &RunLimits) -> Outcome {
     let mut run = SimRun::new(limits, "sim");
     run.announce();
@@ -165,24 +174,83 @@ pub fn run(limits: &RunLimits) -> Outcome {
     let start = Instant::now();
     while !limits.done(run.out.cycles, start) {
         let cycle = run.out.cycles;
-        let target = run.rng.gen_range(1..=2_000u64);
-        let halted = Arc::new(AtomicBool::new(false));
-        let (logs, ops, error) = run_cycle(&db, &run, cycle, target, &halted);
-        run.out.ops += ops;
-        if let Some(e) = error {
-            run.fail(cycle, &e, &logs);
-            return run.out;
-        }
-        drop(db);
-        let mode = run.crash_mode();
-        run.fs.crash(mode);
-        db = match run.reopen_and_verify(cycle, &logs, mode, "a halt") {
+        let roll = run.rng.gen_range(0..100);
+        let reopened = if roll < FULL_DISK_PERCENT {
+            crate::full_disk::cycle(&mut run, db, cycle)
+        } else {
+            let damage_wal = roll < FULL_DISK_PERCENT + WAL_DAMAGE_PERCENT && !run.opts.disable_wal;
+            halt_cycle(&mut run, db, cycle, damage_wal)
+        };
+        db = match reopened {
             Some(db) => db,
             None => return run.out,
         };
         run.out.cycles += 1;
+        if run.rng.gen_range(0..100) < CURRENT_PERCENT {
+            db = match attack_current(&mut run, db, cycle) {
+                Some(db) => db,
+                None => return run.out,
+            };
+        }
     }
     run.out
+}
+
+/// The ordinary cycle: the threads run to a random operation count, the
+/// file system halts and crashes, and the reopened database is checked;
+/// with `damage_wal`, a WAL is damaged between the crash and the reopen.
+fn halt_cycle(run: &mut SimRun, db: Db, cycle: u64, damage_wal: bool) -> Option<Db> {
+    let target = run.rng.gen_range(1..=2_000u64);
+    let halted = Arc::new(AtomicBool::new(false));
+    let (logs, ops, error) = run_cycle(&db, run, cycle, target, &halted);
+    run.out.ops += ops;
+    if let Some(e) = error {
+        run.fail(cycle, &e, &logs);
+        return None;
+    }
+    drop(db);
+    if damage_wal {
+        run.fs.crash(crate::wal_damage::CRASH);
+        if let Some(damage) = crate::wal_damage::damage(run, cycle) {
+            let db = crate::wal_damage::reopen(run, cycle, &logs, &damage)?;
+            run.out.wal_damage += 1;
+            return Some(db);
+        }
+        let mode = crate::wal_damage::CRASH;
+        return run.reopen_and_verify(cycle, &logs, mode, "a halt (no WAL to damage)");
+    }
+    let mode = run.crash_mode();
+    run.fs.crash(mode);
+    run.reopen_and_verify(cycle, &logs, mode, "a halt")
+}
+
+/// Closes the database, attacks CURRENT, and reopens it once CURRENT is
+/// restored: it must hold exactly the expected state. Counts as a cycle.
+fn attack_current(run: &mut SimRun, db: Db, cycle: u64) -> Option<Db> {
+    drop(db);
+    let fs = run.fs.clone();
+    let what = match crate::current::attack(&fs, Path::new(DB_PATH), &run.opts.db, &mut run.rng) {
+        Ok(what) => what,
+        Err(e) => {
+            run.fail(cycle, &e, &[]);
+            return None;
+        }
+    };
+    run.out.ops += 2;
+    let db = match run.open() {
+        Ok(db) => db,
+        Err(e) => {
+            run.fail(cycle, &format!("{what}, restored: reopen failed: {e}"), &[]);
+            return None;
+        }
+    };
+    if let Err(e) = crate::expected::verify_unchanged(&db, &run.w, &run.expected) {
+        run.fail(cycle, &format!("{what}, restored: {e}"), &[]);
+        return None;
+    }
+    run.out.current_attacks += 1;
+    run.out.cycles += 1;
+    Some(db)
 }
 
 /// Runs the threads until `target` operations or until `halted` is set (by
@@ -195,8 +263,38 @@ pub fn run_cycle(
     target: u64,
     halted: &Arc<AtomicBool>,
 ) -> (Vec<ThreadLog>, u64, Option<String>) {
+    let ran = run_threads(db, run, cycle, halted, false, |shared| {
+        shared.ops.load(Ordering::Relaxed) < target
+    });
+    (ran.logs, ran.ops, ran.error)
+}
+
+/// What the threads of a cycle did.
+pub struct Ran {
+    pub logs: Vec<ThreadLog>,
+    pub ops: u64,
+    /// The first violation a thread found.
+    pub error: Option<String>,
+    /// Threads that ended on `NoSpace` (with `disk_full`).
+    pub no_space_hits: u64,
+}
+
+/// Runs the threads while `keep_going` (polled every 100 µs) says so, every
+/// thread is running and `halted` is clear. Without `disk_full` the file
+/// system is then halted (the process dies there); with it, `NoSpace` on a
+/// write ends a thread, and the threads are only stopped, the database left
+/// working.
+pub fn run_threads(
+    db: &Db,
+    run: &SimRun,
+    cycle: u64,
+    halted: &Arc<AtomicBool>,
+    disk_full: bool,
+    mut keep_going: impl FnMut(&Shared<'_>) -> bool,
+) -> Ran {
     let w = run.w;
-    let shared = Shared::new(db, w, cycle, run.opts.disable_wal, halted.clone());
+    let mut shared = Shared::new(db, w, cycle, run.opts.disable_wal, halted.clone());
+    shared.no_space_expected = disk_full;
     let results: Vec<(ThreadLog, Result<(), String>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..w.threads)
             .map(|t| {
@@ -208,15 +306,17 @@ pub fn run_cycle(
                 })
             })
             .collect();
-        while shared.ops.load(Ordering::Relaxed) < target
+        while keep_going(&shared)
             && !halted.load(Ordering::Acquire)
             && !handles.iter().all(|h| h.is_finished())
         {
             std::thread::sleep(Duration::from_micros(100));
         }
-        // The process dies here: from now on nothing reaches the disk.
-        halted.store(true, Ordering::Release);
-        run.fs.halt();
+        if !disk_full {
+            // The process dies here: from now on nothing reaches the disk.
+            halted.store(true, Ordering::Release);
+            run.fs.halt();
+        }
         shared.stop.store(true, Ordering::Release);
         handles
             .into_iter()
@@ -235,5 +335,10 @@ pub fn run_cycle(
         }
         logs.push(log);
     }
-    (logs, shared.ops.load(Ordering::Relaxed), error)
+    Ran {
+        logs,
+        ops: shared.ops.load(Ordering::Relaxed),
+        error,
+        no_space_hits: shared.no_space_hits.load(Ordering::Relaxed),
+    }
 }

@@ -263,6 +263,9 @@ fn lead(
             Err(e) => {
                 info!(inner.info_log, "write failed, refusing further writes: {e}");
                 state.set_bg_error(e.clone());
+                // The flush thread runs automatic recovery (NoSpace); it
+                // sleeps on this condvar until told.
+                inner.bg_cv.notify_all();
                 result = Err(e);
             }
         }
@@ -504,6 +507,7 @@ pub(super) fn switch_memtable(
         Ok(file) => file,
         Err(e) => {
             state.set_bg_error(e.clone());
+            inner.bg_cv.notify_all();
             return Err(e);
         }
     };
@@ -513,6 +517,7 @@ pub(super) fn switch_memtable(
         // finished WAL durable while its memtable waits to be flushed.
         if let Err(e) = old.sync() {
             state.set_bg_error(e.clone());
+            inner.bg_cv.notify_all();
             return Err(e);
         }
         crash_point!("wal.switch.old_synced");

@@ -84,6 +84,46 @@ fn destroy_refuses_an_open_database_and_then_removes_it() {
     );
 }
 
+/// A full disk that fails a WAL append (no stall, no flush involved): the
+/// write fails with `NoSpace`, and once space is back the database resumes
+/// by itself. The flush thread that runs the recovery must be woken by the
+/// failed write, or it sleeps until some other event and writes never come
+/// back.
+#[test]
+fn full_disk_on_a_wal_append_recovers_when_space_returns() {
+    let fs = SimFs::new(32);
+    let options = DbOptions {
+        write_buffer_size: 4 << 20,
+        ..sim_options(&fs)
+    };
+    let db = Db::open(p("/db"), options.clone()).unwrap();
+    db.put(b"before", b"x").unwrap();
+    fs.inject(Fault::SpaceQuota {
+        bytes: fs.total_bytes() + (8 << 10),
+    });
+    let value = vec![b'v'; 200];
+    let mut acked = 0u32;
+    let err = loop {
+        match db.put(format!("key{acked:06}").as_bytes(), &value) {
+            Ok(()) => acked += 1,
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(err, Error::NoSpace { .. }), "{err}");
+    fs.clear_faults();
+    let db = Arc::new(db);
+    let probe_db = db.clone();
+    returns_within(Duration::from_secs(60), move || {
+        while probe_db.put(b"probe", b"x").is_err() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    for i in 0..acked {
+        let key = format!("key{i:06}");
+        assert_eq!(db.get(key.as_bytes()).unwrap().as_deref(), Some(&value[..]));
+    }
+}
+
 /// A full disk while writes are stopped behind compaction: writers get
 /// `NoSpace` instead of waiting forever, and once space is back the database
 /// resumes by itself with every acknowledged write intact.
