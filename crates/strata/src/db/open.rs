@@ -85,6 +85,7 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
     );
     info!(info_log, "options: {options:?}");
 
+    let listing = list_and_open_wals(&*fs, dir)?;
     let mut versions = if exists {
         VersionSet::recover(fs.clone(), dir)?
     } else {
@@ -94,7 +95,7 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
     if options.paranoid_checks {
         open_checks::check_live_tables(&*fs, dir, versions.current())?;
     }
-    let logs = logs_to_replay(&*fs, dir, &mut versions)?;
+    let logs = logs_to_replay(&*fs, dir, &mut versions, listing)?;
     let mut edit = VersionEdit::new();
     let replay = replay_logs(
         dir,
@@ -204,8 +205,9 @@ pub(super) fn open_read_only(dir: &Path, options: DbOptions) -> Result<DbInner> 
 /// writer beside it may flush and delete a WAL, or replace the MANIFEST, at
 /// any moment; the caller retries when that happened.
 fn recover_read_only(fs: &Arc<dyn Fs>, dir: &Path, options: &DbOptions) -> Result<Recovered> {
+    let listing = list_and_open_wals(&**fs, dir)?;
     let mut versions = VersionSet::recover(fs.clone(), dir)?;
-    let logs = logs_to_replay(&**fs, dir, &mut versions)?;
+    let logs = logs_to_replay(&**fs, dir, &mut versions, listing)?;
     let mut imm = Vec::new();
     let replay = replay_logs(
         dir,
@@ -322,25 +324,32 @@ fn build_inner(
     }
 }
 
-/// The WALs recovery must replay (numbered at or above the MANIFEST's log
-/// number), in order, each already open; marks every file number seen as
-/// used. They are opened at once, right after the directory is listed, so a
-/// writer that deletes one later (read-only opens run beside writers) cannot
-/// pull it away in the middle of replay.
-///
-/// The WAL the log number names must be among them: every WAL is created and
-/// its directory entry synced before an edit names it, and deleted only after
-/// a durable edit moved the log number past it. If it is missing, the
-/// MANIFEST lost the edit that made it obsolete (damage read as a torn final
-/// record), and replaying without it would silently bring back old values.
-fn logs_to_replay(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet) -> Result<Vec<OpenWal>> {
-    let mut logs: Vec<u64> = Vec::new();
+/// The numbered files of a database directory, with every WAL already open.
+struct Listing {
+    /// Open WALs, by ascending number.
+    wals: Vec<OpenWal>,
+    /// Every file number seen: none may be handed out again.
+    numbers: Vec<u64>,
+}
+
+/// Lists `dir` and opens every WAL in it, *before* the MANIFEST is read. A
+/// writer beside a read-only open deletes a WAL only after a durable
+/// MANIFEST edit made it obsolete; so a WAL gone before it could be opened
+/// is one the MANIFEST read afterwards does not need, and one opened here
+/// stays readable (the open handle) however soon the writer deletes it.
+fn list_and_open_wals(fs: &dyn Fs, dir: &Path) -> Result<Listing> {
+    let mut listing = Listing {
+        wals: Vec::new(),
+        numbers: Vec::new(),
+    };
     for name in &fs.list(dir)? {
         match parse_file_name(name) {
-            Some(FileType::Log(n)) => {
-                versions.mark_file_number_used(n);
-                if n >= versions.log_number() {
-                    logs.push(n);
+            Some(FileType::Log(number)) => {
+                listing.numbers.push(number);
+                match fs.open(&log_file_name(dir, number), ReadFileOptions::default()) {
+                    Ok(file) => listing.wals.push(OpenWal { number, file }),
+                    Err(e) if open_checks::is_not_found(&e) => {}
+                    Err(e) => return Err(e),
                 }
             }
             Some(
@@ -350,15 +359,38 @@ fn logs_to_replay(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet) -> Result<
                 | FileType::CorruptLog(n)
                 | FileType::Blob(n)
                 | FileType::Options(n),
-            ) => {
-                versions.mark_file_number_used(n);
-            }
+            ) => listing.numbers.push(n),
             _ => {}
         }
     }
-    logs.sort_unstable();
+    listing.wals.sort_unstable_by_key(|w| w.number);
+    Ok(listing)
+}
+
+/// The WALs recovery must replay (numbered at or above the MANIFEST's log
+/// number), in order; marks every file number listed as used.
+///
+/// The WAL the log number names must be among them: every WAL is created and
+/// its directory entry synced before an edit names it, and deleted only after
+/// a durable edit moved the log number past it. If it is missing, the
+/// MANIFEST lost the edit that made it obsolete (damage read as a torn final
+/// record), and replaying without it would silently bring back old values.
+fn logs_to_replay(
+    fs: &dyn Fs,
+    dir: &Path,
+    versions: &mut VersionSet,
+    listing: Listing,
+) -> Result<Vec<OpenWal>> {
+    for &number in &listing.numbers {
+        versions.mark_file_number_used(number);
+    }
     let named = versions.log_number();
-    if named != 0 && logs.first() != Some(&named) {
+    let logs: Vec<OpenWal> = listing
+        .wals
+        .into_iter()
+        .filter(|w| w.number >= named)
+        .collect();
+    if named != 0 && logs.first().map(|w| w.number) != Some(named) {
         let manifest = manifest_file_name(dir, versions.manifest_number());
         let end = fs.file_size(&manifest).unwrap_or(0);
         return Err(Error::corruption(
@@ -370,12 +402,7 @@ fn logs_to_replay(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet) -> Result<
             ),
         ));
     }
-    logs.into_iter()
-        .map(|number| {
-            let file = fs.open(&log_file_name(dir, number), ReadFileOptions::default())?;
-            Ok(OpenWal { number, file })
-        })
-        .collect()
+    Ok(logs)
 }
 
 /// Where index and filter blocks go in the block cache, if they go there.

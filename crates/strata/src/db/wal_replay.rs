@@ -40,7 +40,9 @@ pub struct WalDamage {
     pub reason: String,
     /// Valid records after the damage that were not replayed (point-in-time
     /// recovery drops them, with every later WAL's; skip-any-corrupted-records
-    /// replays them, so 0).
+    /// replays them, so 0). Counted from just past the damaged fragment; when
+    /// damage also hit a fragment's length field, from the next 32 KiB block,
+    /// so the count can then be low by the records of that block.
     pub records_dropped: u64,
     /// Sequence numbers of the dropped records, first and last.
     pub dropped_sequences: Option<(SequenceNumber, SequenceNumber)>,

@@ -56,6 +56,10 @@ pub struct LogReader {
     /// continue a record whose start was lost are skipped, not errors, until
     /// a record starts.
     resyncing: bool,
+    /// Where the fragment that just failed claims to end inside the block
+    /// (its length field fit the block), or where the fragment that broke the
+    /// record's order ended: reading past damage resumes there first.
+    damaged_end: Option<usize>,
 }
 
 /// Where a whole record's payload is.
@@ -93,20 +97,29 @@ impl LogReader {
             finished: None,
             zero_tail_start: None,
             resyncing: false,
+            damaged_end: None,
         }
     }
 
-    /// After `read_record` returned a corruption, goes on reading at the next
-    /// 32 KiB block: fragments there that continue the damaged record are
-    /// skipped, and reading resumes at the first record that starts. The
-    /// records of the damaged block are lost. Used by recovery to count the
-    /// records after damage (point-in-time) or to replay them
-    /// (skip-any-corrupted-records).
+    /// After `read_record` returned a corruption, goes on reading past it:
+    /// right after the damaged fragment when its length field placed its end
+    /// inside the block (a fragment found there counts only if its own
+    /// checksum holds, so a damaged length costs at worst more skips), else at
+    /// the next 32 KiB block. Fragments that continue a record whose start was
+    /// lost are skipped, and reading resumes at the first record that starts.
+    /// Used by recovery to count the records after damage (point-in-time) or
+    /// to replay them (skip-any-corrupted-records).
     pub fn skip_past_damage(&mut self) -> Result<()> {
         self.finished = None;
         self.record.clear();
         self.resyncing = true;
-        self.load_next_block()
+        match self.damaged_end.take() {
+            Some(end) if end > self.pos && end < self.block.len() => {
+                self.pos = end;
+                Ok(())
+            }
+            _ => self.load_next_block(),
+        }
     }
 
     /// Reads a log held in memory (tools, tests, fuzzing); `path` names it in errors.
@@ -159,6 +172,8 @@ impl LogReader {
                 }
                 Step::End => return Ok(None),
             };
+            // A whole fragment out of order: reading past it resumes after it.
+            self.damaged_end = Some(self.pos);
             let corrupt = |reason: &str| Error::corruption(&self.path, offset, reason);
             match (fragment_type, record_start) {
                 (FragmentType::Full, None) => {
@@ -198,6 +213,7 @@ impl LogReader {
     /// Decodes the fragment at the read position, classifying every way the data
     /// can end or go wrong. Advances past the fragment only when it is good.
     fn next_fragment(&mut self, record_start: Option<u64>) -> Result<Step> {
+        self.damaged_end = None;
         let here = self.block_start + self.pos as u64;
         let tail_offset = record_start.unwrap_or(here);
         let rest = self.block.get(self.pos..).unwrap_or_default();
@@ -230,10 +246,12 @@ impl LogReader {
                 None if end > BLOCK_SIZE => format!("fragment length {len} runs past its block"),
                 None => format!("fragment length {len} runs past the end of the file"),
                 Some(payload) if fragment_checksum(type_code, payload) != stored_crc => {
+                    self.damaged_end = Some(end);
                     "fragment checksum mismatch".to_string()
                 }
                 Some(_) => {
                     let Some(fragment_type) = FragmentType::from_code(type_code) else {
+                        self.damaged_end = Some(end);
                         // A valid checksum over an unknown type was written so on
                         // purpose, by a newer or foreign writer: never a torn write.
                         return Err(Error::corruption(

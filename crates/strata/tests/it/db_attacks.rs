@@ -531,7 +531,13 @@ fn read_only_opens_beside_a_busy_writer_never_fail() {
     for round in 0..3000 {
         let ro = Db::open_read_only(&path, reader_options.clone())
             .unwrap_or_else(|e| panic!("read-only open {round} failed: {e}"));
-        assert_eq!(ro.get(b"anchor").unwrap().as_deref(), Some(&b"here"[..]));
+        // A table the writer compacts away after the open makes a read fail
+        // (as documented for read-only handles), never answer wrong.
+        match ro.get(b"anchor") {
+            Ok(value) => assert_eq!(value.as_deref(), Some(&b"here"[..])),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => panic!("read {round} failed: {e}"),
+        }
         assert!(ro.wal_damage().is_empty(), "{:?}", ro.wal_damage());
         drop(ro);
         if round % 5 == 0 {
