@@ -127,11 +127,14 @@ fn get_in(
             continue;
         }
         let table = inner.table_cache.get(file.number, file.file_size, level)?;
-        if !table.may_contain(key) {
-            count(Ticker::BloomFilterUseful, 1);
-            continue;
+        match table.filter_answer(key) {
+            Some(false) => {
+                count(Ticker::BloomFilterUseful, 1);
+                continue;
+            }
+            Some(true) => count(Ticker::BloomFilterFullPositive, 1),
+            None => {}
         }
-        count(Ticker::BloomFilterFullPositive, 1);
         if let Some(entry) = table.get_past_filter(options, key, seq)? {
             return match entry.value_type {
                 ValueType::Put => found(Some(entry.value)),

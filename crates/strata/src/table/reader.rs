@@ -360,13 +360,21 @@ impl TableReader {
     /// False when the bloom filter proves `user_key` absent. A filter that
     /// cannot be loaded proves nothing: the read goes on to the index.
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        self.filter_answer(user_key).unwrap_or(true)
+    }
+
+    /// What the bloom filter says of `user_key`: `Some(false)` when it proves
+    /// the key absent, `Some(true)` when the key may be there, `None` when
+    /// the table has no filter (or it cannot be loaded), so that statistics
+    /// count only reads a filter was asked about, as RocksDB's do.
+    pub fn filter_answer(&self, user_key: &[u8]) -> Option<bool> {
         match &self.filter {
-            Some(f) => f.may_contain(user_key),
+            Some(f) => Some(f.may_contain(user_key)),
             None => self
                 .filter()
                 .ok()
                 .flatten()
-                .is_none_or(|f| f.may_contain(user_key)),
+                .map(|f| f.may_contain(user_key)),
         }
     }
 

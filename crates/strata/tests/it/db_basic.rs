@@ -304,6 +304,30 @@ fn read_only_open_sees_everything_and_writes_nothing() {
     assert!(Db::open_read_only(Path::new("/nothing"), sim_options(&fs)).is_err());
 }
 
+/// Without bloom filters, no read counts as a filter's answer (RocksDB counts
+/// `bloom.filter.full.positive` only when a filter was asked).
+#[test]
+fn statistics_count_no_filter_answers_without_filters() {
+    use strata::{Statistics, Ticker};
+    let fs = SimFs::new(15);
+    let stats = std::sync::Arc::new(Statistics::new());
+    let options = DbOptions {
+        statistics: Some(stats.clone()),
+        table: strata::TableOptions {
+            bloom_bits_per_key: 0.0,
+            ..strata::TableOptions::default()
+        },
+        ..sim_options(&fs)
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    assert!(db.get(b"k").unwrap().is_some());
+    assert!(db.get(b"j").unwrap().is_none());
+    assert_eq!(stats.ticker(Ticker::BloomFilterFullPositive), 0);
+    assert_eq!(stats.ticker(Ticker::BloomFilterUseful), 0);
+}
+
 #[test]
 fn statistics_count_reads_writes_and_filters() {
     use strata::{Histogram, Statistics, Ticker};
