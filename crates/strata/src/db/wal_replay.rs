@@ -155,7 +155,7 @@ pub(super) fn replay_logs(
             batch.insert_into(&replay.mem)?;
             replayed += 1;
             if batch.count() > 0 {
-                max_seq = max_seq.max(batch.sequence() + u64::from(batch.count()) - 1);
+                max_seq = max_seq.max(last_sequence(&batch));
             }
             if replay.mem.memory_usage() >= options.write_buffer_size {
                 let full = std::mem::replace(&mut replay.mem, MemTable::new(arena_bytes));
@@ -215,14 +215,20 @@ fn count_dropped(damage: &mut WalDamage, batch: &WriteBatch) {
     if batch.count() == 0 {
         return;
     }
-    let (first, last) = (
-        batch.sequence(),
-        batch.sequence() + u64::from(batch.count()) - 1,
-    );
+    let (first, last) = (batch.sequence(), last_sequence(batch));
     damage.dropped_sequences = Some(match damage.dropped_sequences {
         Some((a, b)) => (a.min(first), b.max(last)),
         None => (first, last),
     });
+}
+
+/// The sequence number of the last entry of a non-empty `batch`. Dropped
+/// records are only counted, never inserted (which would refuse an
+/// overflowing sequence), so bytes from disk must not overflow here either.
+fn last_sequence(batch: &WriteBatch) -> SequenceNumber {
+    batch
+        .sequence()
+        .saturating_add(u64::from(batch.count()).saturating_sub(1))
 }
 
 fn rewrap(e: Error, path: &PathBuf, offset: u64) -> Error {
