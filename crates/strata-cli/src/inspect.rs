@@ -275,7 +275,7 @@ pub fn check_consistency(flags: &DbFlags) -> CliResult {
                         blocks += b;
                         entries += e;
                     }
-                    Err(e) if is_not_found(&e) => return Ok(None),
+                    Err(e) if e.is_not_found() => return Ok(None),
                     Err(e) => problems.push(e.to_string()),
                 }
             }
@@ -300,7 +300,3 @@ pub fn check_consistency(flags: &DbFlags) -> CliResult {
 
 /// Attempts of `checkconsistency` beside a writer that keeps deleting tables.
 const MAX_CHECK_ATTEMPTS: usize = 50;
-
-fn is_not_found(e: &Error) -> bool {
-    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
-}

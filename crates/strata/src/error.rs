@@ -97,6 +97,11 @@ impl Error {
         Error::Io { op, path, source }
     }
 
+    /// True for an I/O error saying the file or directory does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
+
     /// True for [`Error::Corruption`].
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption { .. })

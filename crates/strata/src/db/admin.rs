@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::open_checks::{check_live_tables, is_not_found, retry_while_changing};
+use super::open_checks::{check_live_tables, retry_while_changing};
 use super::wal_replay::WalDamage;
 use super::{Db, DbInner};
 use crate::error::Result;
@@ -97,7 +97,7 @@ pub(super) fn wal_damage_report(inner: &DbInner) -> String {
                 .map(|p| format!("damaged WAL kept as {}", p.display())),
         ),
         Err(e) => {
-            if !is_not_found(&e) {
+            if !e.is_not_found() {
                 lines.push(format!("could not list {}: {e}", inner.dir.display()));
             }
         }

@@ -51,7 +51,7 @@ fn flush_loop(inner: &DbInner) {
             continue;
         }
         if let Err(e) = flush_oldest(inner, &mut state) {
-            state.set_bg_error(e);
+            inner.set_bg_error(&mut state, e);
         }
         inner.bg_cv.notify_all();
     }

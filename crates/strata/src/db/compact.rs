@@ -186,7 +186,7 @@ fn run_task(
                     inner.info_log,
                     "compaction L{from} -> L{to} failed, writes stop: {e}"
                 );
-                state.set_bg_error(e.clone());
+                inner.set_bg_error(state, e.clone());
             } else if super::stall::current(&inner.options.compaction, state).is_some() {
                 // Writers wait for this compaction: waiting on would hang
                 // them with no way out. They fail with its error instead,
@@ -198,7 +198,7 @@ fn run_task(
                     "compaction L{from} -> L{to} failed while writes wait for it; writes fail \
                      until it can run: {e}"
                 );
-                state.set_bg_error_recovering(e.clone(), true);
+                inner.set_bg_error_recovering(state, e.clone(), true);
             } else {
                 info!(
                     inner.info_log,

@@ -422,28 +422,32 @@ pub(crate) struct AutoRecovery {
 const FIRST_RECOVERY_PAUSE: std::time::Duration = std::time::Duration::from_millis(200);
 const MAX_RECOVERY_PAUSE: std::time::Duration = std::time::Duration::from_secs(5);
 
-impl DbState {
+impl DbInner {
     /// Records a background error; writes fail with it until it is cleared.
     /// The first error stands. A full disk also schedules recovery: once
     /// space is back, the database resumes by itself.
-    fn set_bg_error(&mut self, e: crate::Error) {
+    fn set_bg_error(&self, state: &mut DbState, e: crate::Error) {
         let no_space = matches!(e, crate::Error::NoSpace { .. });
-        self.set_bg_error_recovering(e, no_space);
+        self.set_bg_error_recovering(state, e, no_space);
     }
 
     /// Records a background error, scheduling automatic recovery from it
-    /// when `recover` says time may cure it. An error already standing is
-    /// kept, with its own schedule.
-    fn set_bg_error_recovering(&mut self, e: crate::Error, recover: bool) {
-        if self.bg_error.is_some() {
+    /// when `recover` says time may cure it, and wakes every waiter: stalled
+    /// writers must fail with it, and the flush thread runs the recovery.
+    /// An error already standing is kept, with its own schedule.
+    fn set_bg_error_recovering(&self, state: &mut DbState, e: crate::Error, recover: bool) {
+        if state.bg_error.is_some() {
             return;
         }
-        self.bg_error = Some(e);
+        state.bg_error = Some(e);
         if recover {
-            self.schedule_recovery();
+            state.schedule_recovery();
         }
+        self.bg_cv.notify_all();
     }
+}
 
+impl DbState {
     /// Schedules (or, after a failed attempt, postpones with a longer pause)
     /// automatic recovery from the background error.
     fn schedule_recovery(&mut self) {

@@ -348,7 +348,7 @@ fn list_and_open_wals(fs: &dyn Fs, dir: &Path) -> Result<Listing> {
                 listing.numbers.push(number);
                 match fs.open(&log_file_name(dir, number), ReadFileOptions::default()) {
                     Ok(file) => listing.wals.push(OpenWal { number, file }),
-                    Err(e) if open_checks::is_not_found(&e) => {}
+                    Err(e) if e.is_not_found() => {}
                     Err(e) => return Err(e),
                 }
             }

@@ -124,7 +124,7 @@ pub(super) fn check_live_tables(fs: &dyn Fs, dir: &Path, version: &Version) -> R
                 path.display(),
                 file.file_size
             )),
-            Err(e) if is_not_found(&e) => {
+            Err(e) if e.is_not_found() => {
                 problems.push(format!("{} (L{level}) is missing", path.display()))
             }
             Err(e) => return Err(e),
@@ -144,11 +144,6 @@ pub(super) fn check_live_tables(fs: &dyn Fs, dir: &Path, version: &Version) -> R
             problems.join("; ")
         ),
     ))
-}
-
-/// Whether `e` says a file does not exist.
-pub(super) fn is_not_found(e: &Error) -> bool {
-    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// What a writer changes when it makes a WAL or table obsolete: the MANIFEST

@@ -262,10 +262,7 @@ fn lead(
             }
             Err(e) => {
                 info!(inner.info_log, "write failed, refusing further writes: {e}");
-                state.set_bg_error(e.clone());
-                // The flush thread runs automatic recovery (NoSpace); it
-                // sleeps on this condvar until told.
-                inner.bg_cv.notify_all();
+                inner.set_bg_error(state, e.clone());
                 result = Err(e);
             }
         }
@@ -506,8 +503,7 @@ pub(super) fn switch_memtable(
     let file = match created {
         Ok(file) => file,
         Err(e) => {
-            state.set_bg_error(e.clone());
-            inner.bg_cv.notify_all();
+            inner.set_bg_error(state, e.clone());
             return Err(e);
         }
     };
@@ -516,8 +512,7 @@ pub(super) fn switch_memtable(
         // Every acknowledged write already reached the OS; the sync makes the
         // finished WAL durable while its memtable waits to be flushed.
         if let Err(e) = old.sync() {
-            state.set_bg_error(e.clone());
-            inner.bg_cv.notify_all();
+            inner.set_bg_error(state, e.clone());
             return Err(e);
         }
         crash_point!("wal.switch.old_synced");

@@ -62,15 +62,11 @@ impl VersionSet {
         let file = fs
             .open(&path, ReadFileOptions::default())
             .map_err(|e| match e {
-                Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                    Error::corruption(
-                        current_file_name(dir),
-                        0,
-                        format!(
-                            "CURRENT names MANIFEST-{manifest_number:06}, which does not exist"
-                        ),
-                    )
-                }
+                e if e.is_not_found() => Error::corruption(
+                    current_file_name(dir),
+                    0,
+                    format!("CURRENT names MANIFEST-{manifest_number:06}, which does not exist"),
+                ),
                 other => other,
             })?;
         let mut reader = LogReader::new(file, &path);
