@@ -10,6 +10,7 @@ mod db_compaction;
 mod db_concurrency;
 mod db_crash;
 mod db_faults;
+mod db_fixtures;
 mod db_metamorphic;
 mod db_model;
 mod util;

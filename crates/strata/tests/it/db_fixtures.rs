@@ -1,0 +1,83 @@
+//! Databases written by earlier versions keep opening, reading and taking
+//! writes (see `tests/fixtures/README.md` for what each one holds).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use strata::{Db, DbOptions, ReadOptions};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Copies a fixture into a fresh directory, so the checked-in files are never
+/// written.
+fn copy_fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for entry in std::fs::read_dir(fixture(name)).expect("fixture folder") {
+        let entry = entry.expect("dir entry");
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
+    }
+    dir
+}
+
+/// What `v1-leveled` holds, built the way its README says it was written.
+fn v1_leveled_model() -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let key = |i: u32| format!("key{i:06}").into_bytes();
+    let mut model = BTreeMap::new();
+    for i in 0..2000u32 {
+        model.insert(key(i), format!("v1-{i}").into_bytes());
+    }
+    for i in (0..1000u32).step_by(2) {
+        model.insert(key(i), format!("v2-{i}").into_bytes());
+    }
+    for i in (0..2000u32).step_by(7) {
+        model.remove(&key(i));
+    }
+    for i in 2000..2010u32 {
+        model.insert(key(i), format!("wal-{i}").into_bytes());
+    }
+    model.remove(&key(1));
+    model
+}
+
+fn scan(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    db.range(&ReadOptions::default(), ..)
+        .map(|entry| {
+            let (k, v) = entry.expect("scan");
+            (k.to_vec(), v.to_vec())
+        })
+        .collect()
+}
+
+#[test]
+fn v1_leveled_opens_reads_and_takes_writes() {
+    let dir = copy_fixture("v1-leveled");
+    let mut model = v1_leveled_model();
+    let db = Db::open(dir.path(), DbOptions::default()).expect("open v1-leveled");
+    assert_eq!(scan(&db), model, "scan after open");
+    assert_eq!(
+        db.get(b"key000002").expect("get").as_deref(),
+        Some(&b"v2-2"[..])
+    );
+    assert_eq!(db.get(b"key000007").expect("get"), None);
+    assert_eq!(
+        db.get(b"key002005").expect("get").as_deref(),
+        Some(&b"wal-2005"[..])
+    );
+
+    db.put(b"key000007", b"new").expect("put");
+    db.delete(b"key000003").expect("delete");
+    model.insert(b"key000007".to_vec(), b"new".to_vec());
+    model.remove(&b"key000003"[..]);
+    db.flush().expect("flush");
+    db.compact_range(None, None).expect("compact");
+    assert_eq!(scan(&db), model, "scan after writes and a compaction");
+    db.close().expect("close");
+
+    let db = Db::open(dir.path(), DbOptions::default()).expect("reopen");
+    assert_eq!(scan(&db), model, "scan after reopen");
+    db.close().expect("close");
+}
