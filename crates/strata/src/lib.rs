@@ -34,8 +34,8 @@ pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
 pub use iter::db_iter::{DbIterator, DbRange};
 pub use options::{
-    CompactionOptions, CompactionStyle, DbOptions, FifoOptions, ReadOptions, TableOptions,
-    UniversalOptions, WalRecoveryMode, WriteOptions,
+    CfOptions, CompactionOptions, CompactionStyle, DbOptions, FifoOptions, ReadOptions,
+    TableOptions, UniversalOptions, WalRecoveryMode, WriteOptions,
 };
 pub use statistics::{Histogram, Statistics, Ticker};
 pub use write::batch::WriteBatch;

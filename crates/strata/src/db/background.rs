@@ -74,7 +74,7 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         imm.len(),
         imm.memory_usage()
     );
-    let table_options = inner.options.l0_table_options();
+    let table_options = inner.options.cf_options().l0_table_options();
     let cpu_start = thread_cpu_micros();
     let output = MutexGuard::unlocked(state, || {
         crash_point!("flush.before_table");

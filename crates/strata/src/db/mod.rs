@@ -517,9 +517,8 @@ impl DbInner {
         }));
     }
 
-    /// Arena size for a new memtable: the switch happens at `write_buffer_size`,
-    /// so reserve that plus room for the group that crosses it.
+    /// Arena size for a new memtable.
     fn memtable_arena_bytes(&self) -> usize {
-        self.options.write_buffer_size + self.options.write_buffer_size / 8
+        self.options.cf_options().memtable_arena_bytes()
     }
 }

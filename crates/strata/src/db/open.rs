@@ -442,7 +442,14 @@ fn flush_recovered(
         return Ok(());
     }
     let number = versions.new_file_number();
-    if let Some(file) = write_level0_table(fs, dir, number, mem, &options.l0_table_options())?.file
+    if let Some(file) = write_level0_table(
+        fs,
+        dir,
+        number,
+        mem,
+        &options.cf_options().l0_table_options(),
+    )?
+    .file
     {
         edit.add_file(0, file);
     }

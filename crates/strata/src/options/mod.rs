@@ -2,10 +2,12 @@
 //! a user's RocksDB knowledge carries over. Every field states its default and its
 //! trade-off; [`TableOptions::validate`] runs before use and names the bad field.
 
+mod column_family;
 mod compaction;
 
 use std::sync::Arc;
 
+pub use column_family::{CfOptions, MIN_WRITE_BUFFER_SIZE};
 pub use compaction::{CompactionOptions, CompactionStyle, FifoOptions, UniversalOptions};
 
 use crate::cache::lru::{LruCache, LruOptions};
@@ -311,46 +313,36 @@ fn default_block_cache() -> Option<Arc<dyn Cache>> {
         .map(|c| Arc::new(c) as Arc<dyn Cache>)
 }
 
-/// Smallest accepted `write_buffer_size` (64 KiB).
-pub const MIN_WRITE_BUFFER_SIZE: usize = 64 << 10;
-
 impl DbOptions {
-    /// How flushes write L0 tables: entry 0 of `compression_per_level`
-    /// (whatever the base level), the rest as `table` says.
-    pub fn l0_table_options(&self) -> TableOptions {
-        TableOptions {
-            compression: self
-                .compaction
-                .compression_for_level(0, 1, self.table.compression),
-            ..self.table.clone()
+    /// The default family's options: this struct's column family fields.
+    pub fn cf_options(&self) -> CfOptions {
+        CfOptions {
+            write_buffer_size: self.write_buffer_size,
+            max_write_buffer_number: self.max_write_buffer_number,
+            table: self.table.clone(),
+            compaction: self.compaction.clone(),
         }
+    }
+
+    /// Sets this struct's column family fields (the default family's options)
+    /// from `cf`.
+    pub fn set_cf_options(&mut self, cf: CfOptions) {
+        self.write_buffer_size = cf.write_buffer_size;
+        self.max_write_buffer_number = cf.max_write_buffer_number;
+        self.table = cf.table;
+        self.compaction = cf.compaction;
     }
 
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<()> {
-        if self.write_buffer_size < MIN_WRITE_BUFFER_SIZE || self.write_buffer_size > 64 << 30 {
-            return Err(Error::invalid_argument(
-                "write_buffer_size",
-                format!(
-                    "{} is outside {MIN_WRITE_BUFFER_SIZE}..=64 GiB",
-                    self.write_buffer_size
-                ),
-            ));
-        }
-        if !(2..=64).contains(&self.max_write_buffer_number) {
-            return Err(Error::invalid_argument(
-                "max_write_buffer_number",
-                format!("{} is outside 2..=64", self.max_write_buffer_number),
-            ));
-        }
+        self.cf_options().validate()?;
         if self.use_mmap_reads && self.use_direct_reads {
             return Err(Error::invalid_argument(
                 "use_direct_reads",
                 "cannot be combined with use_mmap_reads",
             ));
         }
-        self.table.validate()?;
-        self.compaction.validate()
+        Ok(())
     }
 }
 

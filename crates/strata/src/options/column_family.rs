@@ -1,0 +1,77 @@
+//! Options of one column family (RocksDB's `ColumnFamilyOptions`): how its
+//! memtables, tables and compaction behave. Every family has its own; the
+//! default family's come from the same fields of [`DbOptions`](super::DbOptions),
+//! as RocksDB's `Options` carries both halves.
+
+use super::{CompactionOptions, TableOptions};
+use crate::error::{Error, Result};
+
+/// Smallest accepted `write_buffer_size` (64 KiB).
+pub const MIN_WRITE_BUFFER_SIZE: usize = 64 << 10;
+
+/// Options of one column family.
+#[derive(Debug, Clone)]
+pub struct CfOptions {
+    /// Bytes of writes a memtable collects before it is switched out and flushed
+    /// to an L0 table. Default 64 MiB. Larger buffers mean fewer, larger L0 files
+    /// and more memory.
+    pub write_buffer_size: usize,
+    /// Memtables (active plus waiting to flush) allowed at once. Default 2. When
+    /// all are full, writes wait for a flush.
+    pub max_write_buffer_number: usize,
+    /// How table files are built and read.
+    pub table: TableOptions,
+    /// When and how tables are compacted, and when writes stall for it.
+    pub compaction: CompactionOptions,
+}
+
+impl Default for CfOptions {
+    fn default() -> Self {
+        CfOptions {
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            table: TableOptions::default(),
+            compaction: CompactionOptions::default(),
+        }
+    }
+}
+
+impl CfOptions {
+    /// How flushes write L0 tables: entry 0 of `compression_per_level`
+    /// (whatever the base level), the rest as `table` says.
+    pub fn l0_table_options(&self) -> TableOptions {
+        TableOptions {
+            compression: self
+                .compaction
+                .compression_for_level(0, 1, self.table.compression),
+            ..self.table.clone()
+        }
+    }
+
+    /// Arena size for a new memtable: the switch happens at `write_buffer_size`,
+    /// so reserve that plus room for the group that crosses it.
+    pub(crate) fn memtable_arena_bytes(&self) -> usize {
+        self.write_buffer_size + self.write_buffer_size / 8
+    }
+
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<()> {
+        if self.write_buffer_size < MIN_WRITE_BUFFER_SIZE || self.write_buffer_size > 64 << 30 {
+            return Err(Error::invalid_argument(
+                "write_buffer_size",
+                format!(
+                    "{} is outside {MIN_WRITE_BUFFER_SIZE}..=64 GiB",
+                    self.write_buffer_size
+                ),
+            ));
+        }
+        if !(2..=64).contains(&self.max_write_buffer_number) {
+            return Err(Error::invalid_argument(
+                "max_write_buffer_number",
+                format!("{} is outside 2..=64", self.max_write_buffer_number),
+            ));
+        }
+        self.table.validate()?;
+        self.compaction.validate()
+    }
+}
