@@ -121,7 +121,7 @@ fn round(dir: &Path, options: &DbOptions, w: &Workload, rng: &mut SmallRng) -> R
             rng.gen_range(0..w.threads),
             rng.gen_range(0..w.keys_per_thread),
         );
-        match reader.get(&key(t, n)) {
+        match reader.get(key(t, n)) {
             Ok(Some(v)) => check_written(w, t, n, &v)?,
             Ok(None) => {}
             Err(e @ Error::Corruption { .. }) => {

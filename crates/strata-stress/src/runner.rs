@@ -148,7 +148,7 @@ fn write_batch(
         };
         added.map_err(|e| format!("building a batch: {e}"))?;
     }
-    wb.put(&seq_key(thread), &seq_value(shared.cycle, *index as u64))
+    wb.put(seq_key(thread), seq_value(shared.cycle, *index as u64))
         .map_err(|e| format!("building a batch: {e}"))?;
     let options = WriteOptions {
         sync: batch.sync && !shared.disable_wal,
@@ -171,7 +171,7 @@ fn write_batch(
 }
 
 fn check_get(shared: &Shared<'_>, thread: usize, state: &KeyState, n: u32) -> Result<bool, String> {
-    match shared.db.get(&key(thread, n)) {
+    match shared.db.get(key(thread, n)) {
         Ok(got) => {
             let want = state.get(&n);
             if got.as_deref() != want.map(Vec::as_slice) {
@@ -233,7 +233,7 @@ fn check_snapshot(
     };
     for _ in 0..5 {
         let n = rng.gen_range(0..shared.workload.keys_per_thread);
-        match shared.db.get_opt(&options, &key(thread, n)) {
+        match shared.db.get_opt(&options, key(thread, n)) {
             Ok(got) => {
                 let want = frozen.get(&n);
                 if got.as_deref() != want.map(Vec::as_slice) {

@@ -4,6 +4,7 @@
 //! are documented where they are defined.
 
 pub mod cache;
+pub mod cf;
 pub mod checksum;
 pub mod compaction;
 pub mod compression;
@@ -26,6 +27,7 @@ pub mod wal;
 pub mod write;
 
 pub use bytes::Bytes;
+pub use cf::{ColumnFamily, DEFAULT_COLUMN_FAMILY_NAME};
 pub use checksum::ChecksumType;
 pub use compaction::rate_limiter::RateLimiter;
 pub use compression::CompressionType;

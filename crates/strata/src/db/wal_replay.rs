@@ -15,6 +15,7 @@
 //! dropped) is kept as `NNNNNN.log.corrupt` by a read-write open instead of
 //! being deleted, so the evidence survives.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -24,7 +25,7 @@ use crate::filename::log_file_name;
 use crate::fs::RandomAccessFile;
 use crate::key::SequenceNumber;
 use crate::memtable::MemTable;
-use crate::options::{DbOptions, WalRecoveryMode};
+use crate::options::{CfOptions, DbOptions, WalRecoveryMode};
 use crate::version::VersionSet;
 use crate::wal::LogReader;
 use crate::write::WriteBatch;
@@ -70,8 +71,8 @@ pub(super) struct OpenWal {
 
 /// What replay produced.
 pub(super) struct Replay {
-    /// The last memtable (the others went to `on_full`).
-    pub mem: MemTable,
+    /// Each live family's last memtable (the others went to `on_full`).
+    pub mems: BTreeMap<u32, MemTable>,
     pub damage: Vec<WalDamage>,
     /// WALs to keep as `.log.corrupt`: damaged ones, and later ones whose
     /// records were dropped.
@@ -86,11 +87,14 @@ pub(super) fn replay_logs(
     info_log: &InfoLog,
     logs: &[OpenWal],
     versions: &mut VersionSet,
-    on_full: &mut dyn FnMut(&mut VersionSet, MemTable) -> Result<()>,
+    families: &BTreeMap<u32, Arc<CfOptions>>,
+    on_full: &mut dyn FnMut(&mut VersionSet, u32, MemTable) -> Result<()>,
 ) -> Result<Replay> {
-    let arena_bytes = options.write_buffer_size + options.write_buffer_size / 8;
     let mut replay = Replay {
-        mem: MemTable::new(arena_bytes),
+        mems: families
+            .iter()
+            .map(|(&id, o)| (id, MemTable::new(o.memtable_arena_bytes())))
+            .collect(),
         damage: Vec::new(),
         set_aside: Vec::new(),
     };
@@ -152,14 +156,25 @@ pub(super) fn replay_logs(
                 }
                 continue;
             }
-            batch.insert_into(&replay.mem)?;
+            // A record goes to its family only if the family is live and
+            // has not already flushed this WAL's writes to a table.
+            let (mems, set) = (&replay.mems, &*versions);
+            batch.insert_into(&|cf| Ok(mems.get(&cf).filter(|_| number >= set.log_number(cf))))?;
             replayed += 1;
             if batch.count() > 0 {
                 max_seq = max_seq.max(last_sequence(&batch));
             }
-            if replay.mem.memory_usage() >= options.write_buffer_size {
-                let full = std::mem::replace(&mut replay.mem, MemTable::new(arena_bytes));
-                on_full(versions, full)?;
+            for (&id, family) in families {
+                let full = replay
+                    .mems
+                    .get(&id)
+                    .is_some_and(|m| m.memory_usage() >= family.write_buffer_size);
+                if full {
+                    let fresh = MemTable::new(family.memtable_arena_bytes());
+                    if let Some(full) = replay.mems.insert(id, fresh) {
+                        on_full(versions, id, full)?;
+                    }
+                }
             }
         }
         info!(info_log, "WAL #{number}: replayed {replayed} batches");

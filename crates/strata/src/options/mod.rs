@@ -230,6 +230,9 @@ pub struct DbOptions {
     pub create_if_missing: bool,
     /// Fail to open if the database exists. Default false.
     pub error_if_exists: bool,
+    /// `Db::open_cf` creates the families it is given that the database
+    /// lacks. Default false: a family missing is an error.
+    pub create_missing_column_families: bool,
     /// Bytes of writes a memtable collects before it is switched out and flushed
     /// to an L0 table. Default 64 MiB. Larger buffers mean fewer, larger L0 files
     /// and more memory.
@@ -287,6 +290,7 @@ impl Default for DbOptions {
         DbOptions {
             create_if_missing: false,
             error_if_exists: false,
+            create_missing_column_families: false,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
             table: TableOptions::default(),
