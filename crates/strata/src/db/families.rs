@@ -19,7 +19,7 @@ use crate::cf::{CfShared, CfState, CfStats, ColumnFamily};
 use crate::error::{Error, Result};
 use crate::iter::db_iter::{DbIterator, DbRange};
 use crate::memtable::MemTable;
-use crate::options::{CfOptions, DbOptions, ReadOptions, WriteOptions};
+use crate::options::{CfOptions, DbOptions, ReadOptions, WriteOptions, MIN_WRITE_BUFFER_SIZE};
 use crate::version::{SuperVersion, VersionEdit, VersionSet};
 use crate::write::WriteBatch;
 
@@ -107,7 +107,15 @@ impl Db {
             return Err(e);
         }
         cf.shared.dropped.store(true, Ordering::Release);
-        state.cfs.remove(&cf.id());
+        if let Some(family) = state.cfs.remove(&cf.id()) {
+            // Handles outlive the family: what they keep published must not
+            // pin its tables or memtables (reads through them fail anyway).
+            let empty = Arc::new(MemTable::new(MIN_WRITE_BUFFER_SIZE));
+            let nothing = new_shared(0, 0, "", &empty, Arc::default(), &family.options);
+            cf.shared
+                .super_version
+                .store(nothing.super_version.load_full());
+        }
         info!(
             self.inner.info_log,
             "dropped column family {:?} (id {})",

@@ -6,6 +6,7 @@
 //! answers: a value, or a deletion that hides everything older.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -161,7 +162,7 @@ pub(super) fn iter(
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
 ) -> DbIterator {
-    let sv = cf.super_version.load();
+    let sv = cf.super_version.load_full();
     match read_sequence(inner, options) {
         Ok(seq) => build_iter(inner, &sv, options, seq, lower, upper),
         Err(e) => failed_iter(e, lower, upper),
@@ -187,7 +188,7 @@ pub(super) fn range(
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
 ) -> DbRange {
-    let sv = cf.super_version.load();
+    let sv = cf.super_version.load_full();
     match read_sequence(inner, options) {
         Ok(seq) => {
             let front = build_iter(inner, &sv, options, seq, lower.clone(), upper.clone());
@@ -203,7 +204,7 @@ pub(super) fn range(
 
 fn build_iter(
     inner: &DbInner,
-    sv: &SuperVersion,
+    sv: &Arc<SuperVersion>,
     options: &ReadOptions,
     seq: SequenceNumber,
     lower: Option<Vec<u8>>,
@@ -250,6 +251,7 @@ fn build_iter(
     }
     DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
         .with_statistics(inner.options.statistics.clone())
+        .pinning(sv.clone())
 }
 
 /// Stands in for a table that could not be opened: never valid, always failing,

@@ -9,6 +9,7 @@ mod db_cache;
 mod db_compaction;
 mod db_concurrency;
 mod db_crash;
+mod db_families;
 mod db_faults;
 mod db_fixtures;
 mod db_metamorphic;
