@@ -311,3 +311,63 @@ proptest! {
         prop_assert!(result.unwrap_err().is_corruption());
     }
 }
+
+#[test]
+fn column_family_golden_bytes() {
+    let mut b = WriteBatch::new();
+    b.add(2, ValueType::Put, b"k", b"v").unwrap();
+    b.set_sequence(7);
+    #[rustfmt::skip]
+    let expected: &[u8] = &[
+        7, 0, 0, 0, 0, 0, 0, 0,
+        1, 0, 0, 0,
+        5, 2, 1, b'k', 1, b'v',
+    ];
+    assert_eq!(b.data(), expected);
+    let back = WriteBatch::from_data(expected.to_vec()).unwrap();
+    let e = back.iter().next().unwrap().unwrap();
+    assert_eq!(
+        (e.cf, e.value_type, e.key, e.value),
+        (2, ValueType::Put, &b"k"[..], &b"v"[..])
+    );
+    assert_eq!(back.named_families(), [2]);
+    let mut d = WriteBatch::new();
+    d.add(3, ValueType::Delete, b"x", b"").unwrap();
+    d.put(b"y", b"z").unwrap();
+    assert_eq!(
+        &d.data()[HEADER_LEN..],
+        &[4, 3, 1, b'x', 1, 1, b'y', 1, b'z']
+    );
+    assert_eq!(d.families(), [0, 3]);
+    // A family id cut short is corruption.
+    let mut cut = expected[..HEADER_LEN].to_vec();
+    cut.extend_from_slice(&[5, 0x80]);
+    assert!(WriteBatch::from_data(cut).unwrap_err().is_corruption());
+}
+
+#[test]
+fn insert_routes_records_to_their_family() {
+    let (a, b) = (MemTable::new(1 << 16), MemTable::new(1 << 16));
+    let mut batch = WriteBatch::new();
+    batch.put(b"k", b"default").unwrap();
+    batch.add(1, ValueType::Put, b"k", b"one").unwrap();
+    batch.add(9, ValueType::Put, b"k", b"skipped").unwrap();
+    batch.set_sequence(10);
+    batch
+        .insert_into(&|cf| {
+            Ok(match cf {
+                0 => Some(&a),
+                1 => Some(&b),
+                _ => None,
+            })
+        })
+        .unwrap();
+    assert_eq!(
+        a.get(b"k", 100),
+        MemGet::Found(Bytes::from_static(b"default"))
+    );
+    assert_eq!(b.get(b"k", 100), MemGet::Found(Bytes::from_static(b"one")));
+    // Record i keeps sequence + i even when an earlier record was skipped.
+    assert_eq!(b.get(b"k", 10), MemGet::NotFound);
+    assert_eq!(b.get(b"k", 11), MemGet::Found(Bytes::from_static(b"one")));
+}
