@@ -153,6 +153,7 @@ fn write_batch(
     let options = WriteOptions {
         sync: batch.sync && !shared.disable_wal,
         disable_wal: shared.disable_wal,
+        no_slowdown: false,
     };
     let started = shared.clock.fetch_add(1, Ordering::AcqRel);
     recorder

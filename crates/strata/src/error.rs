@@ -68,6 +68,12 @@ pub enum Error {
         /// What was looked for.
         what: String,
     },
+    /// The operation would have had to wait and was asked not to (a write
+    /// with `no_slowdown` during a write stall); nothing was done. Retry later.
+    Incomplete {
+        /// Why it would have waited.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -145,6 +151,7 @@ impl fmt::Display for Error {
                 "Background thread panicked: {thread} did not finish its work"
             ),
             Error::NotFound { what } => write!(f, "NotFound: {what}"),
+            Error::Incomplete { reason } => write!(f, "Incomplete: {reason}"),
         }
     }
 }
@@ -184,6 +191,9 @@ impl Clone for Error {
                 thread: thread.clone(),
             },
             Error::NotFound { what } => Error::NotFound { what: what.clone() },
+            Error::Incomplete { reason } => Error::Incomplete {
+                reason: reason.clone(),
+            },
         }
     }
 }

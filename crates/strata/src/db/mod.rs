@@ -353,6 +353,37 @@ impl Db {
         compact::compact_range(&self.inner, 0, begin, end)
     }
 
+    /// Hands every WAL byte written so far to the OS and, with `sync`, makes
+    /// it durable (RocksDB's `FlushWAL`). Writes already reach the OS before
+    /// they are acknowledged, so without `sync` this only orders with them;
+    /// with it, every write acknowledged before the call survives a power
+    /// loss, even those made with `sync = false`. Callable from any thread.
+    /// A failed sync stops writes, as a failed WAL write does.
+    pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.inner.check_writable()?;
+        let mut wal = self.inner.wal.lock();
+        let Some(writer) = wal.as_mut() else {
+            return Ok(());
+        };
+        let result = writer
+            .flush()
+            .and_then(|()| if sync { writer.sync() } else { Ok(()) });
+        drop(wal);
+        if let Err(e) = &result {
+            let mut state = self.inner.state.lock();
+            self.inner.set_bg_error(&mut state, e.clone());
+        } else if sync {
+            stats::DbStats::add(&self.inner.stats.wal_syncs, 1);
+        }
+        result
+    }
+
+    /// Makes every WAL byte written so far durable (RocksDB's `SyncWAL`):
+    /// `flush_wal(true)`.
+    pub fn sync_wal(&self) -> Result<()> {
+        self.flush_wal(true)
+    }
+
     /// Waits until no flush or compaction is pending or running, in any family.
     pub fn wait_for_compaction(&self) -> Result<()> {
         compact::wait_for_compaction(&self.inner)

@@ -60,6 +60,8 @@ pub(crate) struct WriteRequest {
     batch: Mutex<WriteBatch>,
     sync: bool,
     disable_wal: bool,
+    /// Fail with `Incomplete` rather than wait out a write stall.
+    no_slowdown: bool,
     /// A request to switch this family's memtable, carrying no batch.
     force_flush: Option<u32>,
     /// Set by the leader that completes this request.
@@ -189,6 +191,7 @@ fn submit(
         batch: Mutex::new(batch),
         sync: options.sync,
         disable_wal: options.disable_wal,
+        no_slowdown: options.no_slowdown,
         force_flush,
         outcome: Mutex::new(None),
         insert_job: Mutex::new(None),
@@ -196,6 +199,9 @@ fn submit(
         signalled: AtomicBool::new(false),
     });
     let mut state = inner.state.lock();
+    if request.no_slowdown && (state.writes_stopped || stall::current(&state).is_some()) {
+        return Err(stall_error());
+    }
     state.writers.push_back(request.clone());
     // Whether this wait has spun already: spin once, re-check, then block.
     let mut spun = false;
@@ -244,10 +250,10 @@ fn lead(
         Ok(())
     } else {
         let bytes = leader.batch.lock().approximate_size();
-        stall_if_behind(inner, state, bytes)
+        stall_if_behind(inner, state, bytes, leader.no_slowdown)
     };
     if result.is_ok() {
-        result = make_room(inner, state, leader.force_flush);
+        result = make_room(inner, state, leader.force_flush, leader.no_slowdown);
     }
     if result.is_ok() && leader.force_flush.is_none() {
         // A batch naming a dropped family fails whole, before any of it is
@@ -473,6 +479,7 @@ fn stall_if_behind(
     inner: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
     bytes: usize,
+    no_slowdown: bool,
 ) -> Result<()> {
     let started = std::time::Instant::now();
     let mut stopped = false;
@@ -481,6 +488,12 @@ fn stall_if_behind(
             return Err(e.clone());
         }
         let condition = stall::current(state);
+        if condition.is_some() {
+            if no_slowdown {
+                return Err(stall_error());
+            }
+            fail_no_slowdown_waiters(state);
+        }
         if !matches!(condition, Some((StallCondition::Stopped { .. }, _))) {
             break condition;
         }
@@ -519,6 +532,29 @@ fn stall_if_behind(
     Ok(())
 }
 
+/// The error of a `no_slowdown` write that would have waited.
+fn stall_error() -> crate::Error {
+    crate::Error::Incomplete {
+        reason: "write stall: writes are slowed or stopped (no_slowdown was set)".into(),
+    }
+}
+
+/// Fails every queued writer behind the leader that asked not to wait: a
+/// stall is starting, and they would wait through it.
+fn fail_no_slowdown_waiters(state: &mut DbState) {
+    let mut i = 1;
+    while i < state.writers.len() {
+        match state.writers.get(i).cloned() {
+            Some(w) if w.no_slowdown => {
+                *w.outcome.lock() = Some(Err(stall_error()));
+                state.writers.remove(i);
+                w.wake();
+            }
+            _ => i += 1,
+        }
+    }
+}
+
 /// Makes sure every family's active memtable has room, switching the full
 /// ones (and the WAL) — and family `force`'s, when it holds anything. Waits,
 /// without spinning, while a family that must switch has every memtable full.
@@ -526,6 +562,7 @@ fn make_room(
     inner: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
     force: Option<u32>,
+    no_slowdown: bool,
 ) -> Result<()> {
     let mut force = force;
     let mut stalled = false;
@@ -555,6 +592,10 @@ fn make_room(
             })
         });
         if let Some((name, max)) = waiting_family {
+            if no_slowdown {
+                return Err(stall_error());
+            }
+            fail_no_slowdown_waiters(state);
             if !stalled {
                 info!(
                     inner.info_log,

@@ -154,6 +154,11 @@ pub struct WriteOptions {
     /// Skip the WAL: the write lives only in the memtable until flushed, and a
     /// crash loses it. Default false.
     pub disable_wal: bool,
+    /// Fail with [`crate::Error::Incomplete`] instead of waiting when writes
+    /// are slowed or stopped (compaction behind, or every memtable full), and
+    /// when writes ahead of this one in the queue are. Nothing of the batch
+    /// is written then. Default false.
+    pub no_slowdown: bool,
 }
 
 /// How recovery treats a damaged or incomplete WAL (RocksDB's `WALRecoveryMode`,

@@ -14,4 +14,5 @@ mod db_faults;
 mod db_fixtures;
 mod db_metamorphic;
 mod db_model;
+mod db_write_control;
 mod util;

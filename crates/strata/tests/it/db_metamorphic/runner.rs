@@ -95,6 +95,7 @@ fn write_options(flags: WriteFlags) -> WriteOptions {
     WriteOptions {
         sync: flags.sync,
         disable_wal: flags.disable_wal,
+        no_slowdown: false,
     }
 }
 
