@@ -51,6 +51,7 @@ impl Engine for StrataEngine {
             write_options: WriteOptions {
                 sync: flags.sync,
                 disable_wal: flags.disable_wal,
+                no_slowdown: false,
             },
             read_options: ReadOptions {
                 verify_checksums: flags.verify_checksum,

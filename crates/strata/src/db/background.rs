@@ -100,6 +100,17 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         write_level0_table(&*inner.flush_fs, &inner.dir, number, &imm, &table_options)
     });
     crash_point!("flush.before_install");
+    if !state.cfs.contains_key(&id) {
+        // The family was dropped while its table was written: nothing to
+        // install, and the table is obsolete (the sweep deletes it once the
+        // number is released).
+        state.release_pending_output(number);
+        info!(
+            inner.info_log,
+            "[{}] flush: family dropped meanwhile; table #{number} discarded", cf_shared.name
+        );
+        return Ok(());
+    }
     let installed = output.and_then(|out| {
         let mut edit = VersionEdit::new();
         edit.set_column_family(id)

@@ -457,3 +457,39 @@ fn handles_are_send_sync_and_shared_across_threads() {
     assert_eq!(scan_cf(&db, &cf).len(), 2000);
     assert_eq!(db.range(&ReadOptions::default(), ..).count(), 2000);
 }
+
+#[test]
+fn dropping_a_family_while_its_flush_runs_is_no_error() {
+    let fs = SimFs::new(7);
+    let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
+    let cf = db.create_column_family("busy", small_cf()).unwrap();
+    for i in 0..100u32 {
+        db.put_cf(&cf, format!("k{i}"), "v").unwrap();
+    }
+    // The flush's table sync takes half a second; the drop lands inside it.
+    fs.set_sync_latency(std::time::Duration::from_millis(500));
+    std::thread::scope(|s| {
+        let flusher = s.spawn(|| db.flush_cf(&cf));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        db.drop_column_family(&cf).unwrap();
+        let flushed = flusher.join().unwrap();
+        assert!(
+            flushed.is_ok()
+                || flushed
+                    .as_ref()
+                    .is_err_and(|e| e.to_string().contains("dropped")),
+            "{flushed:?}"
+        );
+    });
+    fs.set_sync_latency(std::time::Duration::ZERO);
+    // No background error: the database still takes writes and flushes.
+    db.put("after", "1").unwrap();
+    db.flush().unwrap();
+    assert_eq!(
+        db.property("rocksdb.background-errors").as_deref(),
+        Some("0")
+    );
+    db.close().unwrap();
+    let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
+    assert_eq!(db.get("after").unwrap().as_deref(), Some(&b"1"[..]));
+}
