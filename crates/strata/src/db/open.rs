@@ -20,7 +20,7 @@ use super::info_log::{info, InfoLog};
 use super::open_checks;
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
-use super::wal_replay::{replay_logs, OpenWal, WalDamage};
+use super::wal_replay::{check_families_not_ahead, replay_logs, OpenWal, WalDamage};
 use super::{DbInner, DbState};
 use crate::cache::Priority;
 use crate::cf::CfState;
@@ -130,6 +130,7 @@ pub(super) fn open(
             flush_recovered(&*fs, dir, &family_options, versions, &mut edits, id, &mem)
         },
     )?;
+    check_families_not_ahead(dir, &versions, &replay)?;
     crash_point!("recovery.replayed");
     for (&id, mem) in &replay.mems {
         flush_recovered(
@@ -330,6 +331,7 @@ fn recover_read_only(fs: &Arc<dyn Fs>, dir: &Path, options: &DbOptions) -> Resul
             Ok(())
         },
     )?;
+    check_families_not_ahead(dir, &versions, &replay)?;
     let families = replay
         .mems
         .into_iter()

@@ -152,7 +152,9 @@ pub struct WriteOptions {
     /// loses nothing acknowledged but a power loss may lose the latest writes.
     pub sync: bool,
     /// Skip the WAL: the write lives only in the memtable until flushed, and a
-    /// crash loses it. Default false.
+    /// crash loses it. Default false. With several column families, each is
+    /// flushed on its own, so after a crash families may hold their unlogged
+    /// writes up to different points.
     pub disable_wal: bool,
     /// Fail with [`crate::Error::Incomplete`] instead of waiting when writes
     /// are slowed or stopped (compaction behind, or every memtable full), and
