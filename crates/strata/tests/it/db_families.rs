@@ -493,3 +493,49 @@ fn dropping_a_family_while_its_flush_runs_is_no_error() {
     let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
     assert_eq!(db.get("after").unwrap().as_deref(), Some(&b"1"[..]));
 }
+
+#[test]
+fn point_in_time_recovery_refuses_when_a_family_is_ahead_of_wal_damage() {
+    use strata::Fs;
+    let fs = SimFs::new(8);
+    let options = DbOptions {
+        create_missing_column_families: true,
+        ..sim_options(&fs)
+    };
+    let families = || [("a", small_cf()), ("b", small_cf())];
+    let db = Db::open_cf(Path::new("/db"), options.clone(), families()).unwrap();
+    let (a, b) = (db.cf_handle("a").unwrap(), db.cf_handle("b").unwrap());
+    for i in 0..20u32 {
+        let mut batch = WriteBatch::new();
+        batch.put_cf(&a, format!("k{i:02}"), "a").unwrap();
+        batch.put_cf(&b, format!("k{i:02}"), "b").unwrap();
+        db.write(&WriteOptions::default(), batch).unwrap();
+    }
+    // Family a's table holds every write; b's are only in the first WAL.
+    db.flush_cf(&a).unwrap();
+    db.close().unwrap();
+    let mut wals: Vec<String> = fs
+        .list(Path::new("/db"))
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    wals.sort();
+    let first = Path::new("/db").join(&wals[0]);
+    fs.corrupt_byte(&first, 12, 0x40).unwrap();
+    let err = Db::open_cf(Path::new("/db"), options.clone(), families()).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    assert!(err.to_string().contains("no single point in time"), "{err}");
+    assert!(err.to_string().contains("\"a\""), "{err}");
+    // Every valid record is recovered when asked for.
+    let skip = DbOptions {
+        wal_recovery_mode: strata::WalRecoveryMode::SkipAnyCorruptedRecords,
+        ..options
+    };
+    let db = Db::open_cf(Path::new("/db"), skip, families()).unwrap();
+    let (a, b) = (db.cf_handle("a").unwrap(), db.cf_handle("b").unwrap());
+    assert_eq!(scan_cf(&db, &a).len(), 20);
+    // The damaged record held b's first write; the rest survive.
+    assert_eq!(scan_cf(&db, &b).len(), 19);
+    assert!(!db.wal_damage().is_empty());
+}
