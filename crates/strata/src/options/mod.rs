@@ -18,6 +18,7 @@ use crate::compression::CompressionType;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, StdFs};
 use crate::key::SequenceNumber;
+use crate::merge::MergeOperator;
 use crate::statistics::Statistics;
 
 /// How table files are built (RocksDB's `BlockBasedTableOptions` plus the
@@ -249,6 +250,9 @@ pub struct DbOptions {
     pub table: TableOptions,
     /// When and how tables are compacted, and when writes stall for it.
     pub compaction: CompactionOptions,
+    /// The default family's merge operator (RocksDB's `merge_operator`).
+    /// Default none: a merge is refused.
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
     /// Read table files through `mmap` (advised for random access). Default false.
     pub use_mmap_reads: bool,
     /// Read table files with `O_DIRECT`, bypassing the page cache. Default false.
@@ -300,6 +304,7 @@ impl Default for DbOptions {
             max_write_buffer_number: 2,
             table: TableOptions::default(),
             compaction: CompactionOptions::default(),
+            merge_operator: None,
             use_mmap_reads: false,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
@@ -330,6 +335,7 @@ impl DbOptions {
             max_write_buffer_number: self.max_write_buffer_number,
             table: self.table.clone(),
             compaction: self.compaction.clone(),
+            merge_operator: self.merge_operator.clone(),
         }
     }
 
@@ -340,6 +346,7 @@ impl DbOptions {
         self.max_write_buffer_number = cf.max_write_buffer_number;
         self.table = cf.table;
         self.compaction = cf.compaction;
+        self.merge_operator = cf.merge_operator;
     }
 
     /// Checks every field; the error names the first bad one.
