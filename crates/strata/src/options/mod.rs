@@ -4,6 +4,7 @@
 
 mod column_family;
 mod compaction;
+pub mod ini;
 
 use std::sync::Arc;
 
