@@ -1,15 +1,32 @@
 //! Options. Names and meanings follow RocksDB's wherever RocksDB has the option, so
 //! a user's RocksDB knowledge carries over. Every field states its default and its
 //! trade-off; [`TableOptions::validate`] runs before use and names the bad field.
+//!
+//! The OPTIONS file (`OPTIONS-000007`, RocksDB's INI layout and names) is
+//! written by [`write_options_file`] and read by [`load_latest_options`];
+//! [`apply_cf_option`] sets one option by its RocksDB name and spelling, for
+//! `set_options` and the tools.
 
+mod catalog;
 mod column_family;
 mod compaction;
+mod file;
 pub mod ini;
+mod mutable;
+mod values;
 
 use std::sync::Arc;
 
 pub use column_family::{CfOptions, MIN_WRITE_BUFFER_SIZE};
 pub use compaction::{CompactionOptions, CompactionStyle, FifoOptions, UniversalOptions};
+pub use file::{
+    load_latest_options, load_latest_options_with_fs, load_options_file, options_file_text,
+    write_options_file, LoadOptions, ROCKSDB_VERSION,
+};
+pub use mutable::{
+    apply_cf_option, apply_db_option, is_mutable_cf_option, is_mutable_db_option,
+    mutable_cf_option_names,
+};
 
 use crate::cache::lru::{LruCache, LruOptions};
 use crate::cache::Cache;
