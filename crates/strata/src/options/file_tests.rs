@@ -246,7 +246,7 @@ fn defaults_roundtrip_and_the_default_family_is_added_when_not_listed() {
     );
     assert!(text.contains("  checksum=kXXH3\n"), "{text}");
     assert!(
-        text.contains("  filter_policy=bloomfilter:10.0:false\n"),
+        text.contains("  filter_policy=bloomfilter:10:false\n"),
         "{text}"
     );
     assert!(!text.contains("compression_opts"), "{text}");

@@ -165,12 +165,14 @@ pub(crate) fn parse_checksum(option: &'static str, value: &str) -> Result<Checks
     }
 }
 
-/// `filter_policy`: `bloomfilter:<bits>:false`, or `nullptr` for none.
+/// `filter_policy`: `bloomfilter:<bits>:false` (`10`, not `10.0`, as
+/// RocksDB writes whole numbers), or `nullptr` for none.
 pub(crate) fn format_filter_policy(bits_per_key: f64) -> String {
     if bits_per_key == 0.0 {
         "nullptr".to_owned()
     } else {
-        format!("bloomfilter:{}:false", format_f64(bits_per_key))
+        // Display is the shortest text that reads back as the same f64.
+        format!("bloomfilter:{bits_per_key}:false")
     }
 }
 
