@@ -34,6 +34,13 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 /// What a section holds.
+///
+/// ```
+/// use strata::options::ini::SectionKind;
+///
+/// let kind = SectionKind::CfOptions { family: "default".into() };
+/// assert_ne!(kind, SectionKind::DbOptions);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SectionKind {
     /// `[Version]`: which RocksDB wrote the file, and the layout's version.
@@ -55,6 +62,15 @@ pub enum SectionKind {
 }
 
 /// One `name=value` line.
+///
+/// ```
+/// use std::path::Path;
+/// use strata::options::ini::parse;
+///
+/// let doc = parse(b"[DBOptions]\n a = b=c \n[CFOptions \"default\"]", Path::new("x")).unwrap();
+/// let entry = &doc.sections[0].entries[0];
+/// assert_eq!((entry.name.as_str(), entry.value.as_str(), entry.line), ("a", "b=c", 2));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     /// The option's name, trimmed.
@@ -66,6 +82,14 @@ pub struct Entry {
 }
 
 /// A section and its entries, in file order.
+///
+/// ```
+/// use strata::options::ini::{Section, SectionKind};
+///
+/// let mut db = Section::new(SectionKind::DbOptions);
+/// db.push("max_open_files", "-1");
+/// assert_eq!(db.entries[0].value, "-1");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
     /// The section's kind and argument.
@@ -101,6 +125,20 @@ impl Section {
 /// layout rules: at most one `[Version]`, one `[DBOptions]`, the default
 /// family's `[CFOptions]` first, no family twice, each `[TableOptions/..]`
 /// after its family's `[CFOptions]`.
+///
+/// ```
+/// use std::path::Path;
+/// use strata::options::ini::{parse, render, Document, Section, SectionKind};
+///
+/// let mut doc = Document::default();
+/// doc.sections.push(Section::new(SectionKind::DbOptions));
+/// let mut cf = Section::new(SectionKind::CfOptions { family: "default".into() });
+/// cf.push("write_buffer_size", "8388608");
+/// doc.sections.push(cf);
+/// let text = render(&doc);
+/// assert!(text.contains("[CFOptions \"default\"]\n  write_buffer_size=8388608\n"));
+/// assert_eq!(parse(text.as_bytes(), Path::new("OPTIONS-000001")).unwrap().sections.len(), 2);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Document {
     /// The sections, in file order.
