@@ -68,6 +68,12 @@ macro_rules! opt_f64 {
 pub(crate) const DB_OPTIONS: &[OptionDef<DbOptions>] = &[
     opt!("create_if_missing", false, create_if_missing, parse_bool),
     opt!("error_if_exists", false, error_if_exists, parse_bool),
+    opt!(
+        "create_missing_column_families",
+        false,
+        create_missing_column_families,
+        parse_bool
+    ),
     opt!("paranoid_checks", false, paranoid_checks, parse_bool),
     opt!("allow_mmap_reads", false, use_mmap_reads, parse_bool),
     opt!("use_direct_reads", false, use_direct_reads, parse_bool),

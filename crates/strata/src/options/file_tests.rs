@@ -101,6 +101,7 @@ fn unusual_db() -> DbOptions {
     let mut db = DbOptions {
         create_if_missing: true,
         error_if_exists: true,
+        create_missing_column_families: true,
         use_mmap_reads: true,
         use_direct_reads: true,
         use_direct_io_for_flush_and_compaction: true,
@@ -138,6 +139,7 @@ fn assert_same_db(got: &DbOptions, want: &DbOptions) {
     let DbOptions {
         create_if_missing,
         error_if_exists,
+        create_missing_column_families,
         write_buffer_size: _,
         max_write_buffer_number: _,
         table: _,
@@ -158,6 +160,10 @@ fn assert_same_db(got: &DbOptions, want: &DbOptions) {
     } = want;
     assert_eq!(got.create_if_missing, *create_if_missing);
     assert_eq!(got.error_if_exists, *error_if_exists);
+    assert_eq!(
+        got.create_missing_column_families,
+        *create_missing_column_families
+    );
     assert_eq!(got.use_mmap_reads, *use_mmap_reads);
     assert_eq!(got.use_direct_reads, *use_direct_reads);
     assert_eq!(
@@ -387,6 +393,7 @@ fn rocksdbs_file_loads_with_the_flag_and_its_values_match() {
     assert_eq!(families.len(), 1);
     assert_eq!(families[0].0, "default");
     assert!(db.create_if_missing);
+    assert!(db.create_missing_column_families);
     assert_eq!(db.max_open_files, -1);
     assert_eq!(db.keep_log_file_num, 1000);
     assert_eq!(db.wal_recovery_mode, WalRecoveryMode::PointInTimeRecovery);
