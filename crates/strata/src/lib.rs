@@ -18,6 +18,7 @@ pub mod fs;
 pub mod iter;
 pub mod key;
 pub mod memtable;
+pub mod merge;
 pub mod options;
 pub mod statistics;
 pub mod table;
@@ -35,6 +36,7 @@ pub use db::{check_consistency, ConsistencyReport, Db, KeyRange, Snapshot, WalDa
 pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
 pub use iter::db_iter::{DbIterator, DbRange};
+pub use merge::{merge_operator_from_name, MergeError, MergeOperator};
 pub use options::{
     CfOptions, CompactionOptions, CompactionStyle, DbOptions, FifoOptions, ReadOptions,
     TableOptions, UniversalOptions, WalRecoveryMode, WriteOptions,
