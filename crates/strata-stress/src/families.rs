@@ -31,19 +31,36 @@ pub fn of_key(n: u32, used: usize) -> usize {
     (n % used.max(1) as u32) as usize
 }
 
+/// The family a writer thread creates, writes, reads and drops now and then
+/// (so crashes hit family creation, drop and the OPTIONS file writes).
+pub const SCRATCH: &str = "scratch";
+
 /// Opens the database with every family (creating the others the first
-/// time), each with `options`' column family options.
+/// time), each with `options`' column family options. A scratch family a
+/// crash left behind is opened and dropped.
 pub fn open(dir: impl AsRef<Path>, options: &DbOptions) -> strata::Result<Db> {
+    let dir = dir.as_ref();
     let options = DbOptions {
         create_missing_column_families: true,
         ..options.clone()
     };
     let cf_options = options.cf_options();
-    Db::open_cf(
+    let scratch_left = Db::list_column_families(dir, &options)
+        .map(|names| names.iter().any(|n| n == SCRATCH))
+        .unwrap_or(false);
+    let mut names: Vec<&str> = NAMES[1..].to_vec();
+    if scratch_left {
+        names.push(SCRATCH);
+    }
+    let db = Db::open_cf(
         dir,
         options,
-        NAMES[1..].iter().map(|n| (*n, cf_options.clone())),
-    )
+        names.into_iter().map(|n| (n, cf_options.clone())),
+    )?;
+    if let Some(scratch) = db.cf_handle(SCRATCH) {
+        db.drop_column_family(&scratch)?;
+    }
+    Ok(db)
 }
 
 /// The handles of an open database's families, by index.

@@ -123,6 +123,8 @@ pub fn run_thread(
             check_get(shared, thread, &state, rng.gen_range(0..w.keys_per_thread))?
         } else if roll < 97 {
             check_scan(shared, thread, &state)?
+        } else if thread == 0 && roll == 97 {
+            scratch_family(shared)?
         } else {
             check_snapshot(shared, thread, &mut index, &mut state, recorder, &mut rng)?
         };
@@ -264,6 +266,40 @@ fn check_snapshot(
             }
             Err(e) => return shared.failed("snapshot get", e),
         }
+    }
+    Ok(true)
+}
+
+/// Creates the scratch family, writes and reads a key in it, and drops it;
+/// false when the thread must stop. Crashes in the middle leave the family
+/// or not, never a database that will not open.
+fn scratch_family(shared: &Shared<'_>) -> Result<bool, String> {
+    let db = shared.db;
+    // One an earlier op left (it stopped on a full disk) goes first.
+    if let Some(left) = db.cf_handle(crate::families::SCRATCH) {
+        if let Err(e) = db.drop_column_family(&left) {
+            return shared.write_failed(e);
+        }
+    }
+    let cf = match db.create_column_family(crate::families::SCRATCH, strata::CfOptions::default()) {
+        Ok(cf) => cf,
+        Err(e) => return shared.write_failed(e),
+    };
+    if let Err(e) = db.put_cf(&cf, "scratch-key", "scratch-value") {
+        return shared.write_failed(e);
+    }
+    match db.get_cf(&cf, "scratch-key") {
+        Ok(Some(v)) if v.as_ref() == b"scratch-value" => {}
+        Ok(other) => {
+            return Err(format!(
+                "the scratch family's get returned {}",
+                describe(other.as_deref())
+            ))
+        }
+        Err(e) => return shared.failed("scratch get", e),
+    }
+    if let Err(e) = db.drop_column_family(&cf) {
+        return shared.write_failed(e);
     }
     Ok(true)
 }

@@ -38,8 +38,8 @@ pub use fs::{Fs, StdFs};
 pub use iter::db_iter::{DbIterator, DbRange};
 pub use merge::{merge_operator_from_name, MergeError, MergeOperator};
 pub use options::{
-    CfOptions, CompactionOptions, CompactionStyle, DbOptions, FifoOptions, ReadOptions,
-    TableOptions, UniversalOptions, WalRecoveryMode, WriteOptions,
+    load_latest_options, CfOptions, CompactionOptions, CompactionStyle, DbOptions, FifoOptions,
+    LoadOptions, ReadOptions, TableOptions, UniversalOptions, WalRecoveryMode, WriteOptions,
 };
 pub use statistics::{Histogram, Statistics, Ticker};
 pub use write::batch::WriteBatch;

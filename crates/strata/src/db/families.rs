@@ -16,10 +16,14 @@ use super::info_log::info;
 use super::key_range::KeyRange;
 use super::{bounds, compact, properties, read, write, Db, DbInner, DbState};
 use crate::cf::{CfShared, CfState, CfStats, ColumnFamily};
+use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::iter::db_iter::{DbIterator, DbRange};
 use crate::memtable::MemTable;
-use crate::options::{CfOptions, DbOptions, ReadOptions, WriteOptions, MIN_WRITE_BUFFER_SIZE};
+use crate::options::{
+    apply_cf_option, is_mutable_cf_option, write_options_file, CfOptions, DbOptions, ReadOptions,
+    WriteOptions, MIN_WRITE_BUFFER_SIZE,
+};
 use crate::version::{SuperVersion, VersionEdit, VersionSet};
 use crate::write::WriteBatch;
 
@@ -70,6 +74,7 @@ impl Db {
             self.inner.set_bg_error(&mut state, e.clone());
             return Err(e);
         }
+        crash_point!("cf.create.applied");
         let shared = add_family(&self.inner, &mut state, id, name, Arc::new(options));
         info!(
             self.inner.info_log,
@@ -106,6 +111,7 @@ impl Db {
             self.inner.set_bg_error(&mut state, e.clone());
             return Err(e);
         }
+        crash_point!("cf.drop.applied");
         cf.shared.dropped.store(true, Ordering::Release);
         if let Some(family) = state.cfs.remove(&cf.id()) {
             // Handles outlive the family: what they keep published must not
@@ -122,6 +128,8 @@ impl Db {
             cf.name(),
             cf.id()
         );
+        // As for creation: the drop stands even if the OPTIONS file fails.
+        persist_options(&self.inner, &mut state)?;
         // The family's memtables go with it; its tables go once no reader
         // holds its last version.
         let keep = compact::keep_set(&mut state);
@@ -129,6 +137,46 @@ impl Db {
         compact::remove_obsolete_tables(&self.inner, &keep);
         self.inner.bg_cv.notify_all();
         Ok(())
+    }
+
+    /// Changes options of family `cf` while the database is open (RocksDB's
+    /// `SetOptions`), by RocksDB's names and value spellings, e.g.
+    /// `[("write_buffer_size", "8388608"), ("level0_file_num_compaction_trigger", "8")]`.
+    /// All or nothing: an option that cannot change at run time (see
+    /// [`crate::options::mutable_cf_option_names`]), an unknown name or a bad
+    /// value fails with `InvalidArgument` naming it, changing nothing. The
+    /// new options apply to the next memtable switch, flush and compaction,
+    /// and are written to a new OPTIONS file.
+    pub fn set_options(&self, cf: &ColumnFamily, changes: &[(&str, &str)]) -> Result<()> {
+        self.inner.check_writable()?;
+        let mut state = self.inner.state.lock();
+        let family = self.inner.family(&state, &cf.shared)?;
+        let mut changed = (*family.options).clone();
+        for &(name, value) in changes {
+            if !is_mutable_cf_option(name) {
+                return Err(Error::invalid_argument(
+                    "set_options",
+                    format!(
+                        "{name:?} is not an option that can change while the database is open \
+                         (or not one Strata knows)"
+                    ),
+                ));
+            }
+            apply_cf_option(&mut changed, name, value)?;
+        }
+        changed.validate()?;
+        if let Some(family) = state.cfs.get_mut(&cf.id()) {
+            family.options = Arc::new(changed);
+        }
+        self.inner.install_super_version(&mut state, cf.id());
+        info!(
+            self.inner.info_log,
+            "[{}] set_options: {changes:?}",
+            cf.name()
+        );
+        // Compaction may be due under the new triggers.
+        self.inner.bg_cv.notify_all();
+        persist_options(&self.inner, &mut state)
     }
 
     /// A handle on the live family named `name` (RocksDB's handle lookup).
@@ -264,6 +312,25 @@ impl Db {
         cf.shared.check_usable(self.inner.instance).ok()?;
         properties::property(&self.inner, &cf.shared, name)
     }
+}
+
+/// Writes a new OPTIONS file holding every live family's options (the
+/// database options' column family fields are the default family's), and
+/// keeps the newest two. Called with the DB mutex held, after a change is
+/// durable in the MANIFEST.
+pub(super) fn persist_options(inner: &DbInner, state: &mut DbState) -> Result<()> {
+    let number = state.versions.new_file_number();
+    let named: Vec<(String, Arc<CfOptions>)> = state
+        .cfs
+        .values()
+        .map(|f| (f.shared.name.clone(), f.options.clone()))
+        .collect();
+    let mut db_options = inner.options.clone();
+    if let Some((_, default)) = named.first() {
+        db_options.set_cf_options((**default).clone());
+    }
+    let families: Vec<(&str, &CfOptions)> = named.iter().map(|(n, o)| (n.as_str(), &**o)).collect();
+    write_options_file(&*inner.fs, &inner.dir, number, &db_options, &families)
 }
 
 /// Adds family `id` to the state with an empty memtable whose writes start

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::families::new_shared;
+use super::families::{new_shared, persist_options};
 use super::info_log::{info, InfoLog};
 use super::open_checks;
 use super::snapshot::SnapshotList;
@@ -211,7 +211,7 @@ pub(super) fn open(
         versions,
         wal_damage: replay.damage,
     };
-    Ok(build_inner(
+    let inner = build_inner(
         dir,
         options,
         fs,
@@ -219,7 +219,13 @@ pub(super) fn open(
         Some((LogWriter::new(wal_file), new_log)),
         info_log,
         Some(lock),
-    ))
+    );
+    // The options this open runs with, for tools and for the next open.
+    {
+        let mut state = inner.state.lock();
+        persist_options(&inner, &mut state)?;
+    }
+    Ok(inner)
 }
 
 /// Each open family's options, by id.
