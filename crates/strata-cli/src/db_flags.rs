@@ -7,7 +7,10 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use strata::{CfOptions, ColumnFamily, Db, DbOptions, DEFAULT_COLUMN_FAMILY_NAME};
+use strata::{
+    load_latest_options, CfOptions, ColumnFamily, Db, DbOptions, LoadOptions,
+    DEFAULT_COLUMN_FAMILY_NAME,
+};
 
 use crate::cli_error::{context, stdout_error, CliError, CliResult};
 use crate::hex;
@@ -112,29 +115,66 @@ impl DbFlags {
 
 /// Opens the database, runs `f`, and closes it. A failure of `f` wins over a
 /// failure to close, which is then printed as well.
-/// Every column family of the database is opened (with default options),
-/// as RocksDB requires; `f` gets the `--column_family` family's handle.
+/// Every column family of the database is opened, as RocksDB requires,
+/// with the options the database was last opened with (its newest OPTIONS
+/// file; options this build lacks are ignored), so a FIFO or universal
+/// database stays one; `options` only fills in what no OPTIONS file says.
+/// `f` gets the `--column_family` family's handle.
 pub fn with_db<T>(
     flags: &DbFlags,
     options: DbOptions,
     f: impl FnOnce(&Db, &ColumnFamily) -> CliResult<T>,
 ) -> CliResult<T> {
+    let dir = flags.db_dir()?;
+    let (options, families) = stored_options(dir, options)?;
     let options = DbOptions {
         create_if_missing: flags.create_if_missing,
         ..options
     };
-    let dir = flags.db_dir()?;
-    let families: Vec<(String, CfOptions)> = match Db::list_column_families(dir, &options) {
-        Ok(names) => names
-            .into_iter()
-            .filter(|n| n != DEFAULT_COLUMN_FAMILY_NAME)
-            .map(|n| (n, CfOptions::default()))
-            .collect(),
-        // No database yet (or one the open will report on): open says why.
-        Err(_) => Vec::new(),
-    };
     let db = Db::open_cf(dir, options, families)?;
     run_and_close(db, |db| f(db, &flags.family(db)?))
+}
+
+/// The database's stored options and its other families', from its newest
+/// OPTIONS file; without one (a new database, or one written before OPTIONS
+/// files), `options` and every family the MANIFEST names with defaults.
+fn stored_options(
+    dir: &Path,
+    options: DbOptions,
+) -> CliResult<(DbOptions, Vec<(String, CfOptions)>)> {
+    let load = LoadOptions {
+        ignore_unknown_options: true,
+        ..LoadOptions::default()
+    };
+    match load_latest_options(dir, &load) {
+        Ok((stored, families)) => {
+            let options = DbOptions {
+                fs: options.fs,
+                block_cache: options.block_cache,
+                statistics: options.statistics,
+                rate_limiter: options.rate_limiter,
+                ..stored
+            };
+            let others = families
+                .into_iter()
+                .filter(|(n, _)| n != DEFAULT_COLUMN_FAMILY_NAME)
+                .collect();
+            Ok((options, others))
+        }
+        Err(e) if e.is_not_found() => {
+            let families = match Db::list_column_families(dir, &options) {
+                Ok(names) => names
+                    .into_iter()
+                    .filter(|n| n != DEFAULT_COLUMN_FAMILY_NAME)
+                    .map(|n| (n, CfOptions::default()))
+                    .collect(),
+                // No database yet (or one the open will report on): open says why.
+                Err(_) => Vec::new(),
+            };
+            Ok((options, families))
+        }
+        Err(e) => Err(context("Failed to load the OPTIONS file")(e)),
+    }
 }
 
 /// Like [`with_db`] for commands that only read: the database is opened
@@ -145,7 +185,9 @@ pub fn with_db_read_only<T>(
     options: DbOptions,
     f: impl FnOnce(&Db, &ColumnFamily) -> CliResult<T>,
 ) -> CliResult<T> {
-    let db = Db::open_read_only(flags.db_dir()?, options)?;
+    let dir = flags.db_dir()?;
+    let (options, _) = stored_options(dir, options)?;
+    let db = Db::open_read_only(dir, options)?;
     // Writes after damage in a WAL are not there to read: say so, rather
     // than answer as if the database were whole.
     for damage in db.wal_damage() {

@@ -130,7 +130,11 @@ impl Error {
 
     /// True for an I/O error saying the file or directory does not exist.
     pub fn is_not_found(&self) -> bool {
-        matches!(self, Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+        match self {
+            Error::Io { source, .. } => source.kind() == io::ErrorKind::NotFound,
+            Error::NotFound { .. } => true,
+            _ => false,
+        }
     }
 
     /// True for [`Error::Corruption`].

@@ -556,3 +556,56 @@ fn column_family_commands() {
     let err = fails(db, &["drop_column_family", "default"], "");
     assert!(err.contains("cannot be dropped"), "{err}");
 }
+
+#[test]
+fn compact_keeps_a_fifo_database_fifo() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path();
+    let fifo = || strata::DbOptions {
+        create_if_missing: true,
+        compaction: strata::CompactionOptions {
+            compaction_style: strata::CompactionStyle::Fifo,
+            ..strata::CompactionOptions::default()
+        },
+        ..strata::DbOptions::default()
+    };
+    let lib = Db::open(db, fifo()).expect("open");
+    for i in 0..3 {
+        lib.put(format!("k{i}"), "v").expect("put");
+        lib.flush().expect("flush");
+    }
+    lib.close().expect("close");
+    // The tool opens with the stored options: FIFO compacts nothing.
+    assert_eq!(ok(db, &["compact"], ""), "");
+    let lib = Db::open(db, fifo()).expect("reopen");
+    assert_eq!(
+        lib.property("rocksdb.num-files-at-level0").as_deref(),
+        Some("3")
+    );
+    for level in 1..7 {
+        assert_eq!(
+            lib.property(&format!("rocksdb.num-files-at-level{level}"))
+                .as_deref(),
+            Some("0"),
+            "level {level}"
+        );
+    }
+    lib.close().expect("close");
+    // The OPTIONS file says FIFO, as RocksDB spells it.
+    let options = files_ending(db, "")
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("OPTIONS-"))
+        .max()
+        .expect("an OPTIONS file");
+    let text = std::fs::read_to_string(options).expect("read OPTIONS");
+    assert!(
+        text.contains("compaction_style=kCompactionStyleFIFO"),
+        "{text}"
+    );
+    let (loaded, _) = strata::load_latest_options(db, &strata::LoadOptions::default())
+        .expect("load_latest_options");
+    assert_eq!(
+        loaded.compaction.compaction_style,
+        strata::CompactionStyle::Fifo
+    );
+}

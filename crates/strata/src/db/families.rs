@@ -80,6 +80,10 @@ impl Db {
             self.inner.info_log,
             "created column family {name:?} (id {id})"
         );
+        // The family exists from here on, whatever becomes of the OPTIONS
+        // file; an error writing it is returned, and the next open or
+        // family change writes the file again.
+        persist_options(&self.inner, &mut state)?;
         Ok(ColumnFamily { shared })
     }
 

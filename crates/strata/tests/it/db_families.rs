@@ -539,3 +539,59 @@ fn point_in_time_recovery_refuses_when_a_family_is_ahead_of_wal_damage() {
     assert_eq!(scan_cf(&db, &b).len(), 19);
     assert!(!db.wal_damage().is_empty());
 }
+
+#[test]
+fn options_file_follows_families_and_set_options() {
+    let fs = SimFs::new(9);
+    let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
+    let cf = db.create_column_family("tuned", small_cf()).unwrap();
+    let load = |fs: &SimFs| {
+        strata::options::load_latest_options_with_fs(
+            Arc::new(fs.clone()),
+            Path::new("/db"),
+            &strata::LoadOptions::default(),
+        )
+        .unwrap()
+    };
+    let (_, families) = load(&fs);
+    let names: Vec<&str> = families.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["default", "tuned"]);
+
+    db.set_options(
+        &cf,
+        &[
+            ("write_buffer_size", "131072"),
+            ("level0_file_num_compaction_trigger", "7"),
+        ],
+    )
+    .unwrap();
+    let (_, families) = load(&fs);
+    assert_eq!(families[1].1.write_buffer_size, 131072);
+    assert_eq!(
+        families[1].1.compaction.level0_file_num_compaction_trigger,
+        7
+    );
+    // All or nothing: one bad change refuses the lot.
+    for bad in [
+        [("write_buffer_size", "262144"), ("num_levels", "3")],
+        [("write_buffer_size", "262144"), ("no_such_option", "1")],
+        [
+            ("write_buffer_size", "262144"),
+            ("level0_file_num_compaction_trigger", "x"),
+        ],
+        [
+            ("write_buffer_size", "1"),
+            ("level0_file_num_compaction_trigger", "8"),
+        ],
+    ] {
+        assert!(db.set_options(&cf, &bad).is_err(), "{bad:?}");
+    }
+    let (_, families) = load(&fs);
+    assert_eq!(families[1].1.write_buffer_size, 131072);
+    db.drop_column_family(&cf).unwrap();
+    let (_, families) = load(&fs);
+    assert_eq!(families.len(), 1);
+    assert!(db
+        .set_options(&cf, &[("write_buffer_size", "131072")])
+        .is_err());
+}
