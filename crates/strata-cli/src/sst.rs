@@ -235,6 +235,12 @@ fn scan(
                 )
                 .map_err(|e| format!("writing stdout: {e}"))?,
                 Some(ValueType::Delete) => deletions += 1,
+                Some(ValueType::RangeDeletion) => {
+                    return Err(format!(
+                        "Corruption: {}: range deletion in a data block",
+                        table.path().display()
+                    ))
+                }
                 None => {
                     return Err(format!(
                         "Corruption: {}: unknown value type {}",

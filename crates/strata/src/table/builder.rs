@@ -7,7 +7,9 @@ use crate::compression::CompressionType;
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
-use crate::key::{compare_internal, short_successor, shortest_separator, ParsedInternalKey};
+use crate::key::{
+    compare_internal, short_successor, shortest_separator, ParsedInternalKey, ValueType,
+};
 use crate::options::TableOptions;
 use crate::table::block_builder::BlockBuilder;
 use crate::table::filter::BloomBuilder;
@@ -72,11 +74,15 @@ impl TableBuilder {
         self
     }
 
-    /// Appends an entry. `key` must be a valid internal key greater than the last.
+    /// Appends a point entry. `key` must be a valid internal key greater than
+    /// the last, of type put or delete; range tombstones go to
+    /// [`add_range_tombstone`](Self::add_range_tombstone).
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let parsed = ParsedInternalKey::parse(key)
-            .filter(|p| p.value_type().is_some())
-            .ok_or_else(|| Error::invalid_argument("key", "not a valid internal key"))?;
+            .filter(|p| matches!(p.value_type(), Some(ValueType::Put | ValueType::Delete)))
+            .ok_or_else(|| {
+                Error::invalid_argument("key", "not a valid internal key of a put or a delete")
+            })?;
         let first = self.props.num_entries == 0;
         if !first && compare_internal(&self.last_key, key) != Ordering::Less {
             return Err(Error::invalid_argument(
@@ -104,7 +110,7 @@ impl TableBuilder {
                 .extend_from_slice(parsed.user_key);
         }
         self.props.num_entries += 1;
-        if parsed.value_type() == Some(crate::key::ValueType::Delete) {
+        if parsed.value_type() == Some(ValueType::Delete) {
             self.props.num_deletions += 1;
         }
         self.props.raw_key_size += key.len() as u64;

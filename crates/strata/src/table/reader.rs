@@ -416,9 +416,23 @@ impl TableReader {
                 if parsed.user_key != user_key {
                     return Ok(None);
                 }
-                let value_type = parsed.value_type().ok_or_else(|| {
-                    Error::corruption(self.path(), handle.offset, "unknown value type")
-                })?;
+                let value_type = match parsed.value_type() {
+                    Some(ValueType::RangeDeletion) => {
+                        return Err(Error::corruption(
+                            self.path(),
+                            handle.offset,
+                            "range deletion in a data block",
+                        ))
+                    }
+                    Some(t) => t,
+                    None => {
+                        return Err(Error::corruption(
+                            self.path(),
+                            handle.offset,
+                            "unknown value type",
+                        ))
+                    }
+                };
                 return Ok(Some(TableEntry {
                     seq: parsed.seq,
                     value_type,

@@ -113,11 +113,12 @@ fn random_entries(rng: &mut impl Rng, n: usize) -> Entries {
         } else {
             ValueType::Put
         };
-        let value: Vec<u8> = match t {
-            ValueType::Delete => Vec::new(),
-            ValueType::Put => (0..rng.gen_range(0..200))
+        let value: Vec<u8> = if t == ValueType::Delete {
+            Vec::new()
+        } else {
+            (0..rng.gen_range(0..200))
                 .map(|_| rng.gen_range(b'0'..=b'9'))
-                .collect(),
+                .collect()
         };
         map.insert((user, std::cmp::Reverse(seq)), (t, value));
     }

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key::{compare_internal, user_key};
+use crate::key::{compare_internal, user_key, ValueType};
 use crate::table::block::InternalOrder;
 use crate::table::format::FOOTER_LEN;
 use crate::table::reader::TableReader;
@@ -65,13 +65,22 @@ impl TableReader {
             }
             while it.valid() {
                 let parsed = self.parse_key(it.key(), handle.offset)?;
-                let value_type = parsed.value_type().ok_or_else(|| {
-                    corrupt(
-                        handle.offset,
-                        format!("unknown value type {}", parsed.type_code),
-                    )
-                })?;
-                if value_type == crate::key::ValueType::Delete {
+                let value_type = match parsed.value_type() {
+                    Some(ValueType::RangeDeletion) => {
+                        return Err(corrupt(
+                            handle.offset,
+                            "range deletion in a data block".into(),
+                        ))
+                    }
+                    Some(t) => t,
+                    None => {
+                        return Err(corrupt(
+                            handle.offset,
+                            format!("unknown value type {}", parsed.type_code),
+                        ))
+                    }
+                };
+                if value_type == ValueType::Delete {
                     deletions += 1;
                 }
                 if let Some(prev) = &last_key {

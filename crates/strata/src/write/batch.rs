@@ -322,6 +322,13 @@ fn next_record<'a>(d: &mut Decoder<'a>) -> Result<BatchEntry<'a>> {
     let value = match value_type {
         ValueType::Put => read_slice(d, "value", start)?,
         ValueType::Delete => &[],
+        // Batches do not carry range deletions yet; until they do, the code is
+        // as unknown as it was before it named a type.
+        ValueType::RangeDeletion => {
+            return Err(batch_corruption(format!(
+                "unknown record type {code} at batch byte {start}"
+            )))
+        }
     };
     Ok(BatchEntry {
         value_type,
@@ -406,6 +413,7 @@ mod tests {
                         assert!(e.value.is_empty());
                         None
                     }
+                    ValueType::RangeDeletion => panic!("decoded a range deletion"),
                 };
                 (e.key.to_vec(), value)
             })
