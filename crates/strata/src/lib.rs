@@ -18,6 +18,7 @@ pub mod iter;
 pub mod key;
 pub mod memtable;
 pub mod options;
+pub mod range_del;
 pub mod statistics;
 pub mod table;
 pub mod table_cache;
