@@ -153,7 +153,8 @@ fn build(args: BuildArgs) -> CliResult {
         ikey.extend_from_slice(&internal_key(key, 0, ValueType::Put));
         builder.add(&ikey, value).map_err(|e| e.to_string())?;
     }
-    let (size, props) = builder.finish().map_err(|e| e.to_string())?;
+    let built = builder.finish().map_err(|e| e.to_string())?;
+    let (size, props) = (built.file_size, built.properties);
     eprintln!(
         "wrote {} entries, {} data blocks, {size} bytes to {}",
         props.num_entries,

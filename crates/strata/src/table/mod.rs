@@ -14,7 +14,7 @@ pub mod properties;
 pub mod reader;
 mod verify;
 
-pub use builder::TableBuilder;
+pub use builder::{BuiltTable, TableBuilder};
 pub use iter::TableIterator;
 pub use properties::TableProperties;
 pub use reader::{TableEntry, TableReader};

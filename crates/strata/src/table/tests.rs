@@ -69,7 +69,8 @@ pub(crate) fn build_table(entries: &[(Vec<u8>, Vec<u8>)], options: TableOptions)
     for (k, v) in entries {
         b.add(k, v).unwrap();
     }
-    let (size, props) = b.finish().unwrap();
+    let built = b.finish().unwrap();
+    let (size, props) = (built.file_size, built.properties);
     assert_eq!(props.num_entries, entries.len() as u64);
     let bytes = file.0.lock().clone();
     assert_eq!(size, bytes.len() as u64);
