@@ -21,4 +21,6 @@ pub use reader::{TableEntry, TableReader};
 pub use verify::VerifyReport;
 
 #[cfg(test)]
+mod range_del_tests;
+#[cfg(test)]
 mod tests;

@@ -21,7 +21,7 @@ use crate::options::{ReadOptions, TableOptions};
 /// An in-memory file: written through `WritableFile`, read through
 /// `RandomAccessFile`.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct MemFile(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct MemFile(pub Arc<Mutex<Vec<u8>>>);
 
 impl WritableFile for MemFile {
     fn append(&mut self, data: &[u8]) -> Result<()> {
@@ -383,7 +383,7 @@ fn golden_table_bytes() {
     );
 }
 
-const GOLDEN_TABLE_HEX: &str = concat!(
+pub(crate) const GOLDEN_TABLE_HEX: &str = concat!(
     "00090161010200000000000078000900620001000000000000000000000100000000fec28c3c2000",
     "00000100002040000000200000000002000100000000200000000000000000000088000000000000",
     "000000000000000180000400000000000000000000400700000001000000005cfee83100090263ff",
