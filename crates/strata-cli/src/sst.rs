@@ -60,7 +60,8 @@ pub struct DumpArgs {
     /// The table file to read.
     #[arg(long)]
     file: PathBuf,
-    /// Print the properties as `name: value` lines.
+    /// Print the properties as `name: value` lines, then the range tombstones
+    /// as `range deletion: [start, end) @ seq` lines.
     #[arg(long = "show_properties")]
     show_properties: bool,
     /// Print the entries as `key : value` lines (the default without other flags).
@@ -182,6 +183,18 @@ fn dump(args: DumpArgs) -> CliResult {
         eprintln!("Table properties of {}:", args.file.display());
         let lines = table.properties().to_lines(|k| hex::show(k, args.hex));
         out.write_all(lines.as_bytes()).map_err(write_err)?;
+        // The range-deletion block as stored: one line per fragment and
+        // sequence number.
+        for t in table.range_tombstones().tombstones() {
+            writeln!(
+                out,
+                "range deletion: [{}, {}) @ {}",
+                hex::show(t.start(), args.hex),
+                hex::show(t.end(), args.hex),
+                t.seq()
+            )
+            .map_err(write_err)?;
+        }
     }
     if args.scan || !args.show_properties {
         let from = args
