@@ -32,8 +32,13 @@ fuzz_target!(|data: &[u8]| {
     }
     match VersionSet::recover(Arc::new(fs), dir) {
         Ok(set) => {
-            // Whatever was accepted is a consistent version.
-            let files = set.current().all_files().count();
+            // Whatever was accepted is a consistent version of each family,
+            // and the default family is always there.
+            assert_eq!(set.families().next().map(|(id, _)| id), Some(0));
+            let files: usize = set
+                .families()
+                .map(|(id, _)| set.current(id).all_files().count())
+                .sum();
             assert!(files <= data.len());
         }
         Err(e) => assert!(

@@ -86,6 +86,10 @@ pub struct Flags {
     pub use_existing_db: bool,
     pub disable_wal: bool,
     pub sync: bool,
+    /// Column families the keys are spread over: key `n` goes to family
+    /// `n % num_column_families` (db_bench's mapping); scans read the
+    /// default family only, as db_bench's do.
+    pub num_column_families: usize,
     /// Already resolved: `--seed=0` becomes [`DEFAULT_SEED`].
     pub seed: u64,
     pub write_buffer_size: usize,
@@ -176,6 +180,7 @@ impl Default for Flags {
             use_existing_db: false,
             disable_wal: false,
             sync: false,
+            num_column_families: 1,
             seed: DEFAULT_SEED,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
@@ -396,6 +401,8 @@ Flags (default in brackets):
   --use_existing_db=0|1      [0]  otherwise the DB in --db is destroyed first
   --disable_wal=0|1          [0]
   --sync=0|1                 [0]  fsync the WAL on every write
+  --num_column_families=N    [1]  key n goes to family n % N (db_bench's mapping);
+                             scans read the default family only, as db_bench's do
   --seed=N                   [0]  0 means the fixed seed {seed} (RocksDB's db_bench
                              takes the clock instead: pass --seed to compare)
   --write_buffer_size=BYTES  [{wbs}]

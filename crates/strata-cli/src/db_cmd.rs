@@ -7,89 +7,14 @@
 //! `Failed: <message>` with exit status 1.
 
 use std::ffi::OsString;
-use std::io::{self, BufRead, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, BufRead, Write};
 
 use clap::{Args, Subcommand};
-use strata::{Db, DbOptions, ReadOptions, WriteBatch, WriteOptions};
+use strata::{ColumnFamily, Db, DbOptions, ReadOptions, WriteBatch, WriteOptions};
 
 use crate::cli_error::{context, stdout_error, CliError, CliResult};
-use crate::{hex, inspect, kv_line};
-
-/// Options every database command takes, before or after the command name
-/// (ldb accepts them in either place).
-#[derive(Debug, Clone, Default, Args)]
-pub struct DbFlags {
-    /// The database directory.
-    #[arg(long = "db", value_name = "DIR")]
-    pub db: Option<PathBuf>,
-    /// Create the database if it does not exist.
-    #[arg(long = "create_if_missing")]
-    pub create_if_missing: bool,
-    /// Keys and values are given and printed as `0x` + hex.
-    #[arg(long)]
-    pub hex: bool,
-    /// Keys are given and printed as `0x` + hex.
-    #[arg(long = "key_hex")]
-    pub key_hex: bool,
-    /// Values are given and printed as `0x` + hex.
-    #[arg(long = "value_hex")]
-    pub value_hex: bool,
-}
-
-impl DbFlags {
-    /// True when no flag was given.
-    pub fn is_empty(&self) -> bool {
-        self.db.is_none() && !(self.create_if_missing || self.hex || self.key_hex || self.value_hex)
-    }
-
-    /// Combines the flags given before the command with those after it.
-    fn merge(&self, after: &DbFlags) -> CliResult<DbFlags> {
-        let db = match (&self.db, &after.db) {
-            (Some(a), Some(b)) if a != b => {
-                return Err(CliError::Failed(format!(
-                    "--db given twice: {} and {}",
-                    a.display(),
-                    b.display()
-                )))
-            }
-            (a, b) => a.clone().or_else(|| b.clone()),
-        };
-        Ok(DbFlags {
-            db,
-            create_if_missing: self.create_if_missing || after.create_if_missing,
-            hex: self.hex || after.hex,
-            key_hex: self.key_hex || after.key_hex,
-            value_hex: self.value_hex || after.value_hex,
-        })
-    }
-
-    /// Keys are hex (`--hex` or `--key_hex`).
-    pub fn is_key_hex(&self) -> bool {
-        self.hex || self.key_hex
-    }
-
-    /// Values are hex (`--hex` or `--value_hex`).
-    pub fn is_value_hex(&self) -> bool {
-        self.hex || self.value_hex
-    }
-
-    /// The `--db` directory, which every command that opens the DB needs.
-    pub fn db_dir(&self) -> CliResult<&Path> {
-        self.db
-            .as_deref()
-            .ok_or_else(|| CliError::Failed("--db=<path> must be specified".into()))
-    }
-
-    /// Decodes a key argument; `what` names it in an error (`key`, `--from`).
-    fn key(&self, arg: &OsString, what: &str) -> CliResult<Vec<u8>> {
-        Ok(hex::parse_arg(arg, self.is_key_hex(), what)?)
-    }
-
-    fn value(&self, arg: &OsString) -> CliResult<Vec<u8>> {
-        Ok(hex::parse_arg(arg, self.is_value_hex(), "value")?)
-    }
-}
+use crate::db_flags::{print_ok, with_db, with_db_read_only, with_stdout, DbFlags};
+use crate::{cf_cmd, hex, inspect, kv_line};
 
 /// The database commands (ldb's names).
 #[derive(Debug, Subcommand)]
@@ -124,12 +49,21 @@ pub enum DbCommand {
     /// Open the DB, read every WAL and verify every live table; prints OK.
     #[command(name = "checkconsistency")]
     CheckConsistency(FlagsOnly),
+    /// Print the names of the column families.
+    #[command(name = "list_column_families")]
+    ListColumnFamilies(FlagsOnly),
+    /// Create a column family named NAME; prints OK.
+    #[command(name = "create_column_family")]
+    CreateColumnFamily(cf_cmd::FamilyArgs),
+    /// Drop the column family named NAME; prints OK.
+    #[command(name = "drop_column_family")]
+    DropColumnFamily(cf_cmd::FamilyArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct FlagsOnly {
     #[command(flatten)]
-    flags: DbFlags,
+    pub flags: DbFlags,
 }
 
 #[derive(Debug, Args)]
@@ -233,72 +167,17 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
         }
         DbCommand::DumpWal(a) => inspect::dump_wal(&a),
         DbCommand::CheckConsistency(a) => inspect::check_consistency(&before.merge(&a.flags)?),
+        DbCommand::ListColumnFamilies(a) => cf_cmd::list(&before.merge(&a.flags)?),
+        DbCommand::CreateColumnFamily(a) => cf_cmd::create(&before.merge(&a.flags)?, &a),
+        DbCommand::DropColumnFamily(a) => cf_cmd::drop_family(&before.merge(&a.flags)?, &a),
     }
-}
-
-/// Opens the database, runs `f`, and closes it. A failure of `f` wins over a
-/// failure to close, which is then printed as well.
-pub fn with_db<T>(
-    flags: &DbFlags,
-    options: DbOptions,
-    f: impl FnOnce(&Db) -> CliResult<T>,
-) -> CliResult<T> {
-    let options = DbOptions {
-        create_if_missing: flags.create_if_missing,
-        ..options
-    };
-    let db = Db::open(flags.db_dir()?, options)?;
-    run_and_close(db, f)
-}
-
-/// Like [`with_db`] for commands that only read: the database is opened
-/// read-only, so the command writes nothing (no table from the WAL, no new
-/// LOG) and cannot start a compaction it would then wait for.
-pub fn with_db_read_only<T>(
-    flags: &DbFlags,
-    options: DbOptions,
-    f: impl FnOnce(&Db) -> CliResult<T>,
-) -> CliResult<T> {
-    let db = Db::open_read_only(flags.db_dir()?, options)?;
-    // Writes after damage in a WAL are not there to read: say so, rather
-    // than answer as if the database were whole.
-    for damage in db.wal_damage() {
-        eprintln!("warning: {damage}");
-    }
-    run_and_close(db, f)
-}
-
-fn run_and_close<T>(db: Db, f: impl FnOnce(&Db) -> CliResult<T>) -> CliResult<T> {
-    let result = f(&db);
-    let closed = db.close();
-    match (result, closed) {
-        (Ok(v), Ok(())) => Ok(v),
-        (Ok(_), Err(e)) => Err(context("Close failed")(e)),
-        (Err(e), Ok(())) => Err(e),
-        (Err(e), Err(close)) => {
-            eprintln!("Failed: Close failed: {close}");
-            Err(e)
-        }
-    }
-}
-
-/// Runs `f` with a buffered stdout, flushed at the end.
-pub fn with_stdout<T>(
-    f: impl FnOnce(&mut BufWriter<io::StdoutLock<'_>>) -> CliResult<T>,
-) -> CliResult<T> {
-    let mut out = BufWriter::new(io::stdout().lock());
-    let v = f(&mut out)?;
-    out.flush().map_err(stdout_error)?;
-    Ok(v)
-}
-
-fn print_ok() -> CliResult {
-    with_stdout(|out| out.write_all(b"OK\n").map_err(stdout_error))
 }
 
 fn put(flags: &DbFlags, a: &PutArgs) -> CliResult {
     let (key, value) = (flags.key(&a.key, "key")?, flags.value(&a.value)?);
-    with_db(flags, DbOptions::default(), |db| Ok(db.put(&key, &value)?))?;
+    with_db(flags, DbOptions::default(), |db, cf| {
+        Ok(db.put_cf(cf, &key, &value)?)
+    })?;
     print_ok()
 }
 
@@ -310,16 +189,16 @@ fn compact(flags: &DbFlags, a: &CompactArgs) -> CliResult {
         .transpose()?;
     let to = a.to.as_ref().map(|k| flags.key(k, "--to")).transpose()?;
     // Nothing on stdout: ldb's compact prints nothing when it succeeds.
-    with_db(flags, DbOptions::default(), |db| {
-        db.compact_range(from.as_deref(), to.as_deref())
+    with_db(flags, DbOptions::default(), |db, cf| {
+        db.compact_range_cf(cf, from.as_deref(), to.as_deref())
             .map_err(context("Compaction failed"))
     })
 }
 
 fn get(flags: &DbFlags, a: &KeyArgs) -> CliResult {
     let key = flags.key(&a.key, "key")?;
-    let value = with_db_read_only(flags, DbOptions::default(), |db| {
-        db.get(&key).map_err(context("Get failed"))
+    let value = with_db_read_only(flags, DbOptions::default(), |db, cf| {
+        db.get_cf(cf, &key).map_err(context("Get failed"))
     })?;
     let Some(value) = value else {
         return Err(CliError::Failed(format!(
@@ -337,7 +216,9 @@ fn get(flags: &DbFlags, a: &KeyArgs) -> CliResult {
 
 fn delete(flags: &DbFlags, a: &KeyArgs) -> CliResult {
     let key = flags.key(&a.key, "key")?;
-    with_db(flags, DbOptions::default(), |db| Ok(db.delete(&key)?))?;
+    with_db(flags, DbOptions::default(), |db, cf| {
+        Ok(db.delete_cf(cf, &key)?)
+    })?;
     print_ok()
 }
 
@@ -352,15 +233,19 @@ fn batch_put(flags: &DbFlags, a: &BatchPutArgs) -> CliResult {
             "Equal number of <key>s and <value>s must be specified for batchput.".into(),
         ));
     }
-    let mut batch = WriteBatch::new();
+    let mut pairs = Vec::with_capacity(a.pairs.len() / 2);
     for pair in a.pairs.chunks_exact(2) {
         if let [k, v] = pair {
-            batch
-                .put(&flags.key(k, "key")?, &flags.value(v)?)
-                .map_err(context("Put to write batch failed"))?;
+            pairs.push((flags.key(k, "key")?, flags.value(v)?));
         }
     }
-    with_db(flags, DbOptions::default(), |db| {
+    with_db(flags, DbOptions::default(), |db, cf| {
+        let mut batch = WriteBatch::new();
+        for (k, v) in &pairs {
+            batch
+                .put_cf(cf, k, v)
+                .map_err(context("Put to write batch failed"))?;
+        }
         db.write(&WriteOptions::default(), batch)
             .map_err(context("Write failed"))
     })?;
@@ -395,6 +280,7 @@ impl RangeArgs {
 /// Calls `visit` on each entry of the range in key order; returns how many.
 fn for_each_in_range(
     db: &Db,
+    cf: &ColumnFamily,
     range: KeyRange,
     mut visit: impl FnMut(&[u8], &[u8]) -> CliResult,
 ) -> CliResult<u64> {
@@ -403,7 +289,7 @@ fn for_each_in_range(
         iterate_upper_bound: to,
         ..ReadOptions::default()
     };
-    let mut it = db.iter(&options);
+    let mut it = db.iter_cf(cf, &options);
     match &from {
         Some(k) => it.seek(k),
         None => it.seek_to_first(),
@@ -421,10 +307,10 @@ fn for_each_in_range(
 fn scan(flags: &DbFlags, a: &ScanArgs) -> CliResult {
     let (key_hex, value_hex) = (flags.is_key_hex(), flags.is_value_hex());
     let range = a.range.resolve(flags)?;
-    with_db_read_only(flags, DbOptions::default(), |db| {
+    with_db_read_only(flags, DbOptions::default(), |db, cf| {
         with_stdout(|out| {
             let mut line = Vec::new();
-            for_each_in_range(db, range, |key, value| {
+            for_each_in_range(db, cf, range, |key, value| {
                 line.clear();
                 if a.no_value {
                     hex::append(&mut line, key, key_hex);
@@ -442,10 +328,10 @@ fn scan(flags: &DbFlags, a: &ScanArgs) -> CliResult {
 fn dump(flags: &DbFlags, a: &DumpArgs) -> CliResult {
     let (key_hex, value_hex) = (flags.is_key_hex(), flags.is_value_hex());
     let range = a.range.resolve(flags)?;
-    with_db_read_only(flags, DbOptions::default(), |db| {
+    with_db_read_only(flags, DbOptions::default(), |db, cf| {
         with_stdout(|out| {
             let mut line = Vec::new();
-            let count = for_each_in_range(db, range, |key, value| {
+            let count = for_each_in_range(db, cf, range, |key, value| {
                 if a.count_only {
                     return Ok(());
                 }
@@ -469,7 +355,7 @@ const LOAD_BATCH_ENTRIES: u32 = 1000;
 const LOAD_BATCH_BYTES: usize = 4 << 20;
 
 fn load(flags: &DbFlags) -> CliResult {
-    with_db(flags, DbOptions::default(), |db| {
+    with_db(flags, DbOptions::default(), |db, cf| {
         let mut input = io::stdin().lock();
         let mut batch = WriteBatch::new();
         let mut line = Vec::new();
@@ -505,7 +391,9 @@ fn load(flags: &DbFlags) -> CliResult {
             }
             let (key, value) =
                 kv_line::parse_line(&line, number, flags.is_key_hex(), flags.is_value_hex())?;
-            batch.put(&key, &value).map_err(context("Load failed"))?;
+            batch
+                .put_cf(cf, &key, &value)
+                .map_err(context("Load failed"))?;
             if batch.count() >= LOAD_BATCH_ENTRIES || batch.approximate_size() >= LOAD_BATCH_BYTES {
                 write(std::mem::take(&mut batch))?;
             }
@@ -523,7 +411,9 @@ fn load(flags: &DbFlags) -> CliResult {
 }
 
 fn get_property(flags: &DbFlags, a: &PropertyArgs) -> CliResult {
-    let value = with_db_read_only(flags, DbOptions::default(), |db| Ok(db.property(&a.name)))?;
+    let value = with_db_read_only(flags, DbOptions::default(), |db, cf| {
+        Ok(db.property_cf(cf, &a.name))
+    })?;
     let Some(value) = value else {
         return Err(CliError::Failed(format!(
             "failed to get property: {}",

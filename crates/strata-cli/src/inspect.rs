@@ -3,6 +3,7 @@
 //! work on a database in use), and `checkconsistency` opens the database and
 //! checks every byte it depends on.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -16,10 +17,10 @@ use strata::key::ValueType;
 use strata::table::TableReader;
 use strata::version::{Version, VersionEdit};
 use strata::wal::{LogReader, TornTail};
-use strata::{DbOptions, Error, WriteBatch};
+use strata::{DbOptions, Error, WriteBatch, DEFAULT_COLUMN_FAMILY_NAME};
 
 use crate::cli_error::{stdout_error, CliError, CliResult};
-use crate::db_cmd::{with_db_read_only, with_stdout, DbFlags};
+use crate::db_flags::{with_db_read_only, with_stdout, DbFlags};
 use crate::hex;
 
 #[derive(Debug, Args)]
@@ -71,8 +72,18 @@ pub fn manifest_dump(flags: &DbFlags, a: &ManifestDumpArgs) -> CliResult {
     };
     let file = StdFs.open(&path, ReadFileOptions::default())?;
     let mut reader = LogReader::new(file, &path);
-    let mut version = Version::default();
-    let mut state = VersionEdit::new();
+    // Each live family's name, version and last log number, as recovery
+    // rebuilds them; and the DB-wide counters.
+    let mut families: BTreeMap<u32, (String, Version, Option<u64>)> = BTreeMap::new();
+    families.insert(
+        0,
+        (
+            DEFAULT_COLUMN_FAMILY_NAME.to_owned(),
+            Version::default(),
+            None,
+        ),
+    );
+    let mut counters = VersionEdit::new();
     let mut edits = 0u64;
     with_stdout(|out| {
         writeln!(out, "MANIFEST {}", path.display()).map_err(stdout_error)?;
@@ -84,19 +95,27 @@ pub fn manifest_dump(flags: &DbFlags, a: &ManifestDumpArgs) -> CliResult {
             }
             // As the engine's recovery does: an edit that cannot apply is a
             // corrupt MANIFEST record, named by its file and offset.
-            version = version
-                .apply(&edit)
-                .map_err(|e| Error::corruption(&path, offset, e.0))?;
-            state.log_number = edit.log_number.or(state.log_number);
-            state.next_file_number = edit.next_file_number.or(state.next_file_number);
-            state.last_sequence = edit.last_sequence.or(state.last_sequence);
+            apply_to_families(&mut families, &edit)
+                .map_err(|e| Error::corruption(&path, offset, e))?;
+            counters.next_file_number = edit.next_file_number.or(counters.next_file_number);
+            counters.last_sequence = edit.last_sequence.or(counters.last_sequence);
+            counters.max_column_family = edit.max_column_family.or(counters.max_column_family);
+            counters.min_log_number_to_keep = edit
+                .min_log_number_to_keep
+                .or(counters.min_log_number_to_keep);
             edits += 1;
         }
-        for (level, file) in version.all_files() {
-            let level = u32::try_from(level).unwrap_or(u32::MAX);
-            state.add_file(level, (**file).clone());
+        writeln!(out, "--- the state after {edits} edits ---\n{counters}").map_err(stdout_error)?;
+        for (id, (name, version, log_number)) in &families {
+            let mut state = VersionEdit::new();
+            state.log_number = *log_number;
+            for (level, file) in version.all_files() {
+                let level = u32::try_from(level).unwrap_or(u32::MAX);
+                state.add_file(level, (**file).clone());
+            }
+            writeln!(out, "--- column family {id} {name:?} ---\n{state}").map_err(stdout_error)?;
         }
-        writeln!(out, "--- the version after {edits} edits ---\n{state}").map_err(stdout_error)
+        Ok(())
     })?;
     if let Some(torn) = reader.torn_tail() {
         eprintln!(
@@ -107,6 +126,35 @@ pub fn manifest_dump(flags: &DbFlags, a: &ManifestDumpArgs) -> CliResult {
             torn.reason
         );
     }
+    Ok(())
+}
+
+/// Applies `edit` to the family it names, creating or dropping families as
+/// it says; the reason when it cannot apply.
+fn apply_to_families(
+    families: &mut BTreeMap<u32, (String, Version, Option<u64>)>,
+    edit: &VersionEdit,
+) -> Result<(), String> {
+    let id = edit.column_family;
+    if let Some(name) = &edit.column_family_add {
+        if families.contains_key(&id) {
+            return Err(format!("column family {id} is created twice"));
+        }
+        let version = Version::default().apply(edit).map_err(|e| e.0)?;
+        families.insert(id, (name.clone(), version, edit.log_number));
+        return Ok(());
+    }
+    if edit.column_family_drop {
+        return families
+            .remove(&id)
+            .map(drop)
+            .ok_or_else(|| format!("column family {id} is dropped but does not exist"));
+    }
+    let (_, version, log_number) = families
+        .get_mut(&id)
+        .ok_or_else(|| format!("the edit names column family {id}, which does not exist"))?;
+    *version = version.apply(edit).map_err(|e| e.0)?;
+    *log_number = edit.log_number.or(*log_number);
     Ok(())
 }
 
@@ -273,7 +321,7 @@ pub fn check_consistency(flags: &DbFlags) -> CliResult {
                 p.display()
             )
         }));
-        let verified = with_db_read_only(flags, options.clone(), |db| {
+        let verified = with_db_read_only(flags, options.clone(), |db, _| {
             let (mut tables, mut blocks, mut entries) = (0usize, 0u64, 0u64);
             for (level, number, size) in db.live_files() {
                 match verify_table(dir, level, number, size) {

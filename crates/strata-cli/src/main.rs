@@ -6,8 +6,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cf_cmd;
 mod cli_error;
 mod db_cmd;
+mod db_flags;
 mod hex;
 mod inspect;
 mod kv_line;
@@ -31,7 +33,7 @@ use cli_error::CliError;
 struct Cli {
     /// Database flags given before the command (they may also follow it).
     #[command(flatten)]
-    flags: db_cmd::DbFlags,
+    flags: db_flags::DbFlags,
     #[command(subcommand)]
     command: Command,
 }

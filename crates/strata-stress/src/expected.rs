@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use strata::{Db, ReadOptions};
 
+use crate::families::{of_key, Families};
 use crate::workload::{apply, parse_key, parse_seq, seq_key, thread_prefix, KeyState, Workload};
 
 /// One thread's batches in one cycle, by index: the clock when each started,
@@ -85,23 +86,36 @@ impl Expected {
 }
 
 /// A thread's keys as the database has them, and its sequence key.
-fn read_thread(db: &Db, thread: usize) -> Result<(KeyState, Option<Vec<u8>>), String> {
+fn read_thread(
+    db: &Db,
+    w: &Workload,
+    thread: usize,
+) -> Result<(KeyState, Option<Vec<u8>>), String> {
     let prefix = thread_prefix(thread);
     let mut end = prefix.clone();
     end.push(0x7F);
     let mut keys = KeyState::new();
     let mut seq = None;
-    for entry in db.range(&ReadOptions::default(), prefix..end) {
-        let (k, v) = entry.map_err(|e| format!("scan of thread {thread}'s keys failed: {e}"))?;
-        if k == seq_key(thread) {
-            seq = Some(v);
-        } else if let Some(n) = parse_key(thread, &k) {
-            keys.insert(n, v);
-        } else {
-            return Err(format!(
-                "unexpected key {:?} among thread {thread}'s",
-                String::from_utf8_lossy(&k)
-            ));
+    let families = Families::of(db, w.families)?;
+    for (i, cf) in families.all().iter().enumerate() {
+        for entry in db.range_cf(
+            cf,
+            &ReadOptions::default(),
+            prefix.as_slice()..end.as_slice(),
+        ) {
+            let (k, v) =
+                entry.map_err(|e| format!("scan of thread {thread}'s keys failed: {e}"))?;
+            if k == seq_key(thread) && i == 0 {
+                seq = Some(v);
+            } else if let Some(n) = parse_key(thread, &k).filter(|&n| of_key(n, w.families) == i) {
+                keys.insert(n, v);
+            } else {
+                return Err(format!(
+                    "unexpected key {:?} among thread {thread}'s in column family {}",
+                    String::from_utf8_lossy(&k),
+                    crate::families::NAMES[i]
+                ));
+            }
         }
     }
     Ok((keys, seq))
@@ -111,7 +125,7 @@ fn read_thread(db: &Db, thread: usize) -> Result<(KeyState, Option<Vec<u8>>), St
 /// starting from the state its parent verified).
 pub fn load(db: &Db, w: &Workload, expected: &mut Expected) -> Result<(), String> {
     for t in 0..w.threads {
-        let (keys, seq) = read_thread(db, t)?;
+        let (keys, seq) = read_thread(db, w, t)?;
         expected.keys[t] = keys;
         expected.seq[t] = seq;
     }
@@ -122,7 +136,7 @@ pub fn load(db: &Db, w: &Workload, expected: &mut Expected) -> Result<(), String
 /// the last verified cycle, nothing lost (after an attack between cycles).
 pub fn verify_unchanged(db: &Db, w: &Workload, expected: &Expected) -> Result<(), String> {
     for t in 0..w.threads {
-        let (keys, seq) = read_thread(db, t)?;
+        let (keys, seq) = read_thread(db, w, t)?;
         if seq != expected.seq[t] {
             return Err(format!(
                 "thread {t}: sequence key is {:?}, expected {:?}",
@@ -163,7 +177,7 @@ pub fn verify(
     let mut prefixes = Vec::with_capacity(w.threads);
     let mut states = Vec::with_capacity(w.threads);
     for (t, log) in logs.iter().enumerate() {
-        let (recovered, seq) = read_thread(db, t)?;
+        let (recovered, seq) = read_thread(db, w, t)?;
         let prefix = match seq.as_deref().map(parse_seq) {
             Some(Some((c, i))) if c == cycle => i as usize + 1,
             _ if seq == expected.seq[t] => 0,

@@ -121,7 +121,12 @@ fn round(dir: &Path, options: &DbOptions, w: &Workload, rng: &mut SmallRng) -> R
             rng.gen_range(0..w.threads),
             rng.gen_range(0..w.keys_per_thread),
         );
-        match reader.get(&key(t, n)) {
+        let Some(cf) =
+            reader.cf_handle(crate::families::NAMES[crate::families::of_key(n, w.families)])
+        else {
+            return Err("a read-only open beside the writer lacks a column family".into());
+        };
+        match reader.get_cf(&cf, key(t, n)) {
             Ok(Some(v)) => check_written(w, t, n, &v)?,
             Ok(None) => {}
             Err(e @ Error::Corruption { .. }) => {

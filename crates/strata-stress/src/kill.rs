@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use strata::{Db, StdFs};
+use strata::StdFs;
 
 use crate::expected::{verify, Durability, Expected, ThreadLog};
 use crate::options;
@@ -36,12 +36,13 @@ const CHILD_VIOLATION: i32 = 3;
 /// A child left alone stops after this long.
 const CHILD_MAX_RUN: Duration = Duration::from_secs(120);
 
-pub fn workload(limits: &RunLimits, sync_ratio: f64) -> Workload {
+pub fn workload(limits: &RunLimits, sync_ratio: f64, disable_wal: bool) -> Workload {
     Workload {
         seed: limits.seed,
         threads: limits.threads,
         keys_per_thread: 200,
         sync_ratio,
+        families: crate::families::used(disable_wal),
     }
 }
 
@@ -80,7 +81,7 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
         limits.seed,
         db_dir.display()
     );
-    let w = workload(limits, opts.sync_ratio);
+    let w = workload(limits, opts.sync_ratio, opts.disable_wal);
     let durability = if opts.disable_wal {
         Durability::PrefixOnly
     } else {
@@ -182,7 +183,7 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
             fail(what, &logs);
             return out;
         }
-        let db = match Db::open(&db_dir, opts.db.clone()) {
+        let db = match crate::families::open(&db_dir, &opts.db) {
             Ok(db) => db,
             Err(e) => {
                 fail(format!("reopen after kill failed: {e}"), &logs);
@@ -229,7 +230,7 @@ fn attack_current(
     rng: &mut SmallRng,
 ) -> Result<(), String> {
     let what = crate::current::attack(&StdFs, dir, options, rng)?;
-    let db = Db::open(dir, options.clone())
+    let db = crate::families::open(dir, options)
         .map_err(|e| format!("{what}, restored: reopen failed: {e}"))?;
     crate::expected::verify_unchanged(&db, w, expected)
         .map_err(|e| format!("{what}, restored: {e}"))?;
@@ -278,8 +279,8 @@ impl Recorder for FileRecorder {
 /// The child: writes until killed (or `CHILD_MAX_RUN`).
 pub fn child(limits: &RunLimits, root: &Path, cycle: u64) -> ExitCode {
     let opts = options::draw(limits.seed, Arc::new(StdFs));
-    let w = workload(limits, opts.sync_ratio);
-    let db = match Db::open(root.join("db"), opts.db.clone()) {
+    let w = workload(limits, opts.sync_ratio, opts.disable_wal);
+    let db = match crate::families::open(root.join("db"), &opts.db) {
         Ok(db) => db,
         Err(e) => {
             eprintln!("strata-stress child: open failed: {e}");
@@ -311,7 +312,13 @@ pub fn child(limits: &RunLimits, root: &Path, cycle: u64) -> ExitCode {
             }
         }
     }
-    let shared = Shared::new(&db, w, cycle, opts.disable_wal, Arc::default());
+    let shared = match Shared::new(&db, w, cycle, opts.disable_wal, Arc::default()) {
+        Ok(shared) => shared,
+        Err(e) => {
+            eprintln!("strata-stress child: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let failure = std::thread::scope(|s| {
         let handles: Vec<_> = recorders
             .into_iter()

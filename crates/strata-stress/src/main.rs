@@ -8,6 +8,7 @@
 mod crashpoints;
 mod current;
 mod expected;
+mod families;
 mod full_disk;
 mod intruder;
 mod kill;
@@ -120,7 +121,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         };
         let opts = options::draw(limits.seed, std::sync::Arc::new(strata::StdFs));
-        let w = kill::workload(&limits, opts.sync_ratio);
+        let w = kill::workload(&limits, opts.sync_ratio, opts.disable_wal);
         return intruder::run(&limits, root, cycle, &w);
     }
     let (name, outcome) = match args.mode {

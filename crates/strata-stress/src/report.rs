@@ -23,6 +23,10 @@ pub struct Outcome {
     /// WAL damages whose dropped records the engine reported fewer than
     /// followed the damage.
     pub dropped_undercounted: u64,
+    /// WAL damages the open refused because a column family's tables held
+    /// writes past the damage (no point in time to restore); the byte was
+    /// then restored and the database checked whole.
+    pub refused_families_ahead: u64,
     /// Rounds of a second process opening, destroying and checking the
     /// database while the writer held it (kill).
     pub intruder_rounds: u64,
@@ -33,11 +37,13 @@ impl Outcome {
     pub fn print(&self, mode: &str) {
         println!(
             "strata-stress: attacks: full-disk={} current={} wal-damage={} \
-             (dropped records under-counted: {}) intruder-rounds={}",
+             (dropped records under-counted: {}, refused with families ahead: {}) \
+             intruder-rounds={}",
             self.full_disk,
             self.current_attacks,
             self.wal_damage,
             self.dropped_undercounted,
+            self.refused_families_ahead,
             self.intruder_rounds
         );
         println!(

@@ -9,6 +9,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
 
+use crate::families::Families;
 use crate::workload::{apply, key, parse_key, seq_key, seq_value, KeyState, Workload};
 
 /// Where a thread records when its batches start and are acknowledged. A
@@ -34,6 +35,8 @@ impl Recorder for crate::expected::ThreadLog {
 #[derive(Debug)]
 pub struct Shared<'a> {
     pub db: &'a Db,
+    /// The handles of the families the keys are spread over.
+    pub families: Families,
     pub workload: Workload,
     pub cycle: u64,
     pub disable_wal: bool,
@@ -61,9 +64,10 @@ impl<'a> Shared<'a> {
         cycle: u64,
         disable_wal: bool,
         halted: Arc<AtomicBool>,
-    ) -> Self {
-        Shared {
+    ) -> Result<Self, String> {
+        Ok(Shared {
             db,
+            families: Families::of(db, workload.families)?,
             workload,
             cycle,
             disable_wal,
@@ -73,7 +77,7 @@ impl<'a> Shared<'a> {
             halted,
             no_space_expected: false,
             no_space_hits: AtomicU64::new(0),
-        }
+        })
     }
 
     /// An engine error: the end of the thread once the file system is
@@ -142,17 +146,19 @@ fn write_batch(
     let mut wb = WriteBatch::new();
     for op in &batch.ops {
         let k = key(thread, op.key);
+        let cf = shared.families.for_key(op.key);
         let added = match &op.value {
-            Some(v) => wb.put(&k, v),
-            None => wb.delete(&k),
+            Some(v) => wb.put_cf(cf, &k, v),
+            None => wb.delete_cf(cf, &k),
         };
         added.map_err(|e| format!("building a batch: {e}"))?;
     }
-    wb.put(&seq_key(thread), &seq_value(shared.cycle, *index as u64))
+    wb.put(seq_key(thread), seq_value(shared.cycle, *index as u64))
         .map_err(|e| format!("building a batch: {e}"))?;
     let options = WriteOptions {
         sync: batch.sync && !shared.disable_wal,
         disable_wal: shared.disable_wal,
+        no_slowdown: false,
     };
     let started = shared.clock.fetch_add(1, Ordering::AcqRel);
     recorder
@@ -171,7 +177,7 @@ fn write_batch(
 }
 
 fn check_get(shared: &Shared<'_>, thread: usize, state: &KeyState, n: u32) -> Result<bool, String> {
-    match shared.db.get(&key(thread, n)) {
+    match shared.db.get_cf(shared.families.for_key(n), key(thread, n)) {
         Ok(got) => {
             let want = state.get(&n);
             if got.as_deref() != want.map(Vec::as_slice) {
@@ -190,14 +196,23 @@ fn check_get(shared: &Shared<'_>, thread: usize, state: &KeyState, n: u32) -> Re
 fn check_scan(shared: &Shared<'_>, thread: usize, state: &KeyState) -> Result<bool, String> {
     let (from, to) = (key(thread, 0), key(thread, 99_999));
     let mut seen = KeyState::new();
-    for entry in shared.db.range(&ReadOptions::default(), from..=to) {
-        match entry {
-            Ok((k, v)) => {
-                let n = parse_key(thread, &k)
-                    .ok_or_else(|| format!("thread {thread}: scan returned a foreign key"))?;
-                seen.insert(n, v);
+    // One consistent state across the families' scans.
+    let snapshot = shared.db.snapshot();
+    let at = ReadOptions {
+        snapshot: Some(snapshot.sequence()),
+        ..ReadOptions::default()
+    };
+    for (i, cf) in shared.families.all().iter().enumerate() {
+        for entry in shared.db.range_cf(cf, &at, from.as_slice()..=to.as_slice()) {
+            match entry {
+                Ok((k, v)) => {
+                    let n = parse_key(thread, &k)
+                        .filter(|&n| crate::families::of_key(n, shared.workload.families) == i)
+                        .ok_or_else(|| format!("thread {thread}: scan returned a foreign key"))?;
+                    seen.insert(n, v);
+                }
+                Err(e) => return shared.failed("scan", e),
             }
-            Err(e) => return shared.failed("scan", e),
         }
     }
     if &seen != state {
@@ -233,7 +248,10 @@ fn check_snapshot(
     };
     for _ in 0..5 {
         let n = rng.gen_range(0..shared.workload.keys_per_thread);
-        match shared.db.get_opt(&options, &key(thread, n)) {
+        match shared
+            .db
+            .get_cf_opt(shared.families.for_key(n), &options, key(thread, n))
+        {
             Ok(got) => {
                 let want = frozen.get(&n);
                 if got.as_deref() != want.map(Vec::as_slice) {

@@ -49,6 +49,7 @@ impl SimRun {
             threads: limits.threads,
             keys_per_thread: 200,
             sync_ratio: opts.sync_ratio,
+            families: crate::families::used(opts.disable_wal),
         };
         SimRun {
             fs,
@@ -63,7 +64,7 @@ impl SimRun {
     }
 
     pub fn open(&self) -> strata::Result<Db> {
-        Db::open(Path::new(DB_PATH), self.opts.db.clone())
+        crate::families::open(Path::new(DB_PATH), &self.opts.db)
     }
 
     /// Opens the database for the first cycle; `None` once the failure is
@@ -293,7 +294,17 @@ pub fn run_threads(
     mut keep_going: impl FnMut(&Shared<'_>) -> bool,
 ) -> Ran {
     let w = run.w;
-    let mut shared = Shared::new(db, w, cycle, run.opts.disable_wal, halted.clone());
+    let mut shared = match Shared::new(db, w, cycle, run.opts.disable_wal, halted.clone()) {
+        Ok(shared) => shared,
+        Err(e) => {
+            return Ran {
+                logs: vec![ThreadLog::default(); w.threads],
+                ops: 0,
+                error: Some(e),
+                no_space_hits: 0,
+            }
+        }
+    };
     shared.no_space_expected = disk_full;
     let results: Vec<(ThreadLog, Result<(), String>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..w.threads)

@@ -78,6 +78,9 @@ pub fn damage(run: &mut SimRun, cycle: u64) -> Option<Damage> {
         }
     }
     Some(Damage {
+        wal: *wal,
+        offset,
+        xor,
         what: format!(
             "byte {offset} of WAL #{wal} (in record {record} of {}, bytes {from}..{to}) XORed \
              with {xor:#04x}",
@@ -90,6 +93,10 @@ pub fn damage(run: &mut SimRun, cycle: u64) -> Option<Damage> {
 
 /// A damage done, and what it may cost.
 pub struct Damage {
+    /// The WAL, the byte and the XOR applied to it.
+    wal: u64,
+    offset: u64,
+    xor: u8,
     pub what: String,
     /// Per thread, its first batch (index) in the damaged record or after.
     first_lost: Vec<Option<usize>>,
@@ -139,6 +146,12 @@ pub fn reopen(run: &mut SimRun, cycle: u64, logs: &[ThreadLog], damage: &Damage)
     let corrupt_before = corrupt_wals(run);
     let db = match run.open() {
         Ok(db) => db,
+        Err(e) if e.is_corruption() && e.to_string().contains("no single point in time") => {
+            // A family flushed writes past the damage before the crash: the
+            // open must refuse. Undo the damage; then nothing may be lost.
+            run.out.refused_families_ahead += 1;
+            return restore_and_reopen(run, cycle, logs, damage);
+        }
         Err(e) => {
             run.fail(cycle, &format!("reopen after {what} failed: {e}"), logs);
             return None;
@@ -173,6 +186,39 @@ pub fn reopen(run: &mut SimRun, cycle: u64, logs: &[ThreadLog], damage: &Damage)
             );
             return None;
         }
+    }
+    Some(db)
+}
+
+/// Flips the damaged byte back and reopens: the state must be every
+/// acknowledged batch, as after a crash that kept everything.
+fn restore_and_reopen(
+    run: &mut SimRun,
+    cycle: u64,
+    logs: &[ThreadLog],
+    damage: &Damage,
+) -> Option<Db> {
+    let path = log_file_name(Path::new(DB_PATH), damage.wal);
+    if let Err(e) = run.fs.corrupt_byte(&path, damage.offset, damage.xor) {
+        run.fail(cycle, &format!("cannot undo {}: {e}", damage.what), logs);
+        return None;
+    }
+    let db = match run.open() {
+        Ok(db) => db,
+        Err(e) => {
+            let e = format!(
+                "after a refused open and undoing {}: reopen failed: {e}",
+                damage.what
+            );
+            run.fail(cycle, &e, logs);
+            return None;
+        }
+    };
+    let durability = run.durability(CRASH);
+    if let Err(e) = verify(&db, &run.w, cycle, &mut run.expected, logs, durability) {
+        let e = format!("after a refused open and undoing {}: {e}", damage.what);
+        run.fail(cycle, &e, logs);
+        return None;
     }
     Some(db)
 }

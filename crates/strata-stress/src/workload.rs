@@ -39,6 +39,8 @@ pub struct Workload {
     pub keys_per_thread: u32,
     /// Share of batches written with `sync`.
     pub sync_ratio: f64,
+    /// Column families the keys are spread over (see `families.rs`).
+    pub families: usize,
 }
 
 pub fn key(thread: usize, n: u32) -> Vec<u8> {
@@ -127,6 +129,7 @@ mod tests {
             threads: 2,
             keys_per_thread: 50,
             sync_ratio: 0.5,
+            families: 3,
         };
         assert_eq!(w.batch(3, 1, 99), w.batch(3, 1, 99));
         assert_ne!(w.batch(3, 1, 99), w.batch(3, 1, 100));

@@ -40,6 +40,17 @@ pub const CRASH_POINTS: &[&str] = &[
     "recovery.new_manifest",
 ];
 
+/// Crash points of the OPTIONS file writer (`options::write_options_file`):
+/// after the temp file is synced, after its rename, before older files are
+/// deleted. They join [`CRASH_POINTS`] when the database's open writes
+/// OPTIONS files, so strata-stress can prove them reached; until then no
+/// database run passes them.
+pub const OPTIONS_FILE_CRASH_POINTS: &[&str] = &[
+    "options.temp_synced",
+    "options.renamed",
+    "options.delete_obsolete",
+];
+
 /// Marks a crash point (see [`CRASH_POINTS`]).
 macro_rules! crash_point {
     ($name:literal) => {

@@ -68,6 +68,23 @@ pub enum Error {
         /// What was looked for.
         what: String,
     },
+    /// The operation would have had to wait and was asked not to (a write
+    /// with `no_slowdown` during a write stall); nothing was done. Retry later.
+    Incomplete {
+        /// Why it would have waited.
+        reason: String,
+    },
+    /// A merge operator could not combine a key's operands (RocksDB reports
+    /// it as corruption): the stored operands or value are not what the
+    /// operator accepts.
+    MergeFailed {
+        /// The operator's name, e.g. "UInt64AddOperator".
+        operator: String,
+        /// The user key whose operands failed to merge.
+        key: Vec<u8>,
+        /// What the operator said was wrong.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -85,6 +102,20 @@ impl Error {
         Error::InvalidArgument {
             field,
             reason: reason.into(),
+        }
+    }
+
+    /// Builds an [`Error::MergeFailed`] from what `operator` said when it
+    /// failed to merge the operands of `key`.
+    pub fn merge_failed(
+        operator: &dyn crate::merge::MergeOperator,
+        key: &[u8],
+        error: crate::merge::MergeError,
+    ) -> Self {
+        Error::MergeFailed {
+            operator: operator.name().to_owned(),
+            key: key.to_vec(),
+            reason: error.reason().to_owned(),
         }
     }
 
@@ -145,6 +176,16 @@ impl fmt::Display for Error {
                 "Background thread panicked: {thread} did not finish its work"
             ),
             Error::NotFound { what } => write!(f, "NotFound: {what}"),
+            Error::Incomplete { reason } => write!(f, "Incomplete: {reason}"),
+            Error::MergeFailed {
+                operator,
+                key,
+                reason,
+            } => write!(
+                f,
+                "Merge failed: {operator} could not merge the operands of key \"{}\": {reason}",
+                key.escape_ascii()
+            ),
         }
     }
 }
@@ -184,6 +225,18 @@ impl Clone for Error {
                 thread: thread.clone(),
             },
             Error::NotFound { what } => Error::NotFound { what: what.clone() },
+            Error::Incomplete { reason } => Error::Incomplete {
+                reason: reason.clone(),
+            },
+            Error::MergeFailed {
+                operator,
+                key,
+                reason,
+            } => Error::MergeFailed {
+                operator: operator.clone(),
+                key: key.clone(),
+                reason: reason.clone(),
+            },
         }
     }
 }
@@ -225,6 +278,15 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "Corruption: /db/000012.sst at offset 4096: block checksum mismatch"
+        );
+        let e = Error::merge_failed(
+            &crate::merge::UInt64AddOperator,
+            b"k\x01",
+            crate::merge::MergeError::new("bad operand"),
+        );
+        assert_eq!(
+            e.to_string(),
+            "Merge failed: UInt64AddOperator could not merge the operands of key \"k\\x01\": bad operand"
         );
         let e = Error::invalid_argument("block_size", "must be at least 1");
         assert_eq!(

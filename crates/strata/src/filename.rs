@@ -91,6 +91,11 @@ pub fn corrupt_log_file_name(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:06}.log.corrupt"))
 }
 
+/// `dir/OPTIONS-000017`.
+pub fn options_file_name(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("OPTIONS-{number:06}"))
+}
+
 /// `dir/000014.dbtmp`.
 pub fn temp_file_name(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:06}.dbtmp"))
@@ -181,6 +186,7 @@ mod tests {
             (manifest_file_name(dir, 5), FileType::Manifest(5)),
             (temp_file_name(dir, 7), FileType::Temp(7)),
             (corrupt_log_file_name(dir, 8), FileType::CorruptLog(8)),
+            (options_file_name(dir, 17), FileType::Options(17)),
             (current_file_name(dir), FileType::Current),
             (lock_file_name(dir), FileType::Lock),
             (info_log_file_name(dir), FileType::InfoLog),

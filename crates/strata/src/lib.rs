@@ -4,6 +4,7 @@
 //! are documented where they are defined.
 
 pub mod cache;
+pub mod cf;
 pub mod checksum;
 pub mod compaction;
 pub mod compression;
@@ -17,6 +18,7 @@ pub mod fs;
 pub mod iter;
 pub mod key;
 pub mod memtable;
+pub mod merge;
 pub mod options;
 pub mod range_del;
 pub mod statistics;
@@ -27,6 +29,7 @@ pub mod wal;
 pub mod write;
 
 pub use bytes::Bytes;
+pub use cf::{ColumnFamily, DEFAULT_COLUMN_FAMILY_NAME};
 pub use checksum::ChecksumType;
 pub use compaction::rate_limiter::RateLimiter;
 pub use compression::CompressionType;
@@ -34,6 +37,7 @@ pub use db::{check_consistency, ConsistencyReport, Db, KeyRange, Snapshot, WalDa
 pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
 pub use iter::db_iter::{DbIterator, DbRange};
+pub use merge::{merge_operator_from_name, MergeError, MergeOperator};
 pub use options::{
     CfOptions, CompactionOptions, CompactionStyle, DbOptions, FifoOptions, ReadOptions,
     TableOptions, UniversalOptions, WalRecoveryMode, WriteOptions,

@@ -61,12 +61,12 @@ fn key(n: u64) -> Vec<u8> {
 fn batch(i: u64) -> WriteBatch {
     let mut b = WriteBatch::new();
     b.put(
-        &key(i % KEYS),
+        key(i % KEYS),
         format!("v{i}-{}", "x".repeat((i % 7) as usize * 30)).as_bytes(),
     )
     .unwrap();
     if i % 5 == 0 {
-        b.delete(&key((i * 3) % KEYS)).unwrap();
+        b.delete(key((i * 3) % KEYS)).unwrap();
     }
     b.put(b"~seq", i.to_string().as_bytes()).unwrap();
     b
@@ -170,7 +170,7 @@ fn check(files: &BTreeMap<String, Vec<u8>>, damaged: &str, case: &str) -> bool {
     let want = state_after(seq);
     let mut errors = 0;
     for n in 0..KEYS {
-        match db.get(&key(n)) {
+        match db.get(key(n)) {
             Ok(got) => assert_eq!(
                 got.as_deref(),
                 want.get(&key(n)).map(Vec::as_slice),

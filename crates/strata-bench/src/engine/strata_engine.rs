@@ -4,7 +4,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use strata::cache::Cache;
-use strata::{Db, DbIterator, DbOptions, ReadOptions, Statistics, WriteBatch, WriteOptions};
+use strata::{
+    ColumnFamily, Db, DbIterator, DbOptions, ReadOptions, Statistics, WriteBatch, WriteOptions,
+};
 
 use super::{Cursor, Engine, OpResult};
 use crate::flags::Flags;
@@ -13,6 +15,9 @@ use crate::report::WriteCounters;
 /// One open Strata database and the options every operation uses.
 pub struct StrataEngine {
     db: Db,
+    /// The families keys are spread over (`--num_column_families`), the
+    /// default one first.
+    families: Vec<ColumnFamily>,
     write_options: WriteOptions,
     read_options: ReadOptions,
 }
@@ -21,6 +26,21 @@ pub struct StrataEngine {
 pub struct StrataEnv {
     statistics: Option<Arc<Statistics>>,
     block_cache: Option<Arc<dyn Cache>>,
+}
+
+impl StrataEngine {
+    /// The family of `key`: db_bench's key number (its first 8 bytes, big
+    /// endian) modulo the number of families.
+    fn family(&self, key: &[u8]) -> &ColumnFamily {
+        let n = self.families.len();
+        if n == 1 {
+            return &self.families[0];
+        }
+        let mut number = [0u8; 8];
+        let head = key.len().min(8);
+        number[8 - head..].copy_from_slice(&key[..head]);
+        &self.families[(u64::from_be_bytes(number) % n as u64) as usize]
+    }
 }
 
 impl Engine for StrataEngine {
@@ -45,12 +65,34 @@ impl Engine for StrataEngine {
             block_cache: env.block_cache.clone(),
             ..flags.db_options()
         };
-        let db = Db::open(dir, options).map_err(|e| format!("opening {}: {e}", dir.display()))?;
+        let names: Vec<String> = (1..flags.num_column_families)
+            .map(|i| format!("column_family_name_{i:06}"))
+            .collect();
+        let options = DbOptions {
+            create_missing_column_families: true,
+            ..options
+        };
+        let cf_options = options.cf_options();
+        let db = Db::open_cf(
+            dir,
+            options,
+            names.iter().map(|n| (n.clone(), cf_options.clone())),
+        )
+        .map_err(|e| format!("opening {}: {e}", dir.display()))?;
+        let mut families = vec![db.default_cf()];
+        for name in &names {
+            families.push(
+                db.cf_handle(name)
+                    .ok_or_else(|| format!("column family {name} is missing"))?,
+            );
+        }
         Ok(StrataEngine {
             db,
+            families,
             write_options: WriteOptions {
                 sync: flags.sync,
                 disable_wal: flags.disable_wal,
+                no_slowdown: false,
             },
             read_options: ReadOptions {
                 verify_checksums: flags.verify_checksum,
@@ -86,11 +128,11 @@ impl Engine for StrataEngine {
     }
 
     fn batch_put(&self, batch: &mut WriteBatch, key: &[u8], value: &[u8]) -> OpResult {
-        Ok(batch.put(key, value)?)
+        Ok(batch.put_cf(self.family(key), key, value)?)
     }
 
     fn batch_delete(&self, batch: &mut WriteBatch, key: &[u8]) -> OpResult {
-        Ok(batch.delete(key)?)
+        Ok(batch.delete_cf(self.family(key), key)?)
     }
 
     fn write(&self, batch: WriteBatch) -> OpResult {
@@ -98,14 +140,25 @@ impl Engine for StrataEngine {
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> OpResult {
-        Ok(self.db.put_opt(&self.write_options, key, value)?)
+        if self.families.len() == 1 {
+            return Ok(self.db.put_opt(&self.write_options, key, value)?);
+        }
+        let mut batch = WriteBatch::new();
+        batch.put_cf(self.family(key), key, value)?;
+        Ok(self.db.write(&self.write_options, batch)?)
     }
 
     fn get(&self, key: &[u8]) -> OpResult<Option<usize>> {
-        Ok(self.db.get_opt(&self.read_options, key)?.map(|v| v.len()))
+        let value = self
+            .db
+            .get_cf_opt(self.family(key), &self.read_options, key)?;
+        Ok(value.map(|v| v.len()))
     }
 
     fn multi_get(&self, keys: &[Vec<u8>]) -> OpResult<Vec<Option<usize>>> {
+        if self.families.len() > 1 {
+            return keys.iter().map(|k| self.get(k)).collect();
+        }
         self.db
             .multi_get(&self.read_options, keys)
             .into_iter()
@@ -118,11 +171,17 @@ impl Engine for StrataEngine {
     }
 
     fn flush(&self) -> OpResult {
-        Ok(self.db.flush()?)
+        for cf in &self.families {
+            self.db.flush_cf(cf)?;
+        }
+        Ok(())
     }
 
     fn compact_all(&self) -> OpResult {
-        Ok(self.db.compact_range(None, None)?)
+        for cf in &self.families {
+            self.db.compact_range_cf(cf, None, None)?;
+        }
+        Ok(())
     }
 
     fn wait_for_compaction(&self) -> OpResult {

@@ -98,6 +98,12 @@ where
             "use_existing_db" => flags.use_existing_db = boolean(name, value)?,
             "disable_wal" => flags.disable_wal = boolean(name, value)?,
             "sync" => flags.sync = boolean(name, value)?,
+            "num_column_families" => {
+                flags.num_column_families = number(name, value)?;
+                if flags.num_column_families == 0 {
+                    return err(format!("--{name}={value}: must be at least 1"));
+                }
+            }
             "seed" => seed = number(name, value)?,
             "write_buffer_size" => flags.write_buffer_size = number(name, value)?,
             "max_write_buffer_number" => flags.max_write_buffer_number = number(name, value)?,

@@ -285,7 +285,8 @@ fn manifest_dump_reads_a_db_in_use() {
     assert!(out.contains("keys=['apple'@1 .. 'apple'@1]"), "{out}");
     let edits = out.matches("edit #").count();
     assert!(edits >= 2, "the flush appends an edit: {out}");
-    assert!(out.contains(&format!("--- the version after {edits} edits ---")));
+    assert!(out.contains(&format!("--- the state after {edits} edits ---")));
+    assert!(out.contains("--- column family 0 \"default\" ---"), "{out}");
     // Reads open the database read-only, beside the writer; writes need the lock.
     assert_eq!(ok(db, &["get", "apple"], ""), "red\n");
     let err = fails(db, &["put", "apple", "green"], "");
@@ -514,4 +515,44 @@ fn hex_input_needs_a_lower_case_0x_prefix() {
 
     // Nothing was written by the refused commands.
     assert_eq!(ok(db, &["scan"], ""), "a : b\nj : k\n");
+}
+
+#[test]
+fn column_family_commands() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path();
+    assert_eq!(
+        ok(db, &["--create_if_missing", "put", "k", "d"], ""),
+        "OK\n"
+    );
+    assert_eq!(ok(db, &["create_column_family", "users"], ""), "OK\n");
+    let err = fails(db, &["create_column_family", "users"], "");
+    assert!(err.contains("already exists"), "{err}");
+    assert_eq!(
+        ok(db, &["--column_family=users", "put", "k", "u"], ""),
+        "OK\n"
+    );
+    assert_eq!(
+        ok(db, &["--column_family=users", "load"], "a ==> 1\nb ==> 2\n"),
+        ""
+    );
+    assert_eq!(ok(db, &["get", "k"], ""), "d\n");
+    assert_eq!(ok(db, &["get", "k", "--column_family=users"], ""), "u\n");
+    assert_eq!(
+        ok(db, &["--column_family=users", "scan"], ""),
+        "a : 1\nb : 2\nk : u\n"
+    );
+    assert_eq!(ok(db, &["scan"], ""), "k : d\n");
+    let listed = ok(db, &["list_column_families"], "");
+    assert!(listed.ends_with("{default, users}\n"), "{listed}");
+    let out = ok(db, &["manifest_dump"], "");
+    assert!(out.contains("add column family \"users\""), "{out}");
+    assert!(out.contains("--- column family 1 \"users\" ---"), "{out}");
+    let err = fails(db, &["--column_family=nope", "get", "k"], "");
+    assert!(err.contains("\"nope\" does not exist"), "{err}");
+    assert_eq!(ok(db, &["drop_column_family", "users"], ""), "OK\n");
+    let listed = ok(db, &["list_column_families"], "");
+    assert!(listed.ends_with("{default}\n"), "{listed}");
+    let err = fails(db, &["drop_column_family", "default"], "");
+    assert!(err.contains("cannot be dropped"), "{err}");
 }

@@ -61,10 +61,14 @@ pub fn check_consistency(path: impl AsRef<Path>, options: &DbOptions) -> Result<
     let fs = &*options.fs;
     retry_while_changing(fs, dir, || {
         let db = Db::open_read_only(dir, options.clone())?;
-        let version = db.inner.super_version.load().version.clone();
-        check_live_tables(fs, dir, &version)?;
+        let mut tables_checked = 0;
+        for cf in db.column_families() {
+            let version = cf.shared.super_version.load().version.clone();
+            check_live_tables(fs, dir, &version)?;
+            tables_checked += version.all_files().count();
+        }
         Ok(ConsistencyReport {
-            tables_checked: version.all_files().count(),
+            tables_checked,
             wal_damage: db.inner.wal_damage.clone(),
             corrupt_wals: corrupt_wals(fs, dir)?,
         })

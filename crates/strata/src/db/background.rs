@@ -46,7 +46,7 @@ fn flush_loop(inner: &DbInner) {
             }
             continue;
         }
-        if state.bg_error.is_some() || state.imm.is_empty() {
+        if state.bg_error.is_some() || family_to_flush(&state).is_none() {
             inner.bg_cv.wait(&mut state);
             continue;
         }
@@ -57,33 +57,65 @@ fn flush_loop(inner: &DbInner) {
     }
 }
 
-/// Writes the oldest immutable memtable to an L0 table and installs it with
-/// a MANIFEST edit that makes its WAL obsolete; the lock is released while
-/// the table is written. Used by the flush thread and by `resume`.
+/// The family whose oldest full memtable is the oldest of all (the one
+/// holding up the oldest WAL).
+pub(super) fn family_to_flush(state: &DbState) -> Option<u32> {
+    state
+        .cfs
+        .iter()
+        .filter_map(|(&id, family)| family.imm.back().map(|imm| (imm.log_number, id)))
+        .min()
+        .map(|(_, id)| id)
+}
+
+/// Writes the oldest immutable memtable of the family [`family_to_flush`]
+/// names to an L0 table and installs it with a MANIFEST edit that makes its
+/// WAL obsolete; the lock is released while the table is written. Used by
+/// the flush thread and by `resume`.
 pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
-    let Some(oldest) = state.imm.back() else {
+    let Some(id) = family_to_flush(state) else {
+        return Ok(());
+    };
+    let Some(family) = state.cfs.get(&id) else {
+        return Ok(());
+    };
+    let Some(oldest) = family.imm.back() else {
         return Ok(());
     };
     let (imm, next_log_number) = (oldest.mem.clone(), oldest.next_log_number);
+    let (table_options, cf_shared) = (family.options.l0_table_options(), family.shared.clone());
     let number = state.versions.new_file_number();
     // Spared by obsolete-table deletion until installed.
     state.pending_outputs.push(number);
     info!(
         inner.info_log,
-        "flush: memtable of {} entries, {} bytes -> table #{number}",
+        "[{}] flush: memtable of {} entries, {} bytes -> table #{number}",
+        cf_shared.name,
         imm.len(),
         imm.memory_usage()
     );
-    let table_options = inner.options.cf_options().l0_table_options();
     let cpu_start = thread_cpu_micros();
     let output = MutexGuard::unlocked(state, || {
         crash_point!("flush.before_table");
         write_level0_table(&*inner.flush_fs, &inner.dir, number, &imm, &table_options)
     });
     crash_point!("flush.before_install");
+    if !state.cfs.contains_key(&id) {
+        // The family was dropped while its table was written: nothing to
+        // install, and the table is obsolete (the sweep deletes it once the
+        // number is released).
+        state.release_pending_output(number);
+        info!(
+            inner.info_log,
+            "[{}] flush: family dropped meanwhile; table #{number} discarded", cf_shared.name
+        );
+        return Ok(());
+    }
     let installed = output.and_then(|out| {
         let mut edit = VersionEdit::new();
-        edit.set_log_number(next_log_number);
+        edit.set_column_family(id)
+            .set_log_number(next_log_number)
+            .set_min_log_number_to_keep(logs_needed_after_flush(state, id));
         if let Some(file) = &out.file {
             edit.add_file(0, file.clone());
         }
@@ -97,31 +129,64 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
             "flush of table #{number} failed, writes stop: {e}"
         );
     })?;
-    state.imm.pop_back();
+    if let Some(family) = state.cfs.get_mut(&id) {
+        family.imm.pop_back();
+    }
     state.flushes_completed += 1;
     let bytes = out.file.as_ref().map_or(0, |f| f.file_size);
     let micros = u64::try_from(out.micros).unwrap_or(u64::MAX);
     let cpu_micros = thread_cpu_micros().saturating_sub(cpu_start);
-    inner.stats.record_flush(bytes, micros, cpu_micros);
+    cf_shared.stats.record_flush(bytes, micros, cpu_micros);
+    inner.stats.record_flush(bytes);
     inner.tick(Ticker::FlushWriteBytes, bytes);
-    inner.install_super_version(state);
-    let log_number = state.versions.log_number();
+    inner.install_super_version(state, id);
+    let log_number = state.versions.min_log_number_to_keep();
     crash_point!("flush.installed");
     MutexGuard::unlocked(state, || {
         info!(
             inner.info_log,
-            "flush: table #{number} done, {bytes} bytes in {micros} us; WALs below #{log_number} obsolete"
+            "[{}] flush: table #{number} done, {bytes} bytes in {micros} us; WALs below #{log_number} obsolete",
+            cf_shared.name
         );
         info!(
             inner.info_log,
-            "EVENT_LOG_v1 {{\"event\": \"flush_finished\", \"output_level\": 0, \"file_number\": {number}, \
-             \"file_size\": {bytes}, \"entries\": {}, \"memtable_bytes\": {}, \"micros\": {micros}}}",
+            "EVENT_LOG_v1 {{\"cf_name\": \"{}\", \"event\": \"flush_finished\", \"output_level\": 0, \
+             \"file_number\": {number}, \"file_size\": {bytes}, \"entries\": {}, \"memtable_bytes\": {}, \
+             \"micros\": {micros}}}",
+            cf_shared.name,
             imm.len(),
             imm.memory_usage()
         );
         delete_obsolete_wals(inner, log_number);
     });
     Ok(())
+}
+
+/// The oldest WAL any family needs once family `flushed`'s oldest full
+/// memtable is in a table: every other family's oldest unflushed write, and
+/// the flushed family's next memtable's.
+fn logs_needed_after_flush(state: &DbState, flushed: u32) -> u64 {
+    let current = state.wal_number;
+    state
+        .cfs
+        .iter()
+        .map(|(&id, family)| {
+            if id != flushed {
+                return family.oldest_log_needed(current);
+            }
+            let newer = family
+                .imm
+                .len()
+                .checked_sub(2)
+                .and_then(|i| family.imm.get(i));
+            match newer {
+                Some(imm) => imm.log_number.min(current),
+                None if family.mem.is_empty() => current,
+                None => family.mem_log_number.min(current),
+            }
+        })
+        .min()
+        .unwrap_or(current)
 }
 
 /// Removes WAL files numbered below `log_number`: their memtables are in durable

@@ -20,7 +20,7 @@ use crate::compaction::{fifo, job, leveled, universal, CompactionTask};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{parse_file_name, table_file_name, FileType};
-use crate::options::CompactionStyle;
+use crate::options::{CfOptions, CompactionStyle};
 use crate::statistics::Ticker;
 use crate::version::Version;
 
@@ -37,20 +37,34 @@ pub(super) fn spawn_compaction_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinH
         .map_err(|e| Error::io("start a compaction thread for", &inner.dir, e))
 }
 
-/// Picks the next due compaction, if automatic compaction is on and the
-/// database is healthy.
-pub(super) fn pick_task(inner: &DbInner, state: &DbState) -> Option<CompactionTask> {
-    if inner.options.compaction.disable_auto_compactions || state.bg_error.is_some() {
+/// Picks the next due compaction of any family, with the family's id, if
+/// the database is healthy.
+pub(super) fn pick_task(inner: &DbInner, state: &DbState) -> Option<(u32, CompactionTask)> {
+    if state.bg_error.is_some() {
         return None;
     }
-    let (version, options) = (state.versions.current(), &inner.options.compaction);
-    let codec = inner.options.table.compression;
+    state
+        .cfs
+        .keys()
+        .find_map(|&id| pick_task_of(inner, state, id).map(|task| (id, task)))
+}
+
+/// Picks the next due compaction of family `id`, if automatic compaction is
+/// on for it and the database is healthy.
+pub(super) fn pick_task_of(inner: &DbInner, state: &DbState, id: u32) -> Option<CompactionTask> {
+    let family = state.cfs.get(&id)?;
+    let options = &family.options.compaction;
+    if options.disable_auto_compactions || state.bg_error.is_some() {
+        return None;
+    }
+    let version = state.versions.current(id);
+    let codec = family.options.table.compression;
     match options.compaction_style {
-        CompactionStyle::Level => leveled::pick(version, options, codec, &state.compacting),
-        CompactionStyle::Universal => universal::pick(version, options, codec, &state.compacting),
+        CompactionStyle::Level => leveled::pick(&version, options, codec, &state.compacting),
+        CompactionStyle::Universal => universal::pick(&version, options, codec, &state.compacting),
         CompactionStyle::Fifo => {
-            let expired = expired_tables(inner, version);
-            fifo::pick(version, options, &expired, &state.compacting)
+            let expired = expired_tables(inner, &version, options.ttl);
+            fifo::pick(&version, options, &expired, &state.compacting)
         }
     }
 }
@@ -58,8 +72,7 @@ pub(super) fn pick_task(inner: &DbInner, state: &DbState) -> Option<CompactionTa
 /// FIFO: the tables created more than `ttl` seconds ago (by the creation time
 /// in their properties; a table that cannot be opened is left to reads to
 /// report).
-fn expired_tables(inner: &DbInner, version: &Version) -> HashSet<u64> {
-    let ttl = inner.options.compaction.ttl;
+fn expired_tables(inner: &DbInner, version: &Version, ttl: u64) -> HashSet<u64> {
     if ttl == 0 {
         return HashSet::new();
     }
@@ -89,7 +102,7 @@ fn compaction_loop(inner: &Arc<DbInner>) {
             inner.bg_cv.wait_until(&mut state, until);
             continue;
         }
-        let Some(task) = pick_task(inner, &state) else {
+        let Some((family, task)) = pick_task(inner, &state) else {
             if state.obsolete_held {
                 // A reader held tables a job made obsolete; look again soon.
                 let _ = inner.bg_cv.wait_for(&mut state, OBSOLETE_SWEEP_PAUSE);
@@ -101,7 +114,7 @@ fn compaction_loop(inner: &Arc<DbInner>) {
             continue;
         };
         // A failure is logged; run_task decides whether it stops writes.
-        let _ = run_task(inner, &mut state, &task);
+        let _ = run_task(inner, &mut state, family, &task);
     }
 }
 
@@ -123,26 +136,31 @@ const RETRY_PAUSE: Duration = Duration::from_secs(1);
 fn run_task(
     inner: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
+    family_id: u32,
     task: &CompactionTask,
 ) -> Result<()> {
+    let Some(family) = state.cfs.get(&family_id) else {
+        return Ok(());
+    };
+    let (options, cf) = (family.options.clone(), family.shared.clone());
     for (_, f) in task.all_inputs() {
         state.compacting.insert(f.number);
     }
-    let version = state.versions.current().clone();
+    let version = state.versions.current(family_id);
     let snapshots = inner.snapshots.sequences();
     let output_floor = state.versions.next_file_number();
     state.pending_outputs.push(output_floor);
-    state.running_compactions += 1;
+    state.running_compactions.push(family_id);
     let outcome = MutexGuard::unlocked(state, || {
         crash_point!("compaction.before_job");
         let ctx = job::JobContext {
             fs: &*inner.compaction_fs,
             dir: &inner.dir,
             table_cache: &inner.table_cache,
-            table_options: &inner.options.table,
+            table_options: &options.table,
             snapshots,
             version: &version,
-            num_levels: inner.options.compaction.num_levels,
+            num_levels: options.compaction.num_levels,
             new_file_number: &|| inner.state.lock().versions.new_file_number(),
         };
         job::run(task, &ctx)
@@ -152,7 +170,10 @@ fn run_task(
     drop(version);
     crash_point!("compaction.before_install");
     let installed = match outcome {
-        Ok(mut result) => match state.versions.log_and_apply(&mut result.edit) {
+        Ok(mut result) => match state
+            .versions
+            .log_and_apply(result.edit.set_column_family(family_id))
+        {
             Ok(()) => {
                 crash_point!("compaction.installed");
                 Ok(result)
@@ -168,15 +189,22 @@ fn run_task(
         state.compacting.remove(&f.number);
     }
     state.release_pending_output(output_floor);
-    state.running_compactions -= 1;
+    if let Some(i) = state
+        .running_compactions
+        .iter()
+        .position(|&f| f == family_id)
+    {
+        state.running_compactions.swap_remove(i);
+    }
     let outcome = match installed {
         Ok(result) => {
-            inner.install_super_version(state);
-            inner.stats.record_compaction(task, &result);
+            inner.install_super_version(state, family_id);
+            cf.stats.record_compaction(task, &result);
+            inner.stats.record_compaction(&result);
             let read = result.bytes_read_start + result.bytes_read_output;
             inner.tick(Ticker::CompactReadBytes, read);
             inner.tick(Ticker::CompactWriteBytes, result.bytes_written);
-            info!(inner.info_log, "{}", event_line(task, &result));
+            info!(inner.info_log, "{}", event_line(&cf.name, task, &result));
             Ok(())
         }
         Err((e, fatal)) => {
@@ -187,7 +215,7 @@ fn run_task(
                     "compaction L{from} -> L{to} failed, writes stop: {e}"
                 );
                 inner.set_bg_error(state, e.clone());
-            } else if super::stall::current(&inner.options.compaction, state).is_some() {
+            } else if super::stall::current(state).is_some() {
                 // Writers wait for this compaction: waiting on would hang
                 // them with no way out. They fail with its error instead,
                 // and the database resumes by itself, retrying, once
@@ -222,17 +250,29 @@ fn run_task(
 /// thread, waiting for automatic compactions that hold the files it needs.
 pub(super) fn compact_range(
     inner: &DbInner,
+    family_id: u32,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Result<()> {
     let mut state = inner.state.lock();
-    match inner.options.compaction.compaction_style {
+    let options = match state.cfs.get(&family_id) {
+        Some(family) => family.options.clone(),
+        None => {
+            return Err(Error::invalid_argument(
+                "column_family",
+                format!("column family {family_id} was dropped"),
+            ))
+        }
+    };
+    match options.compaction.compaction_style {
         CompactionStyle::Level => {}
         // One sorted run of everything; FIFO compacts nothing (it only drops).
-        CompactionStyle::Universal => return compact_all_universal(inner, &mut state),
+        CompactionStyle::Universal => {
+            return compact_all_universal(inner, &mut state, family_id, &options)
+        }
         CompactionStyle::Fifo => return Ok(()),
     }
-    let last_level = inner.options.compaction.num_levels - 1;
+    let last_level = options.compaction.num_levels - 1;
     // Files numbered from here on are this call's own outputs.
     let first_new_file = state.versions.next_file_number();
     let mut level = 0;
@@ -240,10 +280,16 @@ pub(super) fn compact_range(
         if let Some(e) = &state.bg_error {
             return Err(e.clone());
         }
+        if !state.cfs.contains_key(&family_id) {
+            return Err(Error::invalid_argument(
+                "column_family",
+                format!("column family {family_id} was dropped"),
+            ));
+        }
         let task = leveled::manual_task(
-            state.versions.current(),
-            &inner.options.compaction,
-            inner.options.table.compression,
+            &state.versions.current(family_id),
+            &options.compaction,
+            options.table.compression,
             (level, first_new_file),
             begin,
             end,
@@ -261,7 +307,7 @@ pub(super) fn compact_range(
             inner.bg_cv.wait(&mut state);
             continue;
         }
-        run_task(inner, &mut state, &task)?;
+        run_task(inner, &mut state, family_id, &task)?;
         // The last level is rewritten once.
         level = if task.output_level == last_level && level == last_level {
             last_level + 1
@@ -274,7 +320,12 @@ pub(super) fn compact_range(
 
 /// Universal manual compaction: every run merged into the last level, once
 /// no other compaction holds a file.
-fn compact_all_universal(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
+fn compact_all_universal(
+    inner: &DbInner,
+    state: &mut MutexGuard<'_, DbState>,
+    family_id: u32,
+    options: &CfOptions,
+) -> Result<()> {
     loop {
         if let Some(e) = &state.bg_error {
             return Err(e.clone());
@@ -285,12 +336,12 @@ fn compact_all_universal(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -
         inner.bg_cv.wait(state);
     }
     let task = universal::full_task(
-        state.versions.current(),
-        &inner.options.compaction,
-        inner.options.table.compression,
+        &state.versions.current(family_id),
+        &options.compaction,
+        options.table.compression,
     );
     match task {
-        Some(task) => run_task(inner, state, &task),
+        Some(task) => run_task(inner, state, family_id, &task),
         None => Ok(()),
     }
 }
@@ -307,8 +358,8 @@ pub(super) fn wait_for_compaction(inner: &DbInner) -> Result<()> {
         if let Some(e) = &state.bg_error {
             return Err(e.clone());
         }
-        let idle = state.imm.is_empty()
-            && state.running_compactions == 0
+        let idle = state.cfs.values().all(|f| f.imm.is_empty())
+            && state.running_compactions.is_empty()
             && pick_task(inner, &state).is_none();
         if idle {
             return Ok(());
@@ -318,12 +369,12 @@ pub(super) fn wait_for_compaction(inner: &DbInner) -> Result<()> {
 }
 
 /// A RocksDB-style `EVENT_LOG_v1` line with a JSON body.
-fn event_line(task: &CompactionTask, result: &job::JobResult) -> String {
+fn event_line(cf_name: &str, task: &CompactionTask, result: &job::JobResult) -> String {
     let numbers = |files: &mut dyn Iterator<Item = u64>| {
         files.map(|n| n.to_string()).collect::<Vec<_>>().join(",")
     };
     format!(
-        "EVENT_LOG_v1 {{\"event\": \"compaction_finished\", \"reason\": \"{:?}\", \"start_level\": {}, \
+        "EVENT_LOG_v1 {{\"cf_name\": \"{cf_name}\", \"event\": \"compaction_finished\", \"reason\": \"{:?}\", \"start_level\": {}, \
          \"output_level\": {}, \"inputs_start\": [{}], \"inputs_output\": [{}], \"outputs\": [{}], \
          \"trivial_move\": {}, \"bytes_read\": {}, \"bytes_written\": {}, \"bytes_moved\": {}, \
          \"records_in\": {}, \"records_dropped\": {}, \"micros\": {}}}",
@@ -368,7 +419,7 @@ pub(super) fn keep_set(state: &mut DbState) -> KeepSet {
             .unwrap_or(0)
     };
     let live = state.versions.live_table_numbers();
-    state.obsolete_held = live.len() > state.versions.current().all_files().count();
+    state.obsolete_held = live.len() > state.versions.num_live_files();
     KeepSet { live, floor }
 }
 

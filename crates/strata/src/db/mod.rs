@@ -11,6 +11,7 @@
 mod admin;
 mod background;
 mod compact;
+mod families;
 pub(crate) mod info_log;
 pub mod key_range;
 mod open;
@@ -25,25 +26,24 @@ mod stats_report;
 mod wal_replay;
 mod write;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use arc_swap::ArcSwap;
 use bytes::Bytes;
 use parking_lot::{Condvar, Mutex};
 
+use crate::cf::{CfShared, CfState};
 use crate::error::Result;
 use crate::fs::{FileLock, Fs};
 use crate::iter::db_iter::{DbIterator, DbRange};
 use crate::key::SequenceNumber;
-use crate::memtable::MemTable;
-use crate::options::{DbOptions, ReadOptions, WriteOptions};
+use crate::options::{CfOptions, DbOptions, ReadOptions, WriteOptions};
 use crate::table_cache::TableCache;
-use crate::version::{SuperVersion, VersionSet};
+use crate::version::VersionSet;
 use crate::wal::LogWriter;
 use crate::write::WriteBatch;
 pub use admin::{check_consistency, ConsistencyReport};
@@ -64,25 +64,16 @@ pub struct Db {
     threads: Vec<JoinHandle<()>>,
 }
 
-/// A memtable waiting to be flushed, with the WAL that holds its writes and the
-/// WAL that came after it (the log number to record once it is flushed).
-#[derive(Debug)]
-pub(crate) struct ImmMemTable {
-    mem: Arc<MemTable>,
-    next_log_number: u64,
-    /// It holds writes made with `disable_wal`: only its table will keep them.
-    unlogged: bool,
-}
-
 /// Metadata guarded by the DB mutex: never held across file I/O on the read or
 /// write hot paths.
 #[derive(Debug)]
 pub(crate) struct DbState {
     writers: VecDeque<Arc<WriteRequest>>,
     versions: VersionSet,
-    mem: Arc<MemTable>,
-    /// Full memtables, newest first.
-    imm: VecDeque<ImmMemTable>,
+    /// The live column families by id; the default family (0) is always here.
+    cfs: BTreeMap<u32, CfState>,
+    /// The WAL taking writes now (0 on a read-only handle).
+    wal_number: u64,
     /// Set on a failed WAL or MANIFEST write: the database stops taking writes.
     bg_error: Option<crate::Error>,
     /// When the flush thread next tries to leave the background error by
@@ -93,17 +84,13 @@ pub(crate) struct DbState {
     /// A `resume` is running (the user's, or the flush thread's automatic
     /// one): a second must wait for it, or both would flush one memtable.
     resuming: bool,
-    /// The active memtable holds writes made with `disable_wal`: no WAL has
-    /// them, so closing must flush it (full memtables carry their own flag).
-    mem_unlogged: bool,
     flushes_completed: u64,
     /// Files that running compactions read: no other compaction may take them.
     compacting: HashSet<u64>,
     /// The lowest file number each running flush or compaction may write.
     pending_outputs: Vec<u64>,
-    running_compactions: usize,
-    /// Compaction debt of the current version (for the pending-bytes stalls).
-    pending_compaction_bytes: u64,
+    /// The family of each running compaction.
+    running_compactions: Vec<u32>,
     /// When the next write may go ahead while writes are slowed down.
     next_delayed_write: Option<std::time::Instant>,
     /// After a compaction job failed: no automatic compaction before then.
@@ -119,6 +106,9 @@ pub(crate) struct DbState {
 pub(crate) struct DbInner {
     dir: PathBuf,
     options: DbOptions,
+    /// Tells this open database apart from every other one in the process,
+    /// so a family handle is never used with the wrong one.
+    instance: u64,
     fs: Arc<dyn Fs>,
     /// `fs`, or `fs` behind the rate limiter: flushes write tables through
     /// the first (at high priority), compactions through the second.
@@ -127,7 +117,8 @@ pub(crate) struct DbInner {
     state: Mutex<DbState>,
     /// Signalled when background work finishes, fails, or is needed.
     bg_cv: Condvar,
-    super_version: ArcSwap<SuperVersion>,
+    /// The default family, which reads without a handle use.
+    default_cf: Arc<CfShared>,
     /// Highest sequence number whose write is fully in the memtable: reads see
     /// everything up to it, so a batch becomes visible all at once.
     visible_seq: AtomicU64,
@@ -150,8 +141,26 @@ pub(crate) struct DbInner {
 impl Db {
     /// Opens (or with `create_if_missing`, creates) the database in `path`,
     /// recovering from the MANIFEST and every WAL written since the last flush.
+    /// A database with column families other than the default one must be
+    /// opened with [`Db::open_cf`], naming them all.
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
-        let inner = Arc::new(open::open(path.as_ref(), options)?);
+        Db::open_cf(path, options, Vec::<(String, CfOptions)>::new())
+    }
+
+    /// Opens the database with its column families (RocksDB's `Open` with
+    /// column family descriptors): `families` names every family but the
+    /// default one (whose options are `options`' column family fields), each
+    /// with its options. A family the database has but `families` lacks fails
+    /// the open, naming it; one `families` has but the database lacks is
+    /// created with `create_missing_column_families`, and fails the open
+    /// otherwise.
+    pub fn open_cf<N: Into<String>>(
+        path: impl AsRef<Path>,
+        options: DbOptions,
+        families: impl IntoIterator<Item = (N, CfOptions)>,
+    ) -> Result<Db> {
+        let families = families.into_iter().map(|(n, o)| (n.into(), o)).collect();
+        let inner = Arc::new(open::open(path.as_ref(), options, families)?);
         let mut db = Db {
             inner: inner.clone(),
             threads: Vec::new(),
@@ -169,7 +178,8 @@ impl Db {
     /// LOCK, LOG, table or MANIFEST — so it works beside a writer and on
     /// read-only media. Writes, `flush` and `compact_range` fail with
     /// `InvalidArgument`. Files a concurrent writer deletes make reads fail;
-    /// they never return wrong data.
+    /// they never return wrong data. Every column family is opened, the
+    /// others with `options`' column family fields.
     pub fn open_read_only(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
         Ok(Db {
             inner: Arc::new(open::open_read_only(path.as_ref(), options)?),
@@ -195,85 +205,88 @@ impl Db {
         &self.inner.wal_damage
     }
 
-    /// Sets `key` to `value`.
-    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+    /// Sets `key` to `value` in the default family.
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.put_opt(&WriteOptions::default(), key, value)
     }
 
-    /// Sets `key` to `value` with write options.
-    pub fn put_opt(&self, options: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+    /// Sets `key` to `value` in the default family, with write options.
+    pub fn put_opt(
+        &self,
+        options: &WriteOptions,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
         let mut batch = WriteBatch::new();
         batch.put(key, value)?;
         self.write(options, batch)
     }
 
-    /// Deletes `key` (a no-op if absent).
-    pub fn delete(&self, key: &[u8]) -> Result<()> {
+    /// Deletes `key` from the default family (a no-op if absent).
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         self.delete_opt(&WriteOptions::default(), key)
     }
 
-    /// Deletes `key` with write options.
-    pub fn delete_opt(&self, options: &WriteOptions, key: &[u8]) -> Result<()> {
+    /// Deletes `key` from the default family, with write options.
+    pub fn delete_opt(&self, options: &WriteOptions, key: impl AsRef<[u8]>) -> Result<()> {
         let mut batch = WriteBatch::new();
         batch.delete(key)?;
         self.write(options, batch)
     }
 
-    /// Applies every operation of `batch` atomically: readers see all of it or
-    /// none of it, and recovery restores all of it or none of it.
+    /// Applies every operation of `batch`, in whichever families it names,
+    /// atomically: readers see all of it or none of it, and recovery restores
+    /// all of it or none of it. A batch naming a dropped family fails whole.
     pub fn write(&self, options: &WriteOptions, batch: WriteBatch) -> Result<()> {
         write::write(&self.inner, options, batch)
     }
 
-    /// The value of `key`, or `None`.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Bytes>> {
-        read::get(&self.inner, &ReadOptions::default(), key)
+    /// The value of `key` in the default family, or `None`.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Bytes>> {
+        read::get(
+            &self.inner,
+            &self.inner.default_cf,
+            &ReadOptions::default(),
+            key.as_ref(),
+        )
     }
 
-    /// The value of `key` with read options (snapshot, checksum verification).
-    pub fn get_opt(&self, options: &ReadOptions, key: &[u8]) -> Result<Option<Bytes>> {
-        read::get(&self.inner, options, key)
+    /// The value of `key` in the default family with read options (snapshot,
+    /// checksum verification).
+    pub fn get_opt(&self, options: &ReadOptions, key: impl AsRef<[u8]>) -> Result<Option<Bytes>> {
+        read::get(&self.inner, &self.inner.default_cf, options, key.as_ref())
     }
 
-    /// The values of several keys, read at one consistent sequence number.
+    /// The values of several keys of the default family, read at one
+    /// consistent sequence number.
     pub fn multi_get<K: AsRef<[u8]>>(
         &self,
         options: &ReadOptions,
         keys: &[K],
     ) -> Vec<Result<Option<Bytes>>> {
-        read::multi_get(&self.inner, options, keys)
+        read::multi_get(&self.inner, &self.inner.default_cf, options, keys)
     }
 
-    /// A cursor over the database at the read's snapshot (or now), within
-    /// `iterate_lower_bound` / `iterate_upper_bound`. Unpositioned: call a seek.
+    /// A cursor over the default family at the read's snapshot (or now),
+    /// within `iterate_lower_bound` / `iterate_upper_bound`. Unpositioned:
+    /// call a seek.
     pub fn iter(&self, options: &ReadOptions) -> DbIterator {
         read::iter(
             &self.inner,
+            &self.inner.default_cf,
             options,
             options.iterate_lower_bound.clone(),
             options.iterate_upper_bound.clone(),
         )
     }
 
-    /// The entries in `range`, as a double-ended Rust iterator of
-    /// `Result<(key, value)>`; `options` bounds narrow it further. Takes any
-    /// std range over byte-string keys: `..`, `a..b`, `"a"..="m"`, `k..`.
+    /// The entries of the default family in `range`, as a double-ended Rust
+    /// iterator of `Result<(key, value)>`; `options` bounds narrow it further.
+    /// Takes any std range over byte-string keys: `..`, `a..b`, `"a"..="m"`,
+    /// `k..`.
     pub fn range(&self, options: &ReadOptions, range: impl KeyRange) -> DbRange {
-        // The smallest key after `k` is `k` followed by a zero byte.
-        let after = |k: &[u8]| [k, &[0u8]].concat();
-        let lower = match range.lower() {
-            Bound::Included(k) => Some(k.to_vec()),
-            Bound::Excluded(k) => Some(after(k)),
-            Bound::Unbounded => None,
-        };
-        let upper = match range.upper() {
-            Bound::Included(k) => Some(after(k)),
-            Bound::Excluded(k) => Some(k.to_vec()),
-            Bound::Unbounded => None,
-        };
-        let lower = tighter(lower, options.iterate_lower_bound.clone(), std::cmp::max);
-        let upper = tighter(upper, options.iterate_upper_bound.clone(), std::cmp::min);
-        read::range(&self.inner, options, lower, upper)
+        let (lower, upper) = bounds(options, range);
+        read::range(&self.inner, &self.inner.default_cf, options, lower, upper)
     }
 
     /// A snapshot of the current state, released when dropped.
@@ -302,22 +315,24 @@ impl Db {
         resume::resume(&self.inner)
     }
 
-    /// Flushes the active memtable to an L0 table and waits until every full
-    /// memtable is flushed.
+    /// Flushes the default family's active memtable to an L0 table and waits
+    /// until every full memtable of it is flushed.
     pub fn flush(&self) -> Result<()> {
-        write::flush(&self.inner)
+        write::flush(&self.inner, &self.inner.default_cf)
     }
 
     /// A property of the database (RocksDB's `GetProperty`), such as
-    /// `strata.num-files-at-level0`; `rocksdb.` names are accepted too.
+    /// `strata.num-files-at-level0`, for the default family; `rocksdb.` names
+    /// are accepted too.
     pub fn property(&self, name: &str) -> Option<String> {
-        properties::property(&self.inner, name)
+        properties::property(&self.inner, &self.inner.default_cf, name)
     }
 
-    /// Every table file of the current version as `(level, file number, size in
-    /// bytes)`, level by level (what `strata checkconsistency` verifies).
+    /// Every table file of the default family's current version as `(level,
+    /// file number, size in bytes)`, level by level (what `strata
+    /// checkconsistency` verifies).
     pub fn live_files(&self) -> Vec<(usize, u64, u64)> {
-        let sv = self.inner.super_version.load();
+        let sv = self.inner.default_cf.super_version.load();
         sv.version
             .all_files()
             .map(|(level, f)| (level, f.number, f.file_size))
@@ -329,16 +344,47 @@ impl Db {
         self.inner.visible_seq.load(Ordering::Acquire)
     }
 
-    /// Compacts the user keys in `[begin, end]` (`None`: unbounded) down to the
-    /// last level, flushing the memtable first (RocksDB's `CompactRange`).
-    /// Blocks until done.
+    /// Compacts the user keys of the default family in `[begin, end]`
+    /// (`None`: unbounded) down to the last level, flushing the memtable first
+    /// (RocksDB's `CompactRange`). Blocks until done.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.inner.check_writable()?;
         self.flush()?;
-        compact::compact_range(&self.inner, begin, end)
+        compact::compact_range(&self.inner, 0, begin, end)
     }
 
-    /// Waits until no flush or compaction is pending or running.
+    /// Hands every WAL byte written so far to the OS and, with `sync`, makes
+    /// it durable (RocksDB's `FlushWAL`). Writes already reach the OS before
+    /// they are acknowledged, so without `sync` this only orders with them;
+    /// with it, every write acknowledged before the call survives a power
+    /// loss, even those made with `sync = false`. Callable from any thread.
+    /// A failed sync stops writes, as a failed WAL write does.
+    pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.inner.check_writable()?;
+        let mut wal = self.inner.wal.lock();
+        let Some(writer) = wal.as_mut() else {
+            return Ok(());
+        };
+        let result = writer
+            .flush()
+            .and_then(|()| if sync { writer.sync() } else { Ok(()) });
+        drop(wal);
+        if let Err(e) = &result {
+            let mut state = self.inner.state.lock();
+            self.inner.set_bg_error(&mut state, e.clone());
+        } else if sync {
+            stats::DbStats::add(&self.inner.stats.wal_syncs, 1);
+        }
+        result
+    }
+
+    /// Makes every WAL byte written so far durable (RocksDB's `SyncWAL`):
+    /// `flush_wal(true)`.
+    pub fn sync_wal(&self) -> Result<()> {
+        self.flush_wal(true)
+    }
+
+    /// Waits until no flush or compaction is pending or running, in any family.
     pub fn wait_for_compaction(&self) -> Result<()> {
         compact::wait_for_compaction(&self.inner)
     }
@@ -353,11 +399,18 @@ impl Db {
         if self.threads.is_empty() {
             return Ok(());
         }
-        let unlogged = {
+        let unlogged: Vec<Arc<CfShared>> = {
             let state = self.inner.state.lock();
-            state.mem_unlogged || state.imm.iter().any(|imm| imm.unlogged)
+            state
+                .cfs
+                .values()
+                .filter(|cf| cf.mem_unlogged || cf.imm.iter().any(|imm| imm.unlogged))
+                .map(|cf| cf.shared.clone())
+                .collect()
         };
-        let flushed = if unlogged { self.flush() } else { Ok(()) };
+        let flushed = unlogged
+            .iter()
+            .try_for_each(|cf| write::flush(&self.inner, cf));
         self.inner.shutting_down.store(true, Ordering::Release);
         {
             // Under the mutex, so no background thread misses the wake-up
@@ -388,6 +441,26 @@ impl Db {
         }
         Ok(())
     }
+}
+
+/// The lower and upper bounds of an iterator over `range`, narrowed by the
+/// options' bounds.
+fn bounds(options: &ReadOptions, range: impl KeyRange) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    // The smallest key after `k` is `k` followed by a zero byte.
+    let after = |k: &[u8]| [k, &[0u8]].concat();
+    let lower = match range.lower() {
+        Bound::Included(k) => Some(k.to_vec()),
+        Bound::Excluded(k) => Some(after(k)),
+        Bound::Unbounded => None,
+    };
+    let upper = match range.upper() {
+        Bound::Included(k) => Some(after(k)),
+        Bound::Excluded(k) => Some(k.to_vec()),
+        Bound::Unbounded => None,
+    };
+    let lower = tighter(lower, options.iterate_lower_bound.clone(), std::cmp::max);
+    let upper = tighter(upper, options.iterate_upper_bound.clone(), std::cmp::min);
+    (lower, upper)
 }
 
 /// Combines two optional bounds, keeping the tighter one.
@@ -496,29 +569,42 @@ impl DbInner {
         Ok(())
     }
 
-    /// Publishes a super version built from the state (call with the lock held).
-    fn install_super_version(&self, state: &mut DbState) {
+    /// Publishes a new super version of family `cf` built from the state,
+    /// and recomputes its stall inputs (call with the lock held).
+    fn install_super_version(&self, state: &mut DbState, cf: u32) {
+        let version = state.versions.current(cf);
+        let Some(family) = state.cfs.get_mut(&cf) else {
+            return;
+        };
+        let options = &family.options.compaction;
         // The pending-bytes stalls follow leveled's debt estimate; universal
         // and FIFO are bounded by their run and size limits instead.
-        state.pending_compaction_bytes = match self.options.compaction.compaction_style {
+        family.pending_compaction_bytes = match options.compaction_style {
             crate::options::CompactionStyle::Level => {
-                crate::compaction::leveled::estimated_pending_bytes(
-                    state.versions.current(),
-                    &self.options.compaction,
-                )
+                crate::compaction::leveled::estimated_pending_bytes(&version, options)
             }
             _ => 0,
         };
-        stall::count(&self.stats, &self.options.compaction, state);
-        self.super_version.store(Arc::new(SuperVersion {
-            mem: state.mem.clone(),
-            imm: state.imm.iter().map(|i| i.mem.clone()).collect(),
-            version: state.versions.current().clone(),
-        }));
+        stall::count(family, &version, &state.compacting);
+        family.publish(version);
     }
 
-    /// Arena size for a new memtable.
-    fn memtable_arena_bytes(&self) -> usize {
-        self.options.cf_options().memtable_arena_bytes()
+    /// Publishes a new super version of every family.
+    fn install_all_super_versions(&self, state: &mut DbState) {
+        let ids: Vec<u32> = state.cfs.keys().copied().collect();
+        for id in ids {
+            self.install_super_version(state, id);
+        }
+    }
+
+    /// The state of the family `cf` names, if it is live in this database.
+    fn family<'s>(&self, state: &'s DbState, cf: &CfShared) -> Result<&'s CfState> {
+        cf.check_usable(self.instance)?;
+        state.cfs.get(&cf.id).ok_or_else(|| {
+            crate::Error::invalid_argument(
+                "column_family",
+                format!("column family {:?} was dropped", cf.name),
+            )
+        })
     }
 }

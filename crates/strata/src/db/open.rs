@@ -8,21 +8,22 @@
 //! (recovery runs again; tables it wrote are unreferenced and removed) or the new
 //! one, which no longer needs them.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
+use super::families::new_shared;
 use super::info_log::{info, InfoLog};
 use super::open_checks;
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
-use super::wal_replay::{replay_logs, OpenWal, WalDamage};
-use super::{DbInner, DbState, ImmMemTable};
+use super::wal_replay::{check_families_not_ahead, replay_logs, OpenWal, WalDamage};
+use super::{DbInner, DbState};
 use crate::cache::Priority;
+use crate::cf::CfState;
 use crate::compaction::rate_limiter::{IoPriority, RateLimitedFs};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
@@ -33,13 +34,20 @@ use crate::filename::{
 use crate::flush::write_level0_table;
 use crate::fs::{DirectWritesFs, FileLock, Fs, ReadFileOptions};
 use crate::memtable::MemTable;
-use crate::options::DbOptions;
+use crate::options::{CfOptions, DbOptions, MIN_WRITE_BUFFER_SIZE};
 use crate::table_cache::TableCache;
-use crate::version::{SuperVersion, VersionEdit, VersionSet};
+use crate::version::{VersionEdit, VersionSet};
 use crate::wal::LogWriter;
 
-pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
+pub(super) fn open(
+    dir: &Path,
+    options: DbOptions,
+    families: Vec<(String, CfOptions)>,
+) -> Result<DbInner> {
     options.validate()?;
+    for (_, cf_options) in &families {
+        cf_options.validate()?;
+    }
     let fs = options.fs.clone();
     if !fs.exists(dir)? {
         if !options.create_if_missing {
@@ -91,22 +99,50 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
     } else {
         VersionSet::new_empty(fs.clone(), dir)
     };
-    open_checks::check_levels(dir, versions.current(), options.compaction.num_levels)?;
-    if options.paranoid_checks {
-        open_checks::check_live_tables(&*fs, dir, versions.current())?;
+    let (family_options, missing) = match_families(&versions, &options, families)?;
+    if !missing.is_empty() && !options.create_missing_column_families {
+        let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(Error::invalid_argument(
+            "column_family",
+            format!(
+                "the database has no column family {} (create_missing_column_families is false)",
+                names.join(", ")
+            ),
+        ));
+    }
+    for (&id, cf_options) in &family_options {
+        let version = versions.current(id);
+        open_checks::check_levels(dir, &version, cf_options.compaction.num_levels)?;
+        if options.paranoid_checks {
+            open_checks::check_live_tables(&*fs, dir, &version)?;
+        }
     }
     let logs = logs_to_replay(&*fs, dir, &mut versions, listing)?;
-    let mut edit = VersionEdit::new();
+    let mut edits: BTreeMap<u32, VersionEdit> = BTreeMap::new();
     let replay = replay_logs(
         dir,
         &options,
         &info_log,
         &logs,
         &mut versions,
-        &mut |versions, mem| flush_recovered(&*fs, dir, &options, versions, &mut edit, &mem),
+        &family_options,
+        &mut |versions, id, mem| {
+            flush_recovered(&*fs, dir, &family_options, versions, &mut edits, id, &mem)
+        },
     )?;
+    check_families_not_ahead(dir, &versions, &replay)?;
     crash_point!("recovery.replayed");
-    flush_recovered(&*fs, dir, &options, &mut versions, &mut edit, &replay.mem)?;
+    for (&id, mem) in &replay.mems {
+        flush_recovered(
+            &*fs,
+            dir,
+            &family_options,
+            &mut versions,
+            &mut edits,
+            id,
+            mem,
+        )?;
+    }
     crash_point!("recovery.flushed");
 
     // Make the recovered state durable in a new MANIFEST with a new WAL.
@@ -114,13 +150,26 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
     let wal_file = fs.create(&log_file_name(dir, new_log))?;
     fs.sync_dir(dir)?;
     crash_point!("recovery.new_wal");
-    versions.apply_unlogged(&edit)?;
+    for (&id, edit) in &mut edits {
+        versions.apply_unlogged(edit.set_column_family(id))?;
+    }
     versions.write_new_manifest(Some(new_log))?;
     crash_point!("recovery.new_manifest");
+    let mut family_options = family_options;
+    for (name, cf_options) in missing {
+        let id = versions.next_column_family_id();
+        let mut edit = VersionEdit::new();
+        edit.add_column_family(id, name.clone())
+            .set_log_number(new_log);
+        versions.log_and_apply(&mut edit)?;
+        info!(info_log, "created column family {name:?} (id {id})");
+        family_options.insert(id, Arc::new(cf_options));
+    }
     info!(
         info_log,
-        "recovered: {} files, last sequence {}, new WAL #{new_log}, MANIFEST #{}",
-        versions.current().all_files().count(),
+        "recovered: {} families, {} files, last sequence {}, new WAL #{new_log}, MANIFEST #{}",
+        family_options.len(),
+        versions.num_live_files(),
         versions.last_sequence(),
         versions.manifest_number()
     );
@@ -147,13 +196,19 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
     if !replay.set_aside.is_empty() {
         fs.sync_dir(dir)?;
     }
-    delete_obsolete_files(&*fs, dir, &versions, &info_log);
+    delete_obsolete_files(&*fs, dir, &mut versions, &info_log);
 
-    let arena_bytes = options.write_buffer_size + options.write_buffer_size / 8;
     let recovered = Recovered {
+        families: family_options
+            .into_iter()
+            .map(|(id, options)| RecoveredFamily {
+                id,
+                mem: MemTable::new(options.memtable_arena_bytes()),
+                imm: Vec::new(),
+                options,
+            })
+            .collect(),
         versions,
-        mem: MemTable::new(arena_bytes),
-        imm: Vec::new(),
         wal_damage: replay.damage,
     };
     Ok(build_inner(
@@ -161,17 +216,67 @@ pub(super) fn open(dir: &Path, options: DbOptions) -> Result<DbInner> {
         options,
         fs,
         recovered,
-        Some(LogWriter::new(wal_file)),
+        Some((LogWriter::new(wal_file), new_log)),
         info_log,
         Some(lock),
     ))
+}
+
+/// Each open family's options, by id.
+type FamilyOptions = BTreeMap<u32, Arc<CfOptions>>;
+
+/// Pairs the database's families with the options the caller gave: the
+/// default family's come from `options` unless `families` names "default".
+/// Returns the options by family id, and the families `families` names that
+/// the database lacks. A family the database has and `families` lacks, or a
+/// name given twice, is an error naming it.
+fn match_families(
+    versions: &VersionSet,
+    options: &DbOptions,
+    families: Vec<(String, CfOptions)>,
+) -> Result<(FamilyOptions, Vec<(String, CfOptions)>)> {
+    let mut given: BTreeMap<String, CfOptions> = BTreeMap::new();
+    for (name, cf_options) in families {
+        if given.contains_key(&name) {
+            return Err(Error::invalid_argument(
+                "column_family",
+                format!("column family {name:?} is named twice"),
+            ));
+        }
+        given.insert(name, cf_options);
+    }
+    let mut matched = BTreeMap::new();
+    let mut not_opened = Vec::new();
+    for (id, name) in versions.families() {
+        match given.remove(name) {
+            Some(cf_options) => {
+                matched.insert(id, Arc::new(cf_options));
+            }
+            None if id == 0 => {
+                matched.insert(id, Arc::new(options.cf_options()));
+            }
+            None => not_opened.push(name.to_owned()),
+        }
+    }
+    if !not_opened.is_empty() {
+        return Err(Error::invalid_argument(
+            "column_family",
+            format!(
+                "the database has column families the open does not name: {} (open every \
+                 family, e.g. with the names Db::list_column_families returns)",
+                not_opened.join(", ")
+            ),
+        ));
+    }
+    Ok((matched, given.into_iter().collect()))
 }
 
 /// Opens the database for reads only (RocksDB's `OpenForReadOnly`): replays
 /// the MANIFEST and the WALs into memtables and writes nothing at all — no
 /// LOCK, no LOG, no tables, no MANIFEST. Writes, flushes and compactions fail
 /// with `InvalidArgument`. Another process may be writing the database; files
-/// it deletes meanwhile make reads fail rather than return wrong data.
+/// it deletes meanwhile make reads fail rather than return wrong data. Every
+/// family is opened, with `options`' column family fields.
 pub(super) fn open_read_only(dir: &Path, options: DbOptions) -> Result<DbInner> {
     options.validate()?;
     let fs = options.fs.clone();
@@ -208,58 +313,114 @@ fn recover_read_only(fs: &Arc<dyn Fs>, dir: &Path, options: &DbOptions) -> Resul
     let listing = list_and_open_wals(&**fs, dir)?;
     let mut versions = VersionSet::recover(fs.clone(), dir)?;
     let logs = logs_to_replay(&**fs, dir, &mut versions, listing)?;
-    let mut imm = Vec::new();
+    let cf_options = Arc::new(options.cf_options());
+    let family_options: BTreeMap<u32, Arc<CfOptions>> = versions
+        .families()
+        .map(|(id, _)| (id, cf_options.clone()))
+        .collect();
+    let mut imm: BTreeMap<u32, Vec<Arc<MemTable>>> = BTreeMap::new();
     let replay = replay_logs(
         dir,
         options,
         &InfoLog::disabled(),
         &logs,
         &mut versions,
-        &mut |_, mem| {
-            imm.push(Arc::new(mem));
+        &family_options,
+        &mut |_, id, mem| {
+            imm.entry(id).or_default().push(Arc::new(mem));
             Ok(())
         },
     )?;
-    // Newest first, as the write path keeps them.
-    imm.reverse();
+    check_families_not_ahead(dir, &versions, &replay)?;
+    let families = replay
+        .mems
+        .into_iter()
+        .map(|(id, mem)| {
+            let mut imm = imm.remove(&id).unwrap_or_default();
+            // Newest first, as the write path keeps them.
+            imm.reverse();
+            RecoveredFamily {
+                id,
+                options: cf_options.clone(),
+                mem,
+                imm,
+            }
+        })
+        .collect();
     Ok(Recovered {
         versions,
-        mem: replay.mem,
-        imm,
+        families,
         wal_damage: replay.damage,
     })
+}
+
+/// One family's state after recovery.
+struct RecoveredFamily {
+    id: u32,
+    options: Arc<CfOptions>,
+    /// The active memtable, and full ones (newest first) a read-only open keeps.
+    mem: MemTable,
+    imm: Vec<Arc<MemTable>>,
 }
 
 /// The state recovery produced.
 struct Recovered {
     versions: VersionSet,
-    /// The active memtable, and full ones (newest first) a read-only open keeps.
-    mem: MemTable,
-    imm: Vec<Arc<MemTable>>,
+    families: Vec<RecoveredFamily>,
     /// What replaying the WALs found damaged.
     wal_damage: Vec<WalDamage>,
 }
+
+/// Numbers every database opened in this process, so family handles of one
+/// are told apart from another's.
+static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 
 fn build_inner(
     dir: &Path,
     options: DbOptions,
     fs: Arc<dyn Fs>,
     recovered: Recovered,
-    wal: Option<LogWriter>,
+    wal: Option<(LogWriter, u64)>,
     info_log: InfoLog,
     lock: Option<Box<dyn FileLock>>,
 ) -> DbInner {
     let Recovered {
         versions,
-        mem,
-        imm,
+        families,
         wal_damage,
     } = recovered;
-    let mem = Arc::new(mem);
-    let super_version = SuperVersion {
-        mem: mem.clone(),
-        imm: imm.clone(),
-        version: versions.current().clone(),
+    let instance = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
+    let wal_number = wal.as_ref().map_or(0, |(_, n)| *n);
+    let mut cfs = BTreeMap::new();
+    for family in families {
+        let mem = Arc::new(family.mem);
+        let name = versions
+            .families()
+            .find(|(id, _)| *id == family.id)
+            .map_or_else(String::new, |(_, n)| n.to_owned());
+        let shared = new_shared(
+            instance,
+            family.id,
+            &name,
+            &mem,
+            versions.current(family.id),
+            &family.options,
+        );
+        let state = CfState::new(shared, family.options, mem, family.imm, wal_number);
+        state.publish(versions.current(family.id));
+        cfs.insert(family.id, state);
+    }
+    let default_cf = match cfs.get(&0) {
+        Some(family) => family.shared.clone(),
+        // Every version set has the default family; this is never taken.
+        None => new_shared(
+            instance,
+            0,
+            crate::version::DEFAULT_COLUMN_FAMILY_NAME,
+            &Arc::new(MemTable::new(MIN_WRITE_BUFFER_SIZE)),
+            versions.current(0),
+            &Arc::new(options.cf_options()),
+        ),
     };
     let last_sequence = versions.last_sequence();
     let read_options = ReadFileOptions {
@@ -269,6 +430,7 @@ fn build_inner(
     let read_only = wal.is_none();
     DbInner {
         dir: dir.to_path_buf(),
+        instance,
         table_cache: Arc::new(
             TableCache::new(fs.clone(), dir.to_path_buf(), read_options)
                 .with_block_cache(options.block_cache.clone(), options.statistics.clone())
@@ -284,34 +446,24 @@ fn build_inner(
         state: Mutex::new(DbState {
             writers: VecDeque::new(),
             versions,
-            mem,
-            // Read-only memtables are never flushed, so no WAL follows them.
-            imm: imm
-                .into_iter()
-                .map(|mem| ImmMemTable {
-                    mem,
-                    next_log_number: 0,
-                    unlogged: false,
-                })
-                .collect(),
+            cfs,
+            wal_number,
             bg_error: None,
             auto_recovery: None,
             resuming: false,
-            mem_unlogged: false,
             flushes_completed: 0,
             compacting: HashSet::new(),
             pending_outputs: Vec::new(),
-            running_compactions: 0,
-            pending_compaction_bytes: 0,
+            running_compactions: Vec::new(),
             next_delayed_write: None,
             compaction_retry_at: None,
             obsolete_held: false,
             writes_stopped: false,
         }),
         bg_cv: Condvar::new(),
-        super_version: ArcSwap::from_pointee(super_version),
+        default_cf,
         visible_seq: AtomicU64::new(last_sequence),
-        wal: Mutex::new(wal),
+        wal: Mutex::new(wal.map(|(w, _)| w)),
         snapshots: Arc::new(SnapshotList::default()),
         wal_damage,
         info_log,
@@ -384,7 +536,7 @@ fn logs_to_replay(
     for &number in &listing.numbers {
         versions.mark_file_number_used(number);
     }
-    let named = versions.log_number();
+    let named = versions.min_log_number();
     let logs: Vec<OpenWal> = listing
         .wals
         .into_iter()
@@ -430,28 +582,28 @@ fn limited(fs: &Arc<dyn Fs>, options: &DbOptions, priority: IoPriority) -> Arc<d
     }
 }
 
+/// Writes a memtable replayed for family `id` to an L0 table, recording
+/// it in that family's recovery edit.
 fn flush_recovered(
     fs: &dyn Fs,
     dir: &Path,
-    options: &DbOptions,
+    family_options: &BTreeMap<u32, Arc<CfOptions>>,
     versions: &mut VersionSet,
-    edit: &mut VersionEdit,
+    edits: &mut BTreeMap<u32, VersionEdit>,
+    id: u32,
     mem: &MemTable,
 ) -> Result<()> {
     if mem.is_empty() {
         return Ok(());
     }
+    let Some(cf_options) = family_options.get(&id) else {
+        return Ok(());
+    };
     let number = versions.new_file_number();
-    if let Some(file) = write_level0_table(
-        fs,
-        dir,
-        number,
-        mem,
-        &options.cf_options().l0_table_options(),
-    )?
-    .file
+    if let Some(file) =
+        write_level0_table(fs, dir, number, mem, &cf_options.l0_table_options())?.file
     {
-        edit.add_file(0, file);
+        edits.entry(id).or_default().add_file(0, file);
     }
     Ok(())
 }
@@ -459,18 +611,14 @@ fn flush_recovered(
 /// Removes files no longer needed: WALs below the log number, MANIFESTs other
 /// than the live one, tables not in the version, temp files. Runs only after the
 /// state naming what is live is durable.
-fn delete_obsolete_files(fs: &dyn Fs, dir: &Path, versions: &VersionSet, info_log: &InfoLog) {
+fn delete_obsolete_files(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet, info_log: &InfoLog) {
     let Ok(names) = fs.list(dir) else {
         return;
     };
-    let live: std::collections::HashSet<u64> = versions
-        .current()
-        .all_files()
-        .map(|(_, f)| f.number)
-        .collect();
+    let live = versions.live_table_numbers();
     for name in names {
         let path = match parse_file_name(&name) {
-            Some(FileType::Log(n)) if n < versions.log_number() => log_file_name(dir, n),
+            Some(FileType::Log(n)) if n < versions.min_log_number() => log_file_name(dir, n),
             Some(FileType::Manifest(n)) if n != versions.manifest_number() => {
                 manifest_file_name(dir, n)
             }

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::stats::DbStats;
 use super::stats_report;
 use super::DbInner;
+use crate::cf::CfShared;
 use crate::key::ParsedInternalKey;
 use crate::version::{SuperVersion, Version, NUM_LEVELS};
 
@@ -81,12 +82,14 @@ fn estimate_num_keys(inner: &DbInner, sv: &SuperVersion) -> u64 {
     (mem + entries).saturating_sub(2 * deletions)
 }
 
-pub(super) fn property(inner: &DbInner, name: &str) -> Option<String> {
+/// Property `name` of family `cf` (DB-wide properties are the same for every
+/// family).
+pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<String> {
     let name = name
         .strip_prefix("strata.")
         .or_else(|| name.strip_prefix("rocksdb."))?;
-    let sv = inner.super_version.load();
-    let num_levels = inner.options.compaction.num_levels.min(NUM_LEVELS);
+    let sv = cf.super_version.load();
+    let num_levels = sv.options.compaction.num_levels.min(NUM_LEVELS);
     if let Some(level) = name.strip_prefix("num-files-at-level") {
         let level: usize = level.parse().ok()?;
         return (level < NUM_LEVELS).then(|| sv.version.num_files(level).to_string());
@@ -119,23 +122,27 @@ pub(super) fn property(inner: &DbInner, name: &str) -> Option<String> {
             u64::from(state.bg_error.is_some()).to_string()
         }
         "statistics" => inner.options.statistics.as_ref()?.report(),
-        "stats" => stats_report::stats(inner),
-        "cfstats" | "cfstats-no-file-histogram" => stats_report::cfstats(inner),
+        "stats" => stats_report::stats(inner, cf),
+        "cfstats" | "cfstats-no-file-histogram" => stats_report::cfstats(inner, cf),
         "dbstats" => stats_report::dbstats(inner),
         "sstables" => sstables(&sv.version, num_levels),
         "estimate-num-keys" => estimate_num_keys(inner, &sv).to_string(),
         "compaction-pending" => {
             let state = inner.state.lock();
-            u64::from(super::compact::pick_task(inner, &state).is_some()).to_string()
+            u64::from(super::compact::pick_task_of(inner, &state, cf.id).is_some()).to_string()
         }
-        "num-running-compactions" => inner.state.lock().running_compactions.to_string(),
+        "num-running-compactions" => inner.state.lock().running_compactions.len().to_string(),
         // Writes waiting to commit, the group being committed included: a
         // queue that grows shows writers held up by a slow WAL write or sync.
         "num-queued-writes" => inner.state.lock().writers.len().to_string(),
         "is-write-stopped" => u64::from(inner.state.lock().writes_stopped).to_string(),
-        "estimate-pending-compaction-bytes" => {
-            inner.state.lock().pending_compaction_bytes.to_string()
-        }
+        "estimate-pending-compaction-bytes" => inner
+            .state
+            .lock()
+            .cfs
+            .get(&cf.id)
+            .map_or(0, |f| f.pending_compaction_bytes)
+            .to_string(),
         "compaction-bytes-written" => DbStats::get(&inner.stats.compaction_bytes).to_string(),
         "bytes-written" => DbStats::get(&inner.stats.bytes_written).to_string(),
         "wal-bytes-written" => DbStats::get(&inner.stats.wal_bytes).to_string(),

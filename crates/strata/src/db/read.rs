@@ -6,11 +6,13 @@
 //! answers: a value, or a deletion that hides everything older.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
 
 use super::DbInner;
+use crate::cf::CfShared;
 use crate::error::Result;
 use crate::iter::db_iter::{DbIterator, DbRange};
 use crate::iter::level::LevelIterator;
@@ -54,9 +56,14 @@ pub(super) fn read_sequence(inner: &DbInner, options: &ReadOptions) -> Result<Se
     }
 }
 
-pub(super) fn get(inner: &DbInner, options: &ReadOptions, key: &[u8]) -> Result<Option<Bytes>> {
+pub(super) fn get(
+    inner: &DbInner,
+    cf: &CfShared,
+    options: &ReadOptions,
+    key: &[u8],
+) -> Result<Option<Bytes>> {
     let start = inner.options.statistics.as_ref().map(|_| Instant::now());
-    let sv = inner.super_version.load();
+    let sv = cf.super_version.load();
     let seq = read_sequence(inner, options)?;
     let result = get_in(inner, &sv, options, key, seq);
     if let (Some(stats), Some(start)) = (&inner.options.statistics, start) {
@@ -67,11 +74,12 @@ pub(super) fn get(inner: &DbInner, options: &ReadOptions, key: &[u8]) -> Result<
 
 pub(super) fn multi_get<K: AsRef<[u8]>>(
     inner: &DbInner,
+    cf: &CfShared,
     options: &ReadOptions,
     keys: &[K],
 ) -> Vec<Result<Option<Bytes>>> {
     let start = inner.options.statistics.as_ref().map(|_| Instant::now());
-    let sv = inner.super_version.load();
+    let sv = cf.super_version.load();
     let seq = match read_sequence(inner, options) {
         Ok(seq) => seq,
         Err(e) => return keys.iter().map(|_| Err(e.clone())).collect(),
@@ -155,11 +163,12 @@ fn get_in(
 /// read's sequence number, limited to the bounds.
 pub(super) fn iter(
     inner: &DbInner,
+    cf: &CfShared,
     options: &ReadOptions,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
 ) -> DbIterator {
-    let sv = inner.super_version.load();
+    let sv = cf.super_version.load_full();
     match read_sequence(inner, options) {
         Ok(seq) => build_iter(inner, &sv, options, seq, lower, upper),
         Err(e) => failed_iter(e, lower, upper),
@@ -167,7 +176,11 @@ pub(super) fn iter(
 }
 
 /// An iterator that is never valid and reports `e`.
-fn failed_iter(e: crate::Error, lower: Option<Vec<u8>>, upper: Option<Vec<u8>>) -> DbIterator {
+pub(super) fn failed_iter(
+    e: crate::Error,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+) -> DbIterator {
     let child: BoxedIterator = Box::new(FailedIterator(e));
     DbIterator::new(Box::new(MergingIterator::new(vec![child])), 0, lower, upper)
 }
@@ -176,11 +189,12 @@ fn failed_iter(e: crate::Error, lower: Option<Vec<u8>>, upper: Option<Vec<u8>>) 
 /// super version and sequence number, meeting in the middle.
 pub(super) fn range(
     inner: &DbInner,
+    cf: &CfShared,
     options: &ReadOptions,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
 ) -> DbRange {
-    let sv = inner.super_version.load();
+    let sv = cf.super_version.load_full();
     match read_sequence(inner, options) {
         Ok(seq) => {
             let front = build_iter(inner, &sv, options, seq, lower.clone(), upper.clone());
@@ -196,7 +210,7 @@ pub(super) fn range(
 
 fn build_iter(
     inner: &DbInner,
-    sv: &SuperVersion,
+    sv: &Arc<SuperVersion>,
     options: &ReadOptions,
     seq: SequenceNumber,
     lower: Option<Vec<u8>>,
@@ -243,6 +257,7 @@ fn build_iter(
     }
     DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
         .with_statistics(inner.options.statistics.clone())
+        .pinning(sv.clone())
 }
 
 /// Stands in for a table that could not be opened: never valid, always failing,

@@ -18,7 +18,7 @@ use parking_lot::MutexGuard;
 use super::background::flush_oldest;
 use super::compact::{keep_set, remove_obsolete_tables};
 use super::info_log::info;
-use super::write::switch_memtable;
+use super::write::switch_memtables;
 use super::{DbInner, DbState};
 use crate::error::{Error, Result};
 
@@ -74,14 +74,15 @@ fn resume_locked(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result
     }
     info!(inner.info_log, "resume: recovering from: {cause}");
     let replaced = state.versions.write_new_manifest(None)?;
-    switch_memtable(inner, state, false)?;
-    while !state.imm.is_empty() {
+    let families: Vec<u32> = state.cfs.keys().copied().collect();
+    switch_memtables(inner, state, &families, false)?;
+    while state.cfs.values().any(|f| !f.imm.is_empty()) {
         flush_oldest(inner, state)?;
     }
     state.bg_error = None;
     state.auto_recovery = None;
     state.compaction_retry_at = None;
-    inner.install_super_version(state);
+    inner.install_all_super_versions(state);
     inner.bg_cv.notify_all();
     // Tables of jobs that failed while the error stood were kept (a failed
     // MANIFEST edit might have named them); the new MANIFEST settles that.

@@ -3,9 +3,13 @@
 //! installed version is counted by them for the `Stalls(count)` line of
 //! `strata.stats`, as RocksDB's `RecalculateWriteStallConditions` counts.
 
-use super::stats::{DbStats, StallCounter};
+use std::collections::HashSet;
+
 use super::DbState;
+use crate::cf::stats::StallCounter;
+use crate::cf::CfState;
 use crate::options::{CompactionOptions, CompactionStyle};
+use crate::version::Version;
 
 /// Why writes are held back. `l0`: L0 reached its trigger (else the pending
 /// compaction bytes reached their limit).
@@ -46,20 +50,37 @@ pub(super) fn stall_condition(
     }
 }
 
-/// The condition of the current version.
-pub(super) fn current(options: &CompactionOptions, state: &DbState) -> Option<StallCondition> {
-    stall_condition(
-        options,
-        state.versions.current().num_files(0),
-        state.pending_compaction_bytes,
-    )
+/// The worst condition over every family (writes are held back for any
+/// family that is behind, as RocksDB's write controller is shared), with the
+/// `delayed_write_rate` of the family that causes it.
+pub(super) fn current(state: &DbState) -> Option<(StallCondition, u64)> {
+    let mut worst: Option<(StallCondition, u64)> = None;
+    for (&id, family) in &state.cfs {
+        let options = &family.options.compaction;
+        let l0_files = state.versions.current(id).num_files(0);
+        let Some(condition) = stall_condition(options, l0_files, family.pending_compaction_bytes)
+        else {
+            continue;
+        };
+        let stops = matches!(condition, StallCondition::Stopped { .. });
+        if worst.is_none_or(|(w, _)| stops && !matches!(w, StallCondition::Stopped { .. })) {
+            worst = Some((condition, options.delayed_write_rate));
+        }
+    }
+    worst
 }
 
-/// Counts the condition of a version just installed.
-pub(super) fn count(stats: &DbStats, options: &CompactionOptions, state: &DbState) {
-    let Some(condition) = current(options, state) else {
+/// Counts the condition of family `family`'s version just installed.
+pub(super) fn count(family: &CfState, version: &Version, compacting: &HashSet<u64>) {
+    let options = &family.options.compaction;
+    let Some(condition) = stall_condition(
+        options,
+        version.num_files(0),
+        family.pending_compaction_bytes,
+    ) else {
         return;
     };
+    let stats = &family.shared.stats;
     let (counter, while_compacting) = match condition {
         StallCondition::Stopped { l0: true } => (
             StallCounter::L0Stop,
@@ -74,12 +95,10 @@ pub(super) fn count(stats: &DbStats, options: &CompactionOptions, state: &DbStat
     };
     stats.count_stall(counter);
     let l0_compacting = || {
-        state
-            .versions
-            .current()
+        version
             .files(0)
             .iter()
-            .any(|f| state.compacting.contains(&f.number))
+            .any(|f| compacting.contains(&f.number))
     };
     if let Some(subset) = while_compacting.filter(|_| l0_compacting()) {
         stats.count_stall(subset);

@@ -12,12 +12,14 @@
 //! Counters are gathered under the locks; rendering is a pure function of
 //! them, so the arithmetic is tested on known numbers.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use super::stats::{DbStats, LevelStats, StallCounter, STALL_COUNTERS};
+use super::stats::DbStats;
 use super::DbInner;
+use crate::cf::stats::{LevelStats, StallCounter, STALL_COUNTERS};
+use crate::cf::CfShared;
 use crate::compaction::leveled::{level_targets, scores};
 use crate::compaction::universal::sorted_runs;
 use crate::options::{CompactionOptions, CompactionStyle};
@@ -26,10 +28,11 @@ use crate::version::{Version, NUM_LEVELS};
 const GIB: f64 = (1u64 << 30) as f64;
 const MIB: f64 = (1u64 << 20) as f64;
 
-/// What the previous report of each half saw.
+/// What the previous report of each half saw (the compaction half per
+/// column family).
 #[derive(Debug, Default)]
 pub(crate) struct ReportMarks {
-    compaction: Option<CompactionMark>,
+    compaction: HashMap<u32, CompactionMark>,
     db: Option<DbMark>,
 }
 
@@ -226,6 +229,8 @@ fn level_scores(
 
 /// What the compaction half shows, gathered under the locks.
 struct CompactionInput {
+    /// The column family's name.
+    name: String,
     /// Levels with files or with work done into them, in order.
     rows: Vec<LevelRow>,
     flushed: u64,
@@ -240,7 +245,7 @@ fn render_compaction(
     input: &CompactionInput,
     earlier: &CompactionMark,
 ) -> (String, CompactionMark) {
-    let mut out = String::from("\n** Compaction Stats [default] **\n");
+    let mut out = format!("\n** Compaction Stats [{}] **\n", input.name);
     let _ = writeln!(out, "{HEADER}");
     // RocksDB's rule is one dash more than the header is long.
     let _ = writeln!(out, "{}", "-".repeat(HEADER.len() + 1));
@@ -355,14 +360,15 @@ fn seconds(at: Instant, since: Instant) -> f64 {
 }
 
 /// The compaction half, from the current version and counters.
-pub(super) fn cfstats(inner: &DbInner) -> String {
+pub(super) fn cfstats(inner: &DbInner, cf: &CfShared) -> String {
     let (version, busy) = {
         let state = inner.state.lock();
-        (state.versions.current().clone(), state.compacting.clone())
+        (state.versions.current(cf.id), state.compacting.clone())
     };
-    let options = &inner.options.compaction;
+    let sv = cf.super_version.load();
+    let options = &sv.options.compaction;
     let level_scores = level_scores(&version, options, &busy);
-    let stats = &inner.stats;
+    let stats = &cf.stats;
     let levels = *stats.levels.lock();
     let rows = (0..options.num_levels.min(NUM_LEVELS))
         .filter_map(|level| {
@@ -379,18 +385,21 @@ pub(super) fn cfstats(inner: &DbInner) -> String {
         })
         .collect();
     let input = CompactionInput {
+        name: cf.name.clone(),
         rows,
-        flushed: DbStats::get(&stats.flush_bytes),
+        flushed: stats.flushed_bytes(),
         stalls: stats.stall_counts(),
         opened_at: inner.opened_at,
         at: Instant::now(),
     };
-    let mut marks = stats.marks.lock();
+    let mut marks = inner.stats.marks.lock();
     let earlier = marks
         .compaction
+        .get(&cf.id)
+        .copied()
         .unwrap_or_else(|| CompactionMark::zero(inner.opened_at));
     let (out, now) = render_compaction(&input, &earlier);
-    marks.compaction = Some(now);
+    marks.compaction.insert(cf.id, now);
     out
 }
 
@@ -422,9 +431,9 @@ pub(super) fn dbstats(inner: &DbInner) -> String {
     out
 }
 
-/// The whole report: the compaction half, then the DB half.
-pub(super) fn stats(inner: &DbInner) -> String {
-    cfstats(inner) + &dbstats(inner)
+/// The whole report: family `cf`'s compaction half, then the DB half.
+pub(super) fn stats(inner: &DbInner, cf: &CfShared) -> String {
+    cfstats(inner, cf) + &dbstats(inner)
 }
 
 /// RocksDB's `DumpDBStats`: cumulative and interval writes, WAL and stall.

@@ -101,6 +101,7 @@ fn known_rows() -> Vec<LevelRow> {
 fn the_table_parses_back_and_w_amp_is_rocksdbs() {
     let opened_at = Instant::now();
     let input = CompactionInput {
+        name: "default".to_owned(),
         rows: known_rows(),
         flushed: 2 * GIB_U,
         stalls: [5, 2, 1, 1, 0, 3, 4],

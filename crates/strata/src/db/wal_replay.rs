@@ -15,6 +15,7 @@
 //! dropped) is kept as `NNNNNN.log.corrupt` by a read-write open instead of
 //! being deleted, so the evidence survives.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -24,7 +25,7 @@ use crate::filename::log_file_name;
 use crate::fs::RandomAccessFile;
 use crate::key::SequenceNumber;
 use crate::memtable::MemTable;
-use crate::options::{DbOptions, WalRecoveryMode};
+use crate::options::{CfOptions, DbOptions, WalRecoveryMode};
 use crate::version::VersionSet;
 use crate::wal::LogReader;
 use crate::write::WriteBatch;
@@ -70,12 +71,17 @@ pub(super) struct OpenWal {
 
 /// What replay produced.
 pub(super) struct Replay {
-    /// The last memtable (the others went to `on_full`).
-    pub mem: MemTable,
+    /// Each live family's last memtable (the others went to `on_full`).
+    pub mems: BTreeMap<u32, MemTable>,
     pub damage: Vec<WalDamage>,
     /// WALs to keep as `.log.corrupt`: damaged ones, and later ones whose
     /// records were dropped.
     pub set_aside: Vec<u64>,
+    /// Point-in-time recovery stopped at damage: the WAL, the offset, and
+    /// the damage's index in `damage`.
+    pub stopped_at: Option<(u64, u64, usize)>,
+    /// The last sequence number of the last batch replayed.
+    pub last_replayed: Option<SequenceNumber>,
 }
 
 /// Replays `logs` in order into memtables, handing each one that fills to
@@ -86,13 +92,18 @@ pub(super) fn replay_logs(
     info_log: &InfoLog,
     logs: &[OpenWal],
     versions: &mut VersionSet,
-    on_full: &mut dyn FnMut(&mut VersionSet, MemTable) -> Result<()>,
+    families: &BTreeMap<u32, Arc<CfOptions>>,
+    on_full: &mut dyn FnMut(&mut VersionSet, u32, MemTable) -> Result<()>,
 ) -> Result<Replay> {
-    let arena_bytes = options.write_buffer_size + options.write_buffer_size / 8;
     let mut replay = Replay {
-        mem: MemTable::new(arena_bytes),
+        mems: families
+            .iter()
+            .map(|(&id, o)| (id, MemTable::new(o.memtable_arena_bytes())))
+            .collect(),
         damage: Vec::new(),
         set_aside: Vec::new(),
+        stopped_at: None,
+        last_replayed: None,
     };
     let mode = options.wal_recovery_mode;
     let mut max_seq = versions.last_sequence();
@@ -126,6 +137,7 @@ pub(super) fn replay_logs(
                         | WalRecoveryMode::TolerateCorruptedTailRecords => return Err(e),
                         WalRecoveryMode::PointInTimeRecovery if stopped.is_none() => {
                             stopped = Some(replay.damage.len());
+                            replay.stopped_at = Some((number, *offset, replay.damage.len()));
                         }
                         _ => {}
                     }
@@ -152,14 +164,26 @@ pub(super) fn replay_logs(
                 }
                 continue;
             }
-            batch.insert_into(&replay.mem)?;
+            // A record goes to its family only if the family is live and
+            // has not already flushed this WAL's writes to a table.
+            let (mems, set) = (&replay.mems, &*versions);
+            batch.insert_into(&|cf| Ok(mems.get(&cf).filter(|_| number >= set.log_number(cf))))?;
             replayed += 1;
             if batch.count() > 0 {
                 max_seq = max_seq.max(last_sequence(&batch));
+                replay.last_replayed = Some(last_sequence(&batch));
             }
-            if replay.mem.memory_usage() >= options.write_buffer_size {
-                let full = std::mem::replace(&mut replay.mem, MemTable::new(arena_bytes));
-                on_full(versions, full)?;
+            for (&id, family) in families {
+                let full = replay
+                    .mems
+                    .get(&id)
+                    .is_some_and(|m| m.memory_usage() >= family.write_buffer_size);
+                if full {
+                    let fresh = MemTable::new(family.memtable_arena_bytes());
+                    if let Some(full) = replay.mems.insert(id, fresh) {
+                        on_full(versions, id, full)?;
+                    }
+                }
             }
         }
         info!(info_log, "WAL #{number}: replayed {replayed} batches");
@@ -198,6 +222,7 @@ pub(super) fn replay_logs(
                 };
                 if mode == WalRecoveryMode::PointInTimeRecovery {
                     stopped = Some(replay.damage.len());
+                    replay.stopped_at = Some((number, torn.offset, replay.damage.len()));
                 }
                 replay.damage.push(damage);
             }
@@ -208,6 +233,55 @@ pub(super) fn replay_logs(
     }
     versions.set_last_sequence(max_seq);
     Ok(replay)
+}
+
+/// Point-in-time recovery keeps the state as of the last record before the
+/// damage. A family whose tables already hold a later write (it flushed
+/// memtables with writes past the damage before the crash) cannot be brought
+/// back to that point, and the others cannot be brought forward to it: the
+/// open fails, as RocksDB's does, rather than return a state no moment ever
+/// had. `kSkipAnyCorruptedRecords` recovers every valid record instead.
+pub(super) fn check_families_not_ahead(
+    dir: &Path,
+    versions: &VersionSet,
+    replay: &Replay,
+) -> Result<()> {
+    let Some((wal, offset, at)) = replay.stopped_at else {
+        return Ok(());
+    };
+    // The first write the stop gives up: the first dropped record's, else
+    // the one after the last record replayed.
+    let first_dropped = replay.damage.get(at).and_then(|d| d.dropped_sequences);
+    let Some(first_lost) = first_dropped
+        .map(|(first, _)| first)
+        .or_else(|| replay.last_replayed.map(|s| s + 1))
+    else {
+        return Ok(());
+    };
+    let ahead: Vec<String> = versions
+        .families()
+        .filter(|(id, _)| {
+            versions
+                .current(*id)
+                .all_files()
+                .any(|(_, f)| f.largest_seqno >= first_lost)
+        })
+        .map(|(_, name)| format!("{name:?}"))
+        .collect();
+    if ahead.is_empty() {
+        return Ok(());
+    }
+    Err(Error::corruption(
+        log_file_name(dir, wal),
+        offset,
+        format!(
+            "point-in-time recovery stops at this damage (before sequence {first_lost}), but column \
+             families {} already hold later writes in their tables: no single point in time can \
+             be restored; open with wal_recovery_mode=kSkipAnyCorruptedRecords to recover every \
+             valid record",
+            ahead.join(", ")
+        ),
+    ))
 }
 
 fn count_dropped(damage: &mut WalDamage, batch: &WriteBatch) {

@@ -27,8 +27,10 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::info_log::info;
 use super::stall::{self, StallCondition};
-use super::stats::{DbStats, StallCounter};
-use super::{DbInner, DbState, ImmMemTable};
+use super::stats::DbStats;
+use super::{DbInner, DbState};
+use crate::cf::stats::StallCounter;
+use crate::cf::{CfShared, ImmMemTable};
 use crate::crash_point::crash_point;
 use crate::error::Result;
 use crate::filename::log_file_name;
@@ -58,7 +60,10 @@ pub(crate) struct WriteRequest {
     batch: Mutex<WriteBatch>,
     sync: bool,
     disable_wal: bool,
-    force_flush: bool,
+    /// Fail with `Incomplete` rather than wait out a write stall.
+    no_slowdown: bool,
+    /// A request to switch this family's memtable, carrying no batch.
+    force_flush: Option<u32>,
     /// Set by the leader that completes this request.
     outcome: Mutex<Option<Result<()>>>,
     /// Set by the leader when this follower should insert its own batch.
@@ -103,7 +108,7 @@ impl WriteRequest {
 /// them are still running.
 #[derive(Debug)]
 struct InsertJob {
-    mem: Arc<MemTable>,
+    mems: Arc<FamilyMemTables>,
     remaining: Mutex<usize>,
     first_error: Mutex<Option<crate::Error>>,
     all_done: Condvar,
@@ -139,11 +144,11 @@ pub(crate) fn write(inner: &DbInner, options: &WriteOptions, batch: WriteBatch) 
         return Ok(());
     }
     let Some(stats) = &inner.options.statistics else {
-        return submit(inner, options, batch, false);
+        return submit(inner, options, batch, None);
     };
     let start = Instant::now();
     let (keys, bytes) = (u64::from(batch.count()), batch.data().len() as u64);
-    let result = submit(inner, options, batch, false);
+    let result = submit(inner, options, batch, None);
     if result.is_ok() {
         stats.add(Ticker::NumberKeysWritten, keys);
         stats.add(Ticker::BytesWritten, bytes);
@@ -152,17 +157,24 @@ pub(crate) fn write(inner: &DbInner, options: &WriteOptions, batch: WriteBatch) 
     result
 }
 
-/// Switches the memtable (through the write queue, so it orders with writes) and
-/// waits until every full memtable has been flushed.
-pub(crate) fn flush(inner: &DbInner) -> Result<()> {
+/// Switches family `cf`'s memtable (through the write queue, so it orders
+/// with writes) and waits until every full memtable of it has been flushed.
+pub(crate) fn flush(inner: &DbInner, cf: &CfShared) -> Result<()> {
     inner.check_writable()?;
-    submit(inner, &WriteOptions::default(), WriteBatch::new(), true)?;
+    cf.check_usable(inner.instance)?;
+    submit(
+        inner,
+        &WriteOptions::default(),
+        WriteBatch::new(),
+        Some(cf.id),
+    )?;
     let mut state = inner.state.lock();
     loop {
         if let Some(e) = &state.bg_error {
             return Err(e.clone());
         }
-        if state.imm.is_empty() {
+        // A family dropped meanwhile has nothing left to flush.
+        if state.cfs.get(&cf.id).is_none_or(|f| f.imm.is_empty()) {
             return Ok(());
         }
         inner.bg_cv.wait(&mut state);
@@ -173,12 +185,13 @@ fn submit(
     inner: &DbInner,
     options: &WriteOptions,
     batch: WriteBatch,
-    force_flush: bool,
+    force_flush: Option<u32>,
 ) -> Result<()> {
     let request = Arc::new(WriteRequest {
         batch: Mutex::new(batch),
         sync: options.sync,
         disable_wal: options.disable_wal,
+        no_slowdown: options.no_slowdown,
         force_flush,
         outcome: Mutex::new(None),
         insert_job: Mutex::new(None),
@@ -186,6 +199,9 @@ fn submit(
         signalled: AtomicBool::new(false),
     });
     let mut state = inner.state.lock();
+    if request.no_slowdown && (state.writes_stopped || stall::current(&state).is_some()) {
+        return Err(stall_error());
+    }
     state.writers.push_back(request.clone());
     // Whether this wait has spun already: spin once, re-check, then block.
     let mut spun = false;
@@ -198,7 +214,7 @@ fn submit(
             // The leader stamped this batch's sequence number; the insert runs
             // without the DB mutex, beside the other members' inserts.
             let result =
-                MutexGuard::unlocked(&mut state, || request.batch.lock().insert_into(&job.mem));
+                MutexGuard::unlocked(&mut state, || job.mems.insert(&request.batch.lock()));
             DbStats::add(&inner.stats.parallel_inserts, 1);
             job.finish(result);
             spun = false;
@@ -230,25 +246,30 @@ fn lead(
     state: &mut MutexGuard<'_, DbState>,
     leader: &Arc<WriteRequest>,
 ) -> Result<()> {
-    let mut result = if leader.force_flush {
+    let mut result = if leader.force_flush.is_some() {
         Ok(())
     } else {
         let bytes = leader.batch.lock().approximate_size();
-        stall_if_behind(inner, state, bytes)
+        stall_if_behind(inner, state, bytes, leader.no_slowdown)
     };
     if result.is_ok() {
-        result = make_room(inner, state, leader.force_flush);
+        result = make_room(inner, state, leader.force_flush, leader.no_slowdown);
+    }
+    if result.is_ok() && leader.force_flush.is_none() {
+        // A batch naming a dropped family fails whole, before any of it is
+        // written; the writers behind it are not held up by it.
+        result = check_families(state, &leader.batch.lock());
     }
     let mut group_len = 1;
-    if result.is_ok() && !leader.force_flush {
+    if result.is_ok() && leader.force_flush.is_none() {
         let group = take_group(state, leader);
         group_len = group.len();
         let first_seq = state.versions.last_sequence() + 1;
-        let mem = state.mem.clone();
+        let mems = Arc::new(FamilyMemTables::of(state));
         let committed = MutexGuard::unlocked(state, || write_wal(inner, &group, first_seq))
             .and_then(|last_seq| {
                 crash_point!("write.before_memtable");
-                insert_group(state, &group, &mem)?;
+                insert_group(state, &group, &mems)?;
                 crash_point!("write.before_publish");
                 Ok(last_seq)
             });
@@ -257,7 +278,13 @@ fn lead(
                 state.versions.set_last_sequence(last_seq);
                 inner.visible_seq.store(last_seq, Ordering::Release);
                 if leader.disable_wal {
-                    state.mem_unlogged = true;
+                    for member in &group {
+                        for id in member.batch.lock().families() {
+                            if let Some(family) = state.cfs.get_mut(&id) {
+                                family.mem_unlogged = true;
+                            }
+                        }
+                    }
                 }
             }
             Err(e) => {
@@ -283,13 +310,16 @@ fn lead(
 }
 
 /// The leader plus followers that can share its WAL record: same `disable_wal`,
-/// not a sync write under a non-sync leader, no flush requests, bounded size.
+/// not a sync write under a non-sync leader, no flush requests, only live
+/// families, bounded size.
 fn take_group(state: &DbState, leader: &Arc<WriteRequest>) -> Vec<Arc<WriteRequest>> {
     let mut group = vec![leader.clone()];
     let mut bytes = leader.batch.lock().approximate_size();
     for w in state.writers.iter().skip(1) {
-        let compatible =
-            !w.force_flush && w.disable_wal == leader.disable_wal && (leader.sync || !w.sync);
+        let compatible = w.force_flush.is_none()
+            && w.disable_wal == leader.disable_wal
+            && (leader.sync || !w.sync)
+            && check_families(state, &w.batch.lock()).is_ok();
         bytes += w.batch.lock().approximate_size();
         if !compatible || bytes > MAX_GROUP_BYTES {
             break;
@@ -297,6 +327,57 @@ fn take_group(state: &DbState, leader: &Arc<WriteRequest>) -> Vec<Arc<WriteReque
         group.push(w.clone());
     }
     group
+}
+
+/// Fails unless every family `batch` names is live.
+fn check_families(state: &DbState, batch: &WriteBatch) -> Result<()> {
+    for id in batch.named_families() {
+        if !state.cfs.contains_key(&id) {
+            return Err(crate::Error::invalid_argument(
+                "column_family",
+                format!(
+                    "the batch writes to column family {id}, which was dropped or never existed"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The active memtable of every live family, as the commit leader saw them:
+/// a group inserts into these, even if a family switches its memtable
+/// meanwhile (the switch waits in the write queue behind the group).
+#[derive(Debug)]
+struct FamilyMemTables {
+    /// By family id, ascending.
+    mems: Vec<(u32, Arc<MemTable>)>,
+}
+
+impl FamilyMemTables {
+    fn of(state: &DbState) -> FamilyMemTables {
+        FamilyMemTables {
+            mems: state
+                .cfs
+                .iter()
+                .map(|(&id, family)| (id, family.mem.clone()))
+                .collect(),
+        }
+    }
+
+    /// Inserts `batch` into its families' memtables. A family missing here
+    /// was checked live under the DB mutex before the group was formed, so
+    /// it is a bug; fail rather than drop the records.
+    fn insert(&self, batch: &WriteBatch) -> Result<()> {
+        batch.insert_into(
+            &|cf| match self.mems.binary_search_by_key(&cf, |(id, _)| *id) {
+                Ok(i) => Ok(self.mems.get(i).map(|(_, mem)| &**mem)),
+                Err(_) => Err(crate::Error::invalid_argument(
+                    "column_family",
+                    format!("no memtable for column family {cf}"),
+                )),
+            },
+        )
+    }
 }
 
 /// Stamps each member's batch with its first sequence number and writes the
@@ -356,7 +437,7 @@ fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Re
 fn insert_group(
     state: &mut MutexGuard<'_, DbState>,
     group: &[Arc<WriteRequest>],
-    mem: &Arc<MemTable>,
+    mems: &Arc<FamilyMemTables>,
 ) -> Result<()> {
     let (parallel, own): (Vec<_>, Vec<_>) = group
         .iter()
@@ -364,7 +445,7 @@ fn insert_group(
         .partition(|(i, w)| *i > 0 && w.batch.lock().count() >= PARALLEL_INSERT_MIN_RECORDS);
     let job = (!parallel.is_empty()).then(|| {
         let job = Arc::new(InsertJob {
-            mem: mem.clone(),
+            mems: mems.clone(),
             remaining: Mutex::new(parallel.len()),
             first_error: Mutex::new(None),
             all_done: Condvar::new(),
@@ -379,7 +460,7 @@ fn insert_group(
         let mut result = Ok(());
         for (_, member) in &own {
             if result.is_ok() {
-                result = member.batch.lock().insert_into(mem);
+                result = mems.insert(&member.batch.lock());
             }
         }
         // Wait even after an error: followers still hold the memtable.
@@ -398,24 +479,28 @@ fn stall_if_behind(
     inner: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
     bytes: usize,
+    no_slowdown: bool,
 ) -> Result<()> {
-    let options = &inner.options.compaction;
     let started = std::time::Instant::now();
     let mut stopped = false;
     let condition = loop {
         if let Some(e) = &state.bg_error {
             return Err(e.clone());
         }
-        let condition = stall::current(options, state);
-        if !matches!(condition, Some(StallCondition::Stopped { .. })) {
+        let condition = stall::current(state);
+        if condition.is_some() {
+            if no_slowdown {
+                return Err(stall_error());
+            }
+            fail_no_slowdown_waiters(state);
+        }
+        if !matches!(condition, Some((StallCondition::Stopped { .. }, _))) {
             break condition;
         }
         if !stopped {
             info!(
                 inner.info_log,
-                "stopping writes: {} L0 files, {} bytes of compaction pending",
-                state.versions.current().num_files(0),
-                state.pending_compaction_bytes
+                "stopping writes: a column family's compaction is behind (L0 files or pending bytes)"
             );
             stopped = true;
         }
@@ -423,48 +508,102 @@ fn stall_if_behind(
         inner.bg_cv.wait(state);
         state.writes_stopped = false;
     };
-    let slow = matches!(condition, Some(StallCondition::Delayed { .. }));
-    if !slow {
-        state.next_delayed_write = None;
-    } else {
-        // A token bucket at `delayed_write_rate`: each write pays for its bytes.
-        let now = std::time::Instant::now();
-        let cost =
-            std::time::Duration::from_secs_f64(bytes as f64 / options.delayed_write_rate as f64);
-        let start = state.next_delayed_write.filter(|t| *t > now).unwrap_or(now);
-        state.next_delayed_write = Some(start + cost);
-        if start > now {
-            MutexGuard::unlocked(state, || std::thread::sleep(start - now));
+    let slow = match condition {
+        Some((StallCondition::Delayed { .. }, rate)) => Some(rate),
+        _ => None,
+    };
+    match slow {
+        None => state.next_delayed_write = None,
+        Some(rate) => {
+            // A token bucket at `delayed_write_rate`: each write pays for its bytes.
+            let now = std::time::Instant::now();
+            let cost = std::time::Duration::from_secs_f64(bytes as f64 / rate.max(1) as f64);
+            let start = state.next_delayed_write.filter(|t| *t > now).unwrap_or(now);
+            state.next_delayed_write = Some(start + cost);
+            if start > now {
+                MutexGuard::unlocked(state, || std::thread::sleep(start - now));
+            }
         }
     }
     let stalled = started.elapsed();
-    if !stalled.is_zero() && (stopped || slow) {
+    if !stalled.is_zero() && (stopped || slow.is_some()) {
         inner.record_stall(u64::try_from(stalled.as_micros()).unwrap_or(u64::MAX));
     }
     Ok(())
 }
 
-/// Makes sure the active memtable has room, switching it (and the WAL) when it
-/// is full or `force` asks. Waits, without spinning, while every memtable is full.
-fn make_room(inner: &DbInner, state: &mut MutexGuard<'_, DbState>, force: bool) -> Result<()> {
+/// The error of a `no_slowdown` write that would have waited.
+fn stall_error() -> crate::Error {
+    crate::Error::Incomplete {
+        reason: "write stall: writes are slowed or stopped (no_slowdown was set)".into(),
+    }
+}
+
+/// Fails every queued writer behind the leader that asked not to wait: a
+/// stall is starting, and they would wait through it.
+fn fail_no_slowdown_waiters(state: &mut DbState) {
+    let mut i = 1;
+    while i < state.writers.len() {
+        match state.writers.get(i).cloned() {
+            Some(w) if w.no_slowdown => {
+                *w.outcome.lock() = Some(Err(stall_error()));
+                state.writers.remove(i);
+                w.wake();
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+/// Makes sure every family's active memtable has room, switching the full
+/// ones (and the WAL) — and family `force`'s, when it holds anything. Waits,
+/// without spinning, while a family that must switch has every memtable full.
+fn make_room(
+    inner: &DbInner,
+    state: &mut MutexGuard<'_, DbState>,
+    force: Option<u32>,
+    no_slowdown: bool,
+) -> Result<()> {
     let mut force = force;
     let mut stalled = false;
     loop {
         if let Some(e) = &state.bg_error {
             return Err(e.clone());
         }
-        let full = state.mem.memory_usage() >= inner.options.write_buffer_size;
-        if !(full || force) || (force && state.mem.is_empty()) {
+        let to_switch: Vec<u32> = state
+            .cfs
+            .iter()
+            .filter(|(&id, family)| {
+                let full = family.mem.memory_usage() >= family.options.write_buffer_size;
+                full || (force == Some(id) && !family.mem.is_empty())
+            })
+            .map(|(&id, _)| id)
+            .collect();
+        if to_switch.is_empty() {
             return Ok(());
         }
-        if state.imm.len() + 1 >= inner.options.max_write_buffer_number {
+        let waiting_family = to_switch.iter().find_map(|id| {
+            let family = state.cfs.get(id)?;
+            (family.imm.len() + 1 >= family.options.max_write_buffer_number).then(|| {
+                (
+                    family.shared.name.clone(),
+                    family.options.max_write_buffer_number,
+                )
+            })
+        });
+        if let Some((name, max)) = waiting_family {
+            if no_slowdown {
+                return Err(stall_error());
+            }
+            fail_no_slowdown_waiters(state);
             if !stalled {
                 info!(
                     inner.info_log,
-                    "stalling writes: all {} memtables are full",
-                    inner.options.max_write_buffer_number
+                    "stalling writes: all {max} memtables of column family {name:?} are full"
                 );
-                inner.stats.count_stall(StallCounter::MemtableStop);
+                if let Some(family) = to_switch.first().and_then(|id| state.cfs.get(id)) {
+                    family.shared.stats.count_stall(StallCounter::MemtableStop);
+                }
                 stalled = true;
             }
             let waited = std::time::Instant::now();
@@ -475,19 +614,21 @@ fn make_room(inner: &DbInner, state: &mut MutexGuard<'_, DbState>, force: bool) 
             inner.record_stall(micros);
             continue;
         }
-        switch_memtable(inner, state, true)?;
-        force = false;
+        switch_memtables(inner, state, &to_switch, true)?;
+        force = None;
     }
 }
 
-/// Starts a new WAL and memtable; the old memtable joins the flush queue.
-/// With `sync_old_wal`, the finished WAL is synced first; `resume` passes
-/// false: after a failed write or sync the old WAL's state on disk is
-/// unknown, a second fsync could report success for lost bytes, and resume
-/// flushes its memtable to a table instead of relying on it.
-pub(super) fn switch_memtable(
+/// Starts a new WAL, and a new memtable for each family in `families`, whose
+/// old memtable joins its flush queue. With `sync_old_wal`, the finished WAL
+/// is synced first; `resume` passes false: after a failed write or sync the
+/// old WAL's state on disk is unknown, a second fsync could report success
+/// for lost bytes, and resume flushes its memtable to a table instead of
+/// relying on it.
+pub(super) fn switch_memtables(
     inner: &DbInner,
     state: &mut DbState,
+    families: &[u32],
     sync_old_wal: bool,
 ) -> Result<()> {
     let number = state.versions.new_file_number();
@@ -517,16 +658,26 @@ pub(super) fn switch_memtable(
         }
         crash_point!("wal.switch.old_synced");
     }
-    let old_mem = std::mem::replace(
-        &mut state.mem,
-        Arc::new(MemTable::new(inner.memtable_arena_bytes())),
-    );
-    state.imm.push_front(ImmMemTable {
-        mem: old_mem,
-        next_log_number: number,
-        unlogged: std::mem::take(&mut state.mem_unlogged),
-    });
-    inner.install_super_version(state);
+    state.wal_number = number;
+    for (id, family) in state.cfs.iter_mut() {
+        if families.contains(id) && !family.mem.is_empty() {
+            let fresh = Arc::new(MemTable::new(family.options.memtable_arena_bytes()));
+            let old_mem = std::mem::replace(&mut family.mem, fresh);
+            family.imm.push_front(ImmMemTable {
+                mem: old_mem,
+                log_number: family.mem_log_number,
+                next_log_number: number,
+                unlogged: std::mem::take(&mut family.mem_unlogged),
+            });
+            family.mem_log_number = number;
+        } else if family.mem.is_empty() {
+            // Nothing of this family is in older WALs' unflushed writes.
+            family.mem_log_number = number;
+        }
+    }
+    for &id in families {
+        inner.install_super_version(state, id);
+    }
     inner.bg_cv.notify_all();
     Ok(())
 }

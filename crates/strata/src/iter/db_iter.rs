@@ -132,6 +132,9 @@ pub struct DbIterator {
     error: Option<Error>,
     /// Where seek latencies go, if anywhere.
     statistics: Option<Arc<Statistics>>,
+    /// What the iterator reads from (a super version), kept alive for its
+    /// whole life so its tables stay on disk.
+    _pinned: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl DbIterator {
@@ -157,7 +160,15 @@ impl DbIterator {
             seek_buf: Vec::new(),
             error: None,
             statistics: None,
+            _pinned: None,
         }
+    }
+
+    /// Keeps `source` alive as long as the iterator: the tables of a version
+    /// are deleted only once no holder of it is left.
+    pub fn pinning(mut self, source: Arc<dyn std::any::Any + Send + Sync>) -> Self {
+        self._pinned = Some(source);
+        self
     }
 
     /// Records the latency of every seek in `statistics` (`db.seek.micros`).

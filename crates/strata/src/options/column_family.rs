@@ -3,13 +3,27 @@
 //! default family's come from the same fields of [`DbOptions`](super::DbOptions),
 //! as RocksDB's `Options` carries both halves.
 
+use std::sync::Arc;
+
 use super::{CompactionOptions, TableOptions};
 use crate::error::{Error, Result};
+use crate::merge::MergeOperator;
 
 /// Smallest accepted `write_buffer_size` (64 KiB).
 pub const MIN_WRITE_BUFFER_SIZE: usize = 64 << 10;
 
 /// Options of one column family.
+///
+/// ```
+/// use strata::{merge_operator_from_name, CfOptions};
+///
+/// let counters = CfOptions {
+///     write_buffer_size: 8 << 20,
+///     merge_operator: Some(merge_operator_from_name("uint64add").unwrap()),
+///     ..CfOptions::default()
+/// };
+/// assert!(counters.validate().is_ok());
+/// ```
 #[derive(Debug, Clone)]
 pub struct CfOptions {
     /// Bytes of writes a memtable collects before it is switched out and flushed
@@ -23,6 +37,10 @@ pub struct CfOptions {
     pub table: TableOptions,
     /// When and how tables are compacted, and when writes stall for it.
     pub compaction: CompactionOptions,
+    /// Combines merge operands into values (RocksDB's `merge_operator`).
+    /// Default none: a merge is refused. A family's operator is recorded in
+    /// the OPTIONS file by name and must keep that name across reopens.
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
 }
 
 impl Default for CfOptions {
@@ -32,6 +50,7 @@ impl Default for CfOptions {
             max_write_buffer_number: 2,
             table: TableOptions::default(),
             compaction: CompactionOptions::default(),
+            merge_operator: None,
         }
     }
 }

@@ -255,7 +255,11 @@ impl CompactionOptions {
                 ),
             );
         }
-        if self.compaction_options_fifo.max_table_files_size == 0 {
+        // Only FIFO reads its options; RocksDB's tools write 0 here for
+        // every other style, and a database of that style must still open.
+        if self.compaction_style == CompactionStyle::Fifo
+            && self.compaction_options_fifo.max_table_files_size == 0
+        {
             return bad(
                 "compaction_options_fifo.max_table_files_size",
                 "must be at least 1".into(),

@@ -1,14 +1,32 @@
 //! Options. Names and meanings follow RocksDB's wherever RocksDB has the option, so
 //! a user's RocksDB knowledge carries over. Every field states its default and its
 //! trade-off; [`TableOptions::validate`] runs before use and names the bad field.
+//!
+//! The OPTIONS file (`OPTIONS-000007`, RocksDB's INI layout and names) is
+//! written by [`write_options_file`] and read by [`load_latest_options`];
+//! [`apply_cf_option`] sets one option by its RocksDB name and spelling, for
+//! `set_options` and the tools.
 
+mod catalog;
 mod column_family;
 mod compaction;
+mod file;
+pub mod ini;
+mod mutable;
+mod values;
 
 use std::sync::Arc;
 
 pub use column_family::{CfOptions, MIN_WRITE_BUFFER_SIZE};
 pub use compaction::{CompactionOptions, CompactionStyle, FifoOptions, UniversalOptions};
+pub use file::{
+    load_latest_options, load_latest_options_with_fs, load_options_file, options_file_text,
+    write_options_file, LoadOptions, ROCKSDB_VERSION,
+};
+pub use mutable::{
+    apply_cf_option, apply_db_option, is_mutable_cf_option, is_mutable_db_option,
+    mutable_cf_option_names,
+};
 
 use crate::cache::lru::{LruCache, LruOptions};
 use crate::cache::Cache;
@@ -18,6 +36,7 @@ use crate::compression::CompressionType;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, StdFs};
 use crate::key::SequenceNumber;
+use crate::merge::MergeOperator;
 use crate::statistics::Statistics;
 
 /// How table files are built (RocksDB's `BlockBasedTableOptions` plus the
@@ -152,8 +171,15 @@ pub struct WriteOptions {
     /// loses nothing acknowledged but a power loss may lose the latest writes.
     pub sync: bool,
     /// Skip the WAL: the write lives only in the memtable until flushed, and a
-    /// crash loses it. Default false.
+    /// crash loses it. Default false. With several column families, each is
+    /// flushed on its own, so after a crash families may hold their unlogged
+    /// writes up to different points.
     pub disable_wal: bool,
+    /// Fail with [`crate::Error::Incomplete`] instead of waiting when writes
+    /// are slowed or stopped (compaction behind, or every memtable full), and
+    /// when writes ahead of this one in the queue are. Nothing of the batch
+    /// is written then. Default false.
+    pub no_slowdown: bool,
 }
 
 /// How recovery treats a damaged or incomplete WAL (RocksDB's `WALRecoveryMode`,
@@ -230,6 +256,9 @@ pub struct DbOptions {
     pub create_if_missing: bool,
     /// Fail to open if the database exists. Default false.
     pub error_if_exists: bool,
+    /// `Db::open_cf` creates the families it is given that the database
+    /// lacks. Default false: a family missing is an error.
+    pub create_missing_column_families: bool,
     /// Bytes of writes a memtable collects before it is switched out and flushed
     /// to an L0 table. Default 64 MiB. Larger buffers mean fewer, larger L0 files
     /// and more memory.
@@ -241,6 +270,9 @@ pub struct DbOptions {
     pub table: TableOptions,
     /// When and how tables are compacted, and when writes stall for it.
     pub compaction: CompactionOptions,
+    /// The default family's merge operator (RocksDB's `merge_operator`).
+    /// Default none: a merge is refused.
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
     /// Read table files through `mmap` (advised for random access). Default false.
     pub use_mmap_reads: bool,
     /// Read table files with `O_DIRECT`, bypassing the page cache. Default false.
@@ -287,10 +319,12 @@ impl Default for DbOptions {
         DbOptions {
             create_if_missing: false,
             error_if_exists: false,
+            create_missing_column_families: false,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
             table: TableOptions::default(),
             compaction: CompactionOptions::default(),
+            merge_operator: None,
             use_mmap_reads: false,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
@@ -321,6 +355,7 @@ impl DbOptions {
             max_write_buffer_number: self.max_write_buffer_number,
             table: self.table.clone(),
             compaction: self.compaction.clone(),
+            merge_operator: self.merge_operator.clone(),
         }
     }
 
@@ -331,6 +366,7 @@ impl DbOptions {
         self.max_write_buffer_number = cf.max_write_buffer_number;
         self.table = cf.table;
         self.compaction = cf.compaction;
+        self.merge_operator = cf.merge_operator;
     }
 
     /// Checks every field; the error names the first bad one.

@@ -13,6 +13,11 @@
 //!   4     last_sequence     varint64                                      0..1
 //!   6     deleted_file      level: varint32 | file number: varint64       0..n
 //!   7     new_file          new-file payload, below                       0..n
+//!  10     min_log_number_to_keep  varint64 (DB-wide)                      0..1
+//! 200     column_family     varint32 family id (absent: 0, "default")     0..1
+//! 201     column_family_add varint32 len + UTF-8 name                     0..1
+//! 202     column_family_drop (no payload)                                 0..1
+//! 203     max_column_family varint32                                      0..1
 //!   t | 0x2000 (ignorable)  varint32 len + payload, skipped if unknown    0..n
 //!
 //! new-file payload
@@ -30,8 +35,8 @@
 //! +----------------------------------------------------------+
 //!
 //! reserved tags (unknown, hence Corruption, to this reader)
-//!   5        LevelDB's compact pointer          8..=99   DB-wide scalars
-//!   100..199 new-file variants                  200..299 column families
+//!   5        LevelDB's compact pointer          8, 9, 11..=99 DB-wide scalars
+//!   100..199 new-file variants                  204..299 column families
 //!   300..399 atomic groups                      400..499 blob files
 //! ```
 //!
@@ -43,7 +48,16 @@
 //! rewrites the MANIFEST). Per-file fields work the same way inside `new_file`,
 //! with bit 0x40 as their ignorable bit; none is defined yet.
 //!
-//! The encoder writes fields in tag order, each singleton at most once and every
+//! Column families: an edit applies to one family, named by tag 200 (absent
+//! means the default family, id 0, so a MANIFEST written before families
+//! existed reads as the default family's). `log_number`, the deleted and new
+//! files, and the add or drop are that family's; `next_file_number`,
+//! `last_sequence`, `max_column_family` and `min_log_number_to_keep` are the
+//! database's.
+//!
+//! The encoder writes the column family fields first (so no prefix of a
+//! record could attribute its files to the default family), then the others
+//! in tag order, each singleton at most once and every
 //! varint in its shortest form, so for bytes it wrote, decoding then encoding
 //! returns the same bytes. The decoder accepts fields in any order.
 //! A record cut exactly at a field boundary decodes as a shorter valid edit; the
@@ -66,12 +80,20 @@ pub const MAX_LEVELS: u32 = 64;
 /// a different order than the one its tables were sorted by.
 pub const BYTEWISE_COMPARATOR_NAME: &str = "strata.bytewise";
 
+/// Name of the column family every database has, id 0 (RocksDB's).
+pub const DEFAULT_COLUMN_FAMILY_NAME: &str = "default";
+
 const TAG_COMPARATOR: u32 = 1;
 const TAG_LOG_NUMBER: u32 = 2;
 const TAG_NEXT_FILE_NUMBER: u32 = 3;
 const TAG_LAST_SEQUENCE: u32 = 4;
 const TAG_DELETED_FILE: u32 = 6;
 const TAG_NEW_FILE: u32 = 7;
+const TAG_MIN_LOG_NUMBER_TO_KEEP: u32 = 10;
+const TAG_COLUMN_FAMILY: u32 = 200;
+const TAG_COLUMN_FAMILY_ADD: u32 = 201;
+const TAG_COLUMN_FAMILY_DROP: u32 = 202;
+const TAG_MAX_COLUMN_FAMILY: u32 = 203;
 /// Tags with this bit set carry a varint32 length and may be skipped.
 pub const TAG_IGNORABLE: u32 = 1 << 13;
 
@@ -142,6 +164,20 @@ pub struct VersionEdit {
     pub deleted_files: Vec<(u32, u64)>,
     /// Files joining the version: `(level, metadata)`.
     pub new_files: Vec<(u32, FileMetaData)>,
+    /// The column family every other field of the edit applies to (but the
+    /// DB-wide counters: next file number, last sequence, max family id).
+    /// 0, the default family, is not written.
+    pub column_family: u32,
+    /// The edit creates family `column_family` with this name.
+    pub column_family_add: Option<String>,
+    /// The edit drops family `column_family`.
+    pub column_family_drop: bool,
+    /// The largest column family id ever handed out (ids are never reused).
+    pub max_column_family: Option<u32>,
+    /// WALs numbered below this hold nothing any family needs, whatever the
+    /// families' own log numbers say (a family with no writes keeps an old
+    /// log number while the WALs after it are deleted). RocksDB's tag 10.
+    pub min_log_number_to_keep: Option<u64>,
 }
 
 impl VersionEdit {
@@ -186,12 +222,45 @@ impl VersionEdit {
         self
     }
 
+    /// Makes the edit apply to column family `id`.
+    pub fn set_column_family(&mut self, id: u32) -> &mut Self {
+        self.column_family = id;
+        self
+    }
+
+    /// Records the creation of family `id` named `name`.
+    pub fn add_column_family(&mut self, id: u32, name: impl Into<String>) -> &mut Self {
+        self.column_family = id;
+        self.column_family_add = Some(name.into());
+        self
+    }
+
+    /// Records the drop of family `id`.
+    pub fn drop_column_family(&mut self, id: u32) -> &mut Self {
+        self.column_family = id;
+        self.column_family_drop = true;
+        self
+    }
+
+    /// Records that no family needs a WAL numbered below `number`.
+    pub fn set_min_log_number_to_keep(&mut self, number: u64) -> &mut Self {
+        self.min_log_number_to_keep = Some(number);
+        self
+    }
+
+    /// Records the largest family id handed out so far.
+    pub fn set_max_column_family(&mut self, id: u32) -> &mut Self {
+        self.max_column_family = Some(id);
+        self
+    }
+
     /// Checks what [`VersionEdit::decode`] checks, so a writer can refuse an
     /// edit that would make the MANIFEST unreadable. Fails with
     /// `InvalidArgument` (field `"version_edit"`).
     pub fn validate(&self) -> Result<()> {
         let fail = |reason| Error::invalid_argument("version_edit", reason);
         check_last_sequence(self.last_sequence).map_err(fail)?;
+        self.check_column_family().map_err(fail)?;
         for &(level, _) in &self.deleted_files {
             check_level(level).map_err(fail)?;
         }
@@ -205,6 +274,21 @@ impl VersionEdit {
     /// The record's bytes (fields in tag order; see the module drawing).
     pub fn encode(&self) -> Vec<u8> {
         let mut dst = Vec::new();
+        if self.column_family != 0 {
+            put_varint32(&mut dst, TAG_COLUMN_FAMILY);
+            put_varint32(&mut dst, self.column_family);
+        }
+        if let Some(name) = &self.column_family_add {
+            put_varint32(&mut dst, TAG_COLUMN_FAMILY_ADD);
+            put_length_prefixed(&mut dst, name.as_bytes());
+        }
+        if self.column_family_drop {
+            put_varint32(&mut dst, TAG_COLUMN_FAMILY_DROP);
+        }
+        if let Some(max) = self.max_column_family {
+            put_varint32(&mut dst, TAG_MAX_COLUMN_FAMILY);
+            put_varint32(&mut dst, max);
+        }
         if let Some(name) = &self.comparator {
             put_varint32(&mut dst, TAG_COMPARATOR);
             put_length_prefixed(&mut dst, name.as_bytes());
@@ -236,7 +320,31 @@ impl VersionEdit {
             put_varint64(&mut dst, meta.largest_seqno);
             put_varint32(&mut dst, FILE_FIELD_END);
         }
+        if let Some(n) = self.min_log_number_to_keep {
+            put_varint32(&mut dst, TAG_MIN_LOG_NUMBER_TO_KEEP);
+            put_varint64(&mut dst, n);
+        }
         dst
+    }
+
+    /// Why the column family fields cannot be right, if they cannot: the
+    /// default family (0) is never created or dropped, a family is not
+    /// created and dropped by one edit, and a created family's name is
+    /// neither empty nor "default".
+    fn check_column_family(&self) -> std::result::Result<(), String> {
+        let id = self.column_family;
+        if id == 0 && (self.column_family_add.is_some() || self.column_family_drop) {
+            return Err("the default column family (id 0) is never created or dropped".into());
+        }
+        if self.column_family_add.is_some() && self.column_family_drop {
+            return Err(format!("column family {id} is both created and dropped"));
+        }
+        if let Some(name) = &self.column_family_add {
+            if name.is_empty() || name == DEFAULT_COLUMN_FAMILY_NAME {
+                return Err(format!("column family {id} cannot be named {name:?}"));
+            }
+        }
+        Ok(())
     }
 
     /// Parses and validates a record.
@@ -249,6 +357,7 @@ impl VersionEdit {
     pub fn decode(src: &[u8]) -> Result<VersionEdit> {
         let mut d = Decoder::new(src);
         let mut edit = VersionEdit::default();
+        let mut column_family = None;
         while !d.is_empty() {
             let at = d.position();
             let tag = need(d.varint32(), at, "field tag")?;
@@ -282,6 +391,40 @@ impl VersionEdit {
                     let meta = decode_new_file(&mut d, at)?;
                     edit.new_files.push((level, meta));
                 }
+                TAG_MIN_LOG_NUMBER_TO_KEEP => {
+                    let v = need(d.varint64(), at, "min_log_number_to_keep")?;
+                    set_once(
+                        &mut edit.min_log_number_to_keep,
+                        v,
+                        at,
+                        "min_log_number_to_keep",
+                    )?;
+                }
+                TAG_COLUMN_FAMILY => {
+                    let id = need(d.varint32(), at, "column family id")?;
+                    set_once(&mut column_family, id, at, "column family")?;
+                }
+                TAG_COLUMN_FAMILY_ADD => {
+                    let name = need(read_len_prefixed(&mut d), at, "column family name")?;
+                    let name = std::str::from_utf8(name)
+                        .map_err(|_| corrupt(at, "column family name is not UTF-8"))?;
+                    set_once(
+                        &mut edit.column_family_add,
+                        name.to_owned(),
+                        at,
+                        "column family add",
+                    )?;
+                }
+                TAG_COLUMN_FAMILY_DROP => {
+                    if edit.column_family_drop {
+                        return Err(corrupt(at, "column family drop appears twice"));
+                    }
+                    edit.column_family_drop = true;
+                }
+                TAG_MAX_COLUMN_FAMILY => {
+                    let v = need(d.varint32(), at, "max column family")?;
+                    set_once(&mut edit.max_column_family, v, at, "max column family")?;
+                }
                 t if t & TAG_IGNORABLE != 0 => {
                     need(read_len_prefixed(&mut d), at, "ignorable field payload")?;
                 }
@@ -295,6 +438,9 @@ impl VersionEdit {
                 }
             }
         }
+        edit.column_family = column_family.unwrap_or(0);
+        edit.check_column_family()
+            .map_err(|r| corrupt(src.len(), r))?;
         Ok(edit)
     }
 }
@@ -418,6 +564,21 @@ impl fmt::Display for VersionEdit {
                 display_internal_key(&m.largest),
             ));
         }
+        if let Some(n) = self.min_log_number_to_keep {
+            lines.push(format!("min_log_number_to_keep: {n}"));
+        }
+        if self.column_family != 0 {
+            lines.push(format!("column_family: {}", self.column_family));
+        }
+        if let Some(name) = &self.column_family_add {
+            lines.push(format!("add column family {name:?}"));
+        }
+        if self.column_family_drop {
+            lines.push("drop column family".to_owned());
+        }
+        if let Some(max) = self.max_column_family {
+            lines.push(format!("max_column_family: {max}"));
+        }
         if lines.is_empty() {
             return f.write_str("(empty edit)");
         }
@@ -463,322 +624,5 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::key::internal_key;
-    use proptest::prelude::*;
-
-    fn meta(number: u64, small: (&[u8], u64), large: (&[u8], u64)) -> FileMetaData {
-        FileMetaData {
-            number,
-            file_size: 4096,
-            smallest: internal_key(small.0, small.1, ValueType::Put),
-            largest: internal_key(large.0, large.1, ValueType::Put),
-            smallest_seqno: 1,
-            largest_seqno: 500,
-        }
-    }
-
-    fn sample() -> VersionEdit {
-        let mut e = VersionEdit::new();
-        e.set_comparator_name(BYTEWISE_COMPARATOR_NAME)
-            .set_log_number(12)
-            .set_next_file_number(15)
-            .set_last_sequence(1000)
-            .delete_file(1, 7)
-            .add_file(0, meta(13, (b"a", 500), (b"z", 1)));
-        e
-    }
-
-    fn assert_corrupt(bytes: &[u8], reason_part: &str) {
-        match VersionEdit::decode(bytes) {
-            Err(Error::Corruption { reason, .. }) => {
-                assert!(
-                    reason.contains(reason_part),
-                    "{reason:?} lacks {reason_part:?}"
-                )
-            }
-            other => panic!("{bytes:?} gave {other:?}"),
-        }
-    }
-
-    /// Encodes `edit` then `extra` raw bytes.
-    fn with_extra(edit: &VersionEdit, extra: &[u8]) -> Vec<u8> {
-        let mut bytes = edit.encode();
-        bytes.extend_from_slice(extra);
-        bytes
-    }
-
-    #[test]
-    fn golden_bytes() {
-        #[rustfmt::skip]
-        let expected: &[u8] = &[
-            1, 15, b's', b't', b'r', b'a', b't', b'a', b'.',        // comparator
-                b'b', b'y', b't', b'e', b'w', b'i', b's', b'e',
-            2, 12,                                                  // log_number 12
-            3, 15,                                                  // next_file_number 15
-            4, 0xe8, 0x07,                                          // last_sequence 1000
-            6, 1, 7,                                                // delete L1 #7
-            7, 0, 13, 0x80, 0x20,                                   // add L0 #13 size 4096
-            9, b'a', 0x01, 0xf4, 0x01, 0, 0, 0, 0, 0,               // smallest 'a'@500 put
-            9, b'z', 0x01, 0x01, 0, 0, 0, 0, 0, 0,                  // largest 'z'@1 put
-            1, 0xf4, 0x03,                                          // seqnos 1, 500
-            0,                                                      // end of per-file fields
-        ];
-        assert_eq!(sample().encode(), expected);
-        assert_eq!(VersionEdit::decode(expected).unwrap(), sample());
-        assert_eq!(VersionEdit::decode(&[]).unwrap(), VersionEdit::new());
-    }
-
-    #[test]
-    fn display_is_one_line_per_field() {
-        let mut e = sample();
-        let mut odd = meta(14, (b"\x00\xff", 3), (b"it's", 2));
-        odd.largest = internal_key(b"it's", 2, ValueType::Delete);
-        e.add_file(6, odd);
-        assert_eq!(
-            e.to_string(),
-            "comparator: strata.bytewise\n\
-             log_number: 12\n\
-             next_file_number: 15\n\
-             last_sequence: 1000\n\
-             delete file L1 #7\n\
-             add file L0 #13 size=4096 seq=[1,500] keys=['a'@500 .. 'z'@1]\n\
-             add file L6 #14 size=4096 seq=[1,500] keys=[0x00ff@3 .. 0x69742773@2:del]"
-        );
-        assert_eq!(VersionEdit::new().to_string(), "(empty edit)");
-        assert_eq!(display_internal_key(b"abc"), "0x616263(bad)");
-        let mut weird = internal_key(b"k", 9, ValueType::Put);
-        weird[1] = 7;
-        assert_eq!(display_internal_key(&weird), "'k'@9:type=7");
-    }
-
-    /// A cut inside a field is Corruption; a cut at a field boundary is the edit
-    /// made of the fields before it (re-encoding gives back exactly the prefix).
-    #[test]
-    fn truncation_is_corruption_or_a_field_prefix() {
-        let bytes = sample().encode();
-        let mut valid_prefixes = 0;
-        for n in 0..bytes.len() {
-            match VersionEdit::decode(&bytes[..n]) {
-                Ok(e) => {
-                    assert_eq!(e.encode(), &bytes[..n], "cut at {n}");
-                    valid_prefixes += 1;
-                }
-                Err(e) => assert!(e.is_corruption(), "cut at {n}: {e}"),
-            }
-        }
-        // Empty, then after each of the five fields before the last.
-        assert_eq!(valid_prefixes, 6);
-    }
-
-    #[test]
-    fn ignorable_tags_are_skipped() {
-        let e = sample();
-        // Tag 0x2001 (varint 0x81 0x40), 3-byte payload; then an empty one.
-        let bytes = with_extra(&e, &[0x81, 0x40, 3, 9, 9, 9, 0x80, 0x40, 0]);
-        assert_eq!(VersionEdit::decode(&bytes).unwrap(), e);
-        // An ignorable field in the middle of the record is skipped too.
-        let mut middle = vec![0x81, 0x40, 1, 0xff];
-        middle.extend_from_slice(&e.encode());
-        assert_eq!(VersionEdit::decode(&middle).unwrap(), e);
-        // Its length must still fit the record.
-        assert_corrupt(
-            &with_extra(&e, &[0x81, 0x40, 5, 1]),
-            "ignorable field payload",
-        );
-    }
-
-    #[test]
-    fn unknown_tags_are_corruption() {
-        for tag in [0u32, 5, 8, 100, 200, 400, 0x1fff] {
-            let mut extra = Vec::new();
-            put_varint32(&mut extra, tag);
-            extra.push(0);
-            assert_corrupt(
-                &with_extra(&sample(), &extra),
-                &format!("unknown tag {tag}"),
-            );
-        }
-    }
-
-    /// Builds a `new_file` payload for file #13 whose per-file fields are `fields`
-    /// (raw bytes, then the end marker).
-    fn new_file_with_fields(fields: &[u8]) -> Vec<u8> {
-        let mut e = VersionEdit::new();
-        e.add_file(2, meta(13, (b"a", 5), (b"b", 5)));
-        let mut bytes = e.encode();
-        bytes.pop(); // the end marker
-        bytes.extend_from_slice(fields);
-        bytes.push(0);
-        bytes
-    }
-
-    #[test]
-    fn per_file_fields() {
-        let plain = {
-            let mut e = VersionEdit::new();
-            e.add_file(2, meta(13, (b"a", 5), (b"b", 5)));
-            e
-        };
-        // Ignorable ids (bit 0x40) are skipped.
-        let bytes = new_file_with_fields(&[0x41, 2, 7, 7, 0x7f, 0]);
-        assert_eq!(VersionEdit::decode(&bytes).unwrap(), plain);
-        // Others must be understood.
-        assert_corrupt(
-            &new_file_with_fields(&[0x01, 1, 7]),
-            "unknown per-file field 1",
-        );
-        // A payload longer than the record.
-        assert_corrupt(
-            &new_file_with_fields(&[0x41, 9, 7]),
-            "per-file field payload",
-        );
-        // A missing end marker.
-        let mut no_end = plain.encode();
-        no_end.pop();
-        assert_corrupt(&no_end, "per-file field id");
-    }
-
-    #[test]
-    fn validation_failures_are_corruption_and_invalid_argument() {
-        let bad = |change: fn(&mut FileMetaData)| {
-            let mut m = meta(9, (b"a", 5), (b"b", 5));
-            change(&mut m);
-            let mut e = VersionEdit::new();
-            e.add_file(0, m);
-            e
-        };
-        let mut cases = vec![
-            (bad(|m| m.smallest = b"short".to_vec()), "at least 8 bytes"),
-            (bad(|m| m.largest = Vec::new()), "at least 8 bytes"),
-            (
-                bad(|m| std::mem::swap(&mut m.smallest, &mut m.largest)),
-                "sorts after",
-            ),
-            // Same user key: newer sorts first, so @3 .. @9 is out of order.
-            (bad(|m| *m = meta(9, (b"k", 3), (b"k", 9))), "sorts after"),
-            (bad(|m| m.smallest_seqno = 501), "smallest_seqno"),
-            (
-                bad(|m| m.largest_seqno = MAX_SEQUENCE_NUMBER + 1),
-                "exceeds",
-            ),
-        ];
-        let mut level = VersionEdit::new();
-        level.add_file(MAX_LEVELS, meta(9, (b"a", 5), (b"b", 5)));
-        cases.push((level, "level 64"));
-        let mut deleted = VersionEdit::new();
-        deleted.delete_file(MAX_LEVELS, 3);
-        cases.push((deleted, "level 64"));
-        let mut seq = VersionEdit::new();
-        seq.set_last_sequence(MAX_SEQUENCE_NUMBER + 1);
-        cases.push((seq, "last_sequence"));
-
-        for (edit, why) in cases {
-            assert_corrupt(&edit.encode(), why);
-            let err = edit.validate().unwrap_err();
-            let field = match err {
-                Error::InvalidArgument { field, .. } => field,
-                other => panic!("{other}"),
-            };
-            assert_eq!(field, "version_edit");
-        }
-        let mut ok = VersionEdit::new();
-        ok.add_file(MAX_LEVELS - 1, meta(9, (b"k", 9), (b"k", 3)));
-        ok.validate().unwrap();
-        assert_eq!(VersionEdit::decode(&ok.encode()).unwrap(), ok);
-    }
-
-    #[test]
-    fn malformed_fields_are_corruption() {
-        assert_corrupt(&[2, 0x80], "log_number");
-        assert_corrupt(&[1, 2, 0xff, 0xfe], "not UTF-8");
-        assert_corrupt(&[1, 5, b'a'], "comparator name");
-        assert_corrupt(&[0x80], "field tag");
-        // A tag that does not fit in 32 bits.
-        assert_corrupt(&[0xff, 0xff, 0xff, 0xff, 0x7f], "field tag");
-        assert_corrupt(&[2, 1, 3, 4, 2, 2], "log_number appears twice");
-        assert_corrupt(&[1, 0, 1, 0], "comparator appears twice");
-        assert_corrupt(&[6, 0x80, 0x80, 0x80, 0x80, 0x10, 1], "level");
-        // A key length far beyond the record is refused without allocating it.
-        assert_corrupt(&[7, 0, 1, 1, 0xff, 0xff, 0xff, 0xff, 0x0f], "smallest key");
-    }
-
-    fn ikey() -> impl Strategy<Value = Vec<u8>> {
-        (
-            proptest::collection::vec(any::<u8>(), 0..10),
-            0..=MAX_SEQUENCE_NUMBER,
-            prop_oneof![Just(ValueType::Put), Just(ValueType::Delete)],
-        )
-            .prop_map(|(user, seq, t)| internal_key(&user, seq, t))
-    }
-
-    prop_compose! {
-        fn file_meta()(number in any::<u64>(), file_size in any::<u64>(), a in ikey(), b in ikey(),
-                       s1 in 0..=MAX_SEQUENCE_NUMBER, s2 in 0..=MAX_SEQUENCE_NUMBER) -> FileMetaData {
-            let (smallest, largest) = match compare_internal(&a, &b) {
-                Ordering::Greater => (b, a),
-                _ => (a, b),
-            };
-            FileMetaData {
-                number, file_size, smallest, largest,
-                smallest_seqno: s1.min(s2), largest_seqno: s1.max(s2),
-            }
-        }
-    }
-
-    prop_compose! {
-        fn edit()(comparator in proptest::option::of(".{0,20}"),
-                  log_number in proptest::option::of(any::<u64>()),
-                  next_file_number in proptest::option::of(any::<u64>()),
-                  last_sequence in proptest::option::of(0..=MAX_SEQUENCE_NUMBER),
-                  deleted_files in proptest::collection::vec((0..MAX_LEVELS, any::<u64>()), 0..5),
-                  new_files in proptest::collection::vec((0..MAX_LEVELS, file_meta()), 0..5))
-                  -> VersionEdit {
-            VersionEdit { comparator, log_number, next_file_number, last_sequence, deleted_files, new_files }
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn round_trip(e in edit()) {
-            e.validate().unwrap();
-            let bytes = e.encode();
-            let decoded = VersionEdit::decode(&bytes).unwrap();
-            prop_assert_eq!(&decoded, &e);
-            prop_assert_eq!(decoded.encode(), bytes);
-        }
-
-        #[test]
-        fn truncation_never_panics(e in edit(), cut in any::<prop::sample::Index>()) {
-            let bytes = e.encode();
-            let n = cut.index(bytes.len() + 1);
-            match VersionEdit::decode(&bytes[..n]) {
-                Ok(d) => prop_assert_eq!(d.encode(), &bytes[..n]),
-                Err(err) => prop_assert!(err.is_corruption()),
-            }
-        }
-
-        #[test]
-        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..96)) {
-            match VersionEdit::decode(&bytes) {
-                Ok(e) => { let _ = e.to_string(); }
-                Err(err) => prop_assert!(err.is_corruption()),
-            }
-        }
-
-        /// Mutating one byte of a valid edit reaches the field decoders more often
-        /// than random bytes do.
-        #[test]
-        fn mutated_edits_never_panic(e in edit(), at in any::<prop::sample::Index>(), byte in any::<u8>()) {
-            let mut bytes = e.encode();
-            if !bytes.is_empty() {
-                let i = at.index(bytes.len());
-                bytes[i] = byte;
-            }
-            if let Err(err) = VersionEdit::decode(&bytes) {
-                prop_assert!(err.is_corruption());
-            }
-        }
-    }
-}
+#[path = "edit_tests.rs"]
+mod tests;

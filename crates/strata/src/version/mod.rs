@@ -10,7 +10,9 @@ pub mod super_version;
 #[allow(clippy::module_inception)]
 pub mod version;
 
-pub use edit::{FileMetaData, VersionEdit, BYTEWISE_COMPARATOR_NAME, MAX_LEVELS};
+pub use edit::{
+    FileMetaData, VersionEdit, BYTEWISE_COMPARATOR_NAME, DEFAULT_COLUMN_FAMILY_NAME, MAX_LEVELS,
+};
 pub use set::VersionSet;
 pub use super_version::SuperVersion;
 pub use version::{Version, NUM_LEVELS};

@@ -1,13 +1,13 @@
-//! The version set: the current version plus the counters that must survive a
-//! crash (next file number, last sequence, log number), kept durable in the
-//! MANIFEST.
+//! The version set: the current version of every column family plus the
+//! counters that must survive a crash (next file number, last sequence, each
+//! family's log number), kept durable in the MANIFEST.
 //!
 //! Protocol: an edit is appended to the MANIFEST and synced *before* the version
 //! it produces is installed, so anything that acts on the new version (deleting a
 //! WAL, deleting a table) happens only after the change is durable. Every open
 //! writes a fresh MANIFEST holding the whole state and switches CURRENT to it.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
@@ -16,38 +16,71 @@ use crate::error::{Error, Result};
 use crate::filename::{current_file_name, manifest_file_name, read_current_file, set_current_file};
 use crate::fs::{Fs, ReadFileOptions};
 use crate::key::SequenceNumber;
-use crate::version::edit::{VersionEdit, BYTEWISE_COMPARATOR_NAME};
+use crate::version::edit::{
+    FileMetaData, VersionEdit, BYTEWISE_COMPARATOR_NAME, DEFAULT_COLUMN_FAMILY_NAME,
+};
 use crate::version::version::{InvalidEdit, Version};
 use crate::wal::{LogReader, LogWriter};
 
-/// The live version and the durable counters.
+/// One column family's live version and the WAL from which it needs replay.
+#[derive(Debug)]
+struct Family {
+    name: String,
+    current: Arc<Version>,
+    /// WALs numbered below this hold nothing of this family's that is not in
+    /// one of its tables.
+    log_number: u64,
+}
+
+/// What one edit does to the families.
+#[derive(Debug)]
+enum FamilyChange {
+    Create(Family),
+    Drop,
+    Update(Version),
+}
+
+/// The live version of every column family, and the durable counters.
 #[derive(Debug)]
 pub struct VersionSet {
     dir: PathBuf,
     fs: Arc<dyn Fs>,
-    current: Arc<Version>,
+    /// The live families by id; the default family (0) is always here.
+    families: BTreeMap<u32, Family>,
     /// Every version installed so far that may still be in use (by a super
-    /// version, an iterator or a running job): their files must stay on disk.
+    /// version, an iterator or a running job), dropped families' last ones
+    /// among them: their files must stay on disk.
     older: Vec<Weak<Version>>,
     next_file_number: u64,
     last_sequence: SequenceNumber,
-    /// WALs numbered below this hold nothing that is not in a table.
-    log_number: u64,
+    /// The largest family id ever handed out: ids are never reused, so a
+    /// dropped family's WAL records can never be taken for a new one's.
+    max_column_family: u32,
+    /// WALs below this hold nothing any family needs (see
+    /// [`VersionEdit::min_log_number_to_keep`]).
+    min_log_number_to_keep: u64,
     manifest: Option<LogWriter>,
     manifest_number: u64,
 }
 
 impl VersionSet {
-    /// The state of a database that has no MANIFEST yet.
+    /// The state of a database that has no MANIFEST yet: the default family,
+    /// empty.
     pub fn new_empty(fs: Arc<dyn Fs>, dir: &Path) -> VersionSet {
+        let default = Family {
+            name: DEFAULT_COLUMN_FAMILY_NAME.to_owned(),
+            current: Arc::new(Version::default()),
+            log_number: 0,
+        };
         VersionSet {
             dir: dir.to_path_buf(),
             fs,
-            current: Arc::new(Version::default()),
+            families: BTreeMap::from([(0, default)]),
             older: Vec::new(),
             next_file_number: 1,
             last_sequence: 0,
-            log_number: 0,
+            max_column_family: 0,
+            min_log_number_to_keep: 0,
             manifest: None,
             manifest_number: 0,
         }
@@ -86,11 +119,8 @@ impl VersionSet {
                     ));
                 }
             }
-            let version = set
-                .current
-                .apply(&edit)
+            set.apply_edit(&edit)
                 .map_err(|e| Error::corruption(&path, offset, e.0))?;
-            set.current = Arc::new(version);
             if let Some(n) = edit.next_file_number {
                 set.next_file_number = n;
                 saw_next_file = true;
@@ -99,10 +129,7 @@ impl VersionSet {
                 set.last_sequence = s;
                 saw_last_seq = true;
             }
-            if let Some(l) = edit.log_number {
-                set.log_number = l;
-                saw_log = true;
-            }
+            saw_log |= edit.log_number.is_some() && edit.column_family == 0;
         }
         if !(saw_next_file && saw_last_seq && saw_log) {
             return Err(Error::corruption(
@@ -113,16 +140,103 @@ impl VersionSet {
         }
         set.manifest_number = manifest_number;
         set.mark_file_number_used(manifest_number);
-        let highest_table = set.current.all_files().map(|(_, f)| f.number).max();
+        let highest_table = set.all_live_files().map(|f| f.number).max();
         if let Some(n) = highest_table {
             set.mark_file_number_used(n);
         }
         Ok(set)
     }
 
-    /// The live version.
-    pub fn current(&self) -> &Arc<Version> {
-        &self.current
+    /// Applies `edit` to the family it names, creating or dropping the family
+    /// when it says so. Changes nothing on error.
+    fn apply_edit(&mut self, edit: &VersionEdit) -> std::result::Result<(), InvalidEdit> {
+        let change = self.prepare(edit)?;
+        self.install(edit, change);
+        Ok(())
+    }
+
+    /// What `edit` does to the families, checked but not yet installed.
+    fn prepare(&self, edit: &VersionEdit) -> std::result::Result<FamilyChange, InvalidEdit> {
+        let id = edit.column_family;
+        if let Some(name) = &edit.column_family_add {
+            if self.families.contains_key(&id) {
+                return Err(InvalidEdit(format!("column family {id} is created twice")));
+            }
+            if self.family_id(name).is_some() {
+                return Err(InvalidEdit(format!(
+                    "column family {id} is named {name:?}, which a live family already is"
+                )));
+            }
+            return Ok(FamilyChange::Create(Family {
+                name: name.clone(),
+                current: Arc::new(Version::default().apply(edit)?),
+                log_number: edit.log_number.unwrap_or(0),
+            }));
+        }
+        let family = self.families.get(&id).ok_or_else(|| {
+            InvalidEdit(format!(
+                "the edit names column family {id}, which does not exist"
+            ))
+        })?;
+        if edit.column_family_drop {
+            return Ok(FamilyChange::Drop);
+        }
+        Ok(FamilyChange::Update(family.current.apply(edit)?))
+    }
+
+    /// Installs a change [`prepare`](Self::prepare) made of `edit`.
+    fn install(&mut self, edit: &VersionEdit, change: FamilyChange) {
+        let id = edit.column_family;
+        if let Some(max) = edit.max_column_family {
+            self.max_column_family = self.max_column_family.max(max);
+        }
+        if let Some(keep) = edit.min_log_number_to_keep {
+            self.min_log_number_to_keep = self.min_log_number_to_keep.max(keep);
+        }
+        self.older.retain(|v| v.strong_count() > 0);
+        match change {
+            FamilyChange::Create(family) => {
+                self.max_column_family = self.max_column_family.max(id);
+                self.families.insert(id, family);
+            }
+            FamilyChange::Drop => {
+                if let Some(dropped) = self.families.remove(&id) {
+                    self.older.push(Arc::downgrade(&dropped.current));
+                }
+            }
+            FamilyChange::Update(version) => {
+                if let Some(family) = self.families.get_mut(&id) {
+                    if let Some(l) = edit.log_number {
+                        family.log_number = l;
+                    }
+                    let old = std::mem::replace(&mut family.current, Arc::new(version));
+                    self.older.push(Arc::downgrade(&old));
+                }
+            }
+        }
+    }
+
+    /// The live version of family `id` (an empty version for an id that is
+    /// not live: callers hold ids of live families, under the DB mutex).
+    pub fn current(&self, id: u32) -> Arc<Version> {
+        self.families
+            .get(&id)
+            .map_or_else(|| Arc::new(Version::default()), |f| f.current.clone())
+    }
+
+    /// The live families as `(id, name)`, by id (the default family first).
+    pub fn families(&self) -> impl Iterator<Item = (u32, &str)> {
+        self.families.iter().map(|(id, f)| (*id, f.name.as_str()))
+    }
+
+    /// The id of the live family named `name`.
+    pub fn family_id(&self, name: &str) -> Option<u32> {
+        self.families().find(|(_, n)| *n == name).map(|(id, _)| id)
+    }
+
+    /// The id a new family gets (one past the largest ever handed out).
+    pub fn next_column_family_id(&self) -> u32 {
+        self.max_column_family.saturating_add(1)
     }
 
     /// Hands out a new file number (never reused).
@@ -152,9 +266,28 @@ impl VersionSet {
         self.last_sequence = self.last_sequence.max(seq);
     }
 
-    /// WALs numbered below this are obsolete.
-    pub fn log_number(&self) -> u64 {
-        self.log_number
+    /// WALs numbered below this hold nothing of family `id` that is not in
+    /// its tables (0 for an id that is not live): where its replay starts.
+    pub fn log_number(&self, id: u32) -> u64 {
+        self.families
+            .get(&id)
+            .map_or(0, |f| f.log_number)
+            .max(self.min_log_number_to_keep)
+    }
+
+    /// WALs numbered below this hold nothing of any family that is not in a
+    /// table: the oldest WAL recovery may need, and the one it must find.
+    pub fn min_log_number(&self) -> u64 {
+        self.families
+            .keys()
+            .map(|&id| self.log_number(id))
+            .min()
+            .unwrap_or(self.min_log_number_to_keep)
+    }
+
+    /// The oldest WAL any family may need, as last made durable.
+    pub fn min_log_number_to_keep(&self) -> u64 {
+        self.min_log_number_to_keep
     }
 
     /// Number of the MANIFEST in use.
@@ -162,29 +295,48 @@ impl VersionSet {
         self.manifest_number
     }
 
-    fn snapshot_edit(&self) -> VersionEdit {
-        let mut edit = VersionEdit::new();
-        edit.set_comparator_name(BYTEWISE_COMPARATOR_NAME)
-            .set_log_number(self.log_number)
-            .set_next_file_number(self.next_file_number)
-            .set_last_sequence(self.last_sequence);
-        for (level, f) in self.current.all_files() {
-            edit.add_file(level as u32, (**f).clone());
-        }
-        edit
+    /// The records that start a new MANIFEST: the default family's with the
+    /// DB-wide counters, then one per other family, created with its files.
+    fn snapshot_edits(&self) -> Vec<VersionEdit> {
+        self.families
+            .iter()
+            .map(|(&id, family)| {
+                let mut edit = VersionEdit::new();
+                if id == 0 {
+                    edit.set_comparator_name(BYTEWISE_COMPARATOR_NAME)
+                        .set_next_file_number(self.next_file_number)
+                        .set_last_sequence(self.last_sequence)
+                        .set_max_column_family(self.max_column_family)
+                        .set_min_log_number_to_keep(self.min_log_number_to_keep);
+                } else {
+                    edit.add_column_family(id, family.name.clone());
+                }
+                edit.set_log_number(family.log_number);
+                for (level, f) in family.current.all_files() {
+                    edit.add_file(level as u32, (**f).clone());
+                }
+                edit
+            })
+            .collect()
     }
 
-    /// Writes a new MANIFEST holding the whole state (with `log_number` if
-    /// given), syncs it, and switches CURRENT to it. Returns the number of the
-    /// MANIFEST it replaces (0 if none), which the caller may delete.
+    /// Writes a new MANIFEST holding the whole state (with every family's log
+    /// number raised to `log_number` if given: the caller has flushed every
+    /// memtable), syncs it, and switches CURRENT to it. Returns the number of
+    /// the MANIFEST it replaces (0 if none), which the caller may delete.
     pub fn write_new_manifest(&mut self, log_number: Option<u64>) -> Result<u64> {
         let number = self.new_file_number();
         if let Some(l) = log_number {
-            self.log_number = l;
+            for family in self.families.values_mut() {
+                family.log_number = family.log_number.max(l);
+            }
+            self.min_log_number_to_keep = self.min_log_number_to_keep.max(l);
         }
         let path = manifest_file_name(&self.dir, number);
         let mut writer = LogWriter::new(self.fs.create(&path)?);
-        writer.add_record(&self.snapshot_edit().encode())?;
+        for edit in self.snapshot_edits() {
+            writer.add_record(&edit.encode())?;
+        }
         writer.sync()?;
         crash_point!("manifest.new.written");
         set_current_file(&*self.fs, &self.dir, number)?;
@@ -196,9 +348,7 @@ impl VersionSet {
     /// Installs the version `edit` produces without writing the MANIFEST: for
     /// recovery, which then writes a whole new MANIFEST holding the result.
     pub fn apply_unlogged(&mut self, edit: &VersionEdit) -> Result<()> {
-        let version = self.current.apply(edit).map_err(|e| self.invalid_edit(e))?;
-        self.install(version);
-        Ok(())
+        self.apply_edit(edit).map_err(|e| self.invalid_edit(e))
     }
 
     /// An edit the engine made does not apply: a bug, reported against the
@@ -213,17 +363,24 @@ impl VersionSet {
         )
     }
 
-    fn install(&mut self, version: Version) {
-        let old = std::mem::replace(&mut self.current, Arc::new(version));
-        self.older.retain(|v| v.strong_count() > 0);
-        self.older.push(Arc::downgrade(&old));
+    /// Every file of every live family's current version.
+    fn all_live_files(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
+        self.families
+            .values()
+            .flat_map(|f| f.current.all_files().map(|(_, file)| file))
     }
 
-    /// Numbers of the table files some live version refers to: the current one
-    /// and every older one still held somewhere.
+    /// Number of table files the live families' current versions hold.
+    pub fn num_live_files(&self) -> usize {
+        self.all_live_files().count()
+    }
+
+    /// Numbers of the table files some live version refers to: the current
+    /// ones and every older one still held somewhere (a dropped family's too,
+    /// while a reader holds it).
     pub fn live_table_numbers(&mut self) -> HashSet<u64> {
         self.older.retain(|v| v.strong_count() > 0);
-        let mut live: HashSet<u64> = self.current.all_files().map(|(_, f)| f.number).collect();
+        let mut live: HashSet<u64> = self.all_live_files().map(|f| f.number).collect();
         for version in self.older.iter().filter_map(Weak::upgrade) {
             live.extend(version.all_files().map(|(_, f)| f.number));
         }
@@ -231,13 +388,20 @@ impl VersionSet {
     }
 
     /// Appends `edit` (completed with the current counters) to the MANIFEST,
-    /// syncs it, and only then installs the resulting version. On error nothing
-    /// is installed and the MANIFEST must not be written again: the caller stops
-    /// the database, since the file's state on disk is unknown.
+    /// syncs it, and only then installs the resulting version (or creates or
+    /// drops the family it names). On error nothing is installed and the
+    /// MANIFEST must not be written again: the caller stops the database,
+    /// since the file's state on disk is unknown.
     pub fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
         edit.set_next_file_number(self.next_file_number)
             .set_last_sequence(self.last_sequence);
-        let version = self.current.apply(edit).map_err(|e| self.invalid_edit(e))?;
+        if edit.column_family_add.is_some() {
+            edit.set_max_column_family(self.max_column_family.max(edit.column_family));
+        }
+        edit.validate()?;
+        // The change is computed before the write, so a bug never reaches
+        // the MANIFEST, and installed only after the sync.
+        let change = self.prepare(edit).map_err(|e| self.invalid_edit(e))?;
         let writer = self.manifest.as_mut().ok_or_else(|| {
             Error::invalid_argument("manifest", "no MANIFEST is open for writing")
         })?;
@@ -251,10 +415,7 @@ impl VersionSet {
             return Err(e);
         }
         crash_point!("manifest.append.synced");
-        if let Some(l) = edit.log_number {
-            self.log_number = l;
-        }
-        self.install(version);
+        self.install(edit, change);
         Ok(())
     }
 }
@@ -264,7 +425,6 @@ mod tests {
     use super::*;
     use crate::fs::SimFs;
     use crate::key::{internal_key, ValueType};
-    use crate::version::edit::FileMetaData;
 
     fn meta(number: u64, key: &[u8], seq: u64) -> FileMetaData {
         FileMetaData {
@@ -291,9 +451,9 @@ mod tests {
         set.log_and_apply(&mut edit).unwrap();
 
         let again = VersionSet::recover(Arc::new(fs.clone()), dir).unwrap();
-        assert_eq!(again.current().num_files(0), 1);
+        assert_eq!(again.current(0).num_files(0), 1);
         assert_eq!(again.last_sequence(), 7);
-        assert_eq!(again.log_number(), 5);
+        assert_eq!(again.log_number(0), 5);
         assert!(again.next_file_number() > n);
 
         // A half-written final record is ignored.
@@ -304,7 +464,7 @@ mod tests {
         set.log_and_apply(&mut edit).unwrap();
         fs.set_len(&path, len + 5).unwrap();
         let torn = VersionSet::recover(Arc::new(fs.clone()), dir).unwrap();
-        assert_eq!(torn.current().num_files(0), 1);
+        assert_eq!(torn.current(0).num_files(0), 1);
     }
 
     #[test]
@@ -321,7 +481,7 @@ mod tests {
         let mut edit = VersionEdit::new();
         edit.add_file(0, meta(set.new_file_number(), b"k", 1));
         assert!(set.log_and_apply(&mut edit).is_err());
-        assert_eq!(set.current().num_files(0), 0);
+        assert_eq!(set.current(0).num_files(0), 0);
         // The MANIFEST is not written again after a failure.
         assert!(set.log_and_apply(&mut VersionEdit::new()).is_err());
     }

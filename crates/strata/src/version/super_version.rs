@@ -7,10 +7,11 @@
 use std::sync::Arc;
 
 use crate::memtable::MemTable;
+use crate::options::CfOptions;
 use crate::version::version::Version;
 
-/// The active memtable, the immutable ones waiting to be flushed (newest first),
-/// and the current version.
+/// One column family's active memtable, the immutable ones waiting to be
+/// flushed (newest first), its current version and its options.
 #[derive(Debug)]
 pub struct SuperVersion {
     /// Takes new writes.
@@ -19,4 +20,7 @@ pub struct SuperVersion {
     pub imm: Vec<Arc<MemTable>>,
     /// The live table files.
     pub version: Arc<Version>,
+    /// The family's options as of this super version (`set_options` publishes
+    /// a new one).
+    pub options: Arc<CfOptions>,
 }

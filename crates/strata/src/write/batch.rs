@@ -1,4 +1,5 @@
-//! [`WriteBatch`]: an atomic group of puts and deletes, kept as its encoded bytes.
+//! [`WriteBatch`]: an atomic group of puts and deletes, in one or several column
+//! families, kept as its encoded bytes.
 //!
 //! ```text
 //! write batch (RocksDB's layout)
@@ -8,12 +9,21 @@
 //!   bytes 0..8          bytes 8..12      `count` records, no padding, no trailer
 //!
 //! record
-//! +----------+-----------------------------+--------------------------------+
-//! | type: u8 | key: varint32 len | bytes   | value: varint32 len | bytes    |
-//! +----------+-----------------------------+--------------------------------+
-//!   1 = put     every record                 put only (absent for a delete)
-//!   0 = delete
+//! +----------+--------------------+-------------------------+--------------------------+
+//! | type: u8 | family: varint32   | key: varint32 len+bytes | value: varint32 len+bytes|
+//! +----------+--------------------+-------------------------+--------------------------+
+//!              types 4, 5 only      every record              types 1, 5 only
+//!
+//! type  record                          (RocksDB's codes)
+//!   0   delete in the default family    kTypeDeletion
+//!   1   put in the default family       kTypeValue
+//!   4   delete in family `family`       kTypeColumnFamilyDeletion
+//!   5   put in family `family`          kTypeColumnFamilyValue
 //! ```
+//!
+//! The default family (id 0) is always written with the short types 0 and 1,
+//! so a batch that names no other family has the layout batches had before
+//! column families existed.
 //!
 //! The batch is built directly in this form, so [`WriteBatch::data`] is what goes
 //! into a WAL record with no copy, and recovery parses the WAL record back with
@@ -28,6 +38,7 @@
 
 use std::fmt;
 
+use crate::cf::ColumnFamily;
 use crate::encoding::{put_fixed32, put_fixed64, put_varint32, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER};
@@ -44,9 +55,17 @@ pub const MAX_KEY_SIZE: usize = 8 << 20;
 /// Largest value a batch accepts: the largest length a varint32 prefix can carry.
 pub const MAX_VALUE_SIZE: usize = u32::MAX as usize;
 
+/// Record types of the batch encoding (RocksDB's codes).
+const RECORD_DELETE: u8 = 0;
+const RECORD_PUT: u8 = 1;
+const RECORD_CF_DELETE: u8 = 4;
+const RECORD_CF_PUT: u8 = 5;
+
 /// One decoded record of a batch, borrowing from the batch's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchEntry<'a> {
+    /// The column family's id (0: the default family).
+    pub cf: u32,
     /// Put or delete.
     pub value_type: ValueType,
     /// The user key.
@@ -68,6 +87,8 @@ pub struct WriteBatch {
     count: u32,
     /// Mirrors the header's sequence.
     sequence: SequenceNumber,
+    /// Some record names a family other than the default one.
+    names_families: bool,
 }
 
 impl WriteBatch {
@@ -77,35 +98,95 @@ impl WriteBatch {
             rep: Vec::with_capacity(HEADER_LEN),
             count: 0,
             sequence: 0,
+            names_families: false,
         };
         put_fixed64(&mut batch.rep, 0);
         put_fixed32(&mut batch.rep, 0);
         batch
     }
 
-    /// Adds `key = value`.
+    /// Adds `key = value` in the default family.
     ///
     /// Fails with `InvalidArgument` (field `"key"` or `"value"`) when the key is
     /// longer than [`MAX_KEY_SIZE`] or the value longer than [`MAX_VALUE_SIZE`],
     /// and with field `"batch"` when the batch already holds `u32::MAX` records.
-    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.add(0, ValueType::Put, key.as_ref(), value.as_ref())
+    }
+
+    /// Adds a deletion of `key` in the default family. Errors as for
+    /// [`WriteBatch::put`].
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.add(0, ValueType::Delete, key.as_ref(), &[])
+    }
+
+    /// Adds `key = value` in family `cf`. Errors as for [`WriteBatch::put`];
+    /// a family dropped before the batch is written fails the write.
+    pub fn put_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.add(cf.id(), ValueType::Put, key.as_ref(), value.as_ref())
+    }
+
+    /// Adds a deletion of `key` in family `cf`. Errors as for
+    /// [`WriteBatch::put_cf`].
+    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+        self.add(cf.id(), ValueType::Delete, key.as_ref(), &[])
+    }
+
+    /// Appends one record; the batch is unchanged on error.
+    fn add(&mut self, cf: u32, value_type: ValueType, key: &[u8], value: &[u8]) -> Result<()> {
         check_sizes(key.len(), value.len())?;
         let count = self.next_count()?;
-        self.rep.push(ValueType::Put as u8);
+        let code = match (value_type, cf) {
+            (ValueType::Put, 0) => RECORD_PUT,
+            (ValueType::Delete, 0) => RECORD_DELETE,
+            (ValueType::Put, _) => RECORD_CF_PUT,
+            (ValueType::Delete, _) => RECORD_CF_DELETE,
+            // No record type carries a range deletion yet.
+            (ValueType::RangeDeletion, _) => {
+                return Err(Error::invalid_argument(
+                    "value_type",
+                    "write batches do not carry range deletions",
+                ))
+            }
+        };
+        self.rep.push(code);
+        if cf != 0 {
+            put_varint32(&mut self.rep, cf);
+            self.names_families = true;
+        }
         put_len_and_bytes(&mut self.rep, key);
-        put_len_and_bytes(&mut self.rep, value);
+        if value_type == ValueType::Put {
+            put_len_and_bytes(&mut self.rep, value);
+        }
         self.set_count(count);
         Ok(())
     }
 
-    /// Adds a deletion of `key`. Errors as for [`WriteBatch::put`].
-    pub fn delete(&mut self, key: &[u8]) -> Result<()> {
-        check_sizes(key.len(), 0)?;
-        let count = self.next_count()?;
-        self.rep.push(ValueType::Delete as u8);
-        put_len_and_bytes(&mut self.rep, key);
-        self.set_count(count);
-        Ok(())
+    /// The ids of every family the batch writes to (the default one
+    /// included), without repeats, ascending.
+    pub(crate) fn families(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self.iter().filter_map(|e| e.ok()).map(|e| e.cf).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// The ids of the families the batch writes to, without repeats, when it
+    /// names any family but the default one (which always exists); empty
+    /// otherwise.
+    pub(crate) fn named_families(&self) -> Vec<u32> {
+        if !self.names_families {
+            return Vec::new();
+        }
+        let mut ids: Vec<u32> = self.iter().filter_map(|e| e.ok()).map(|e| e.cf).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     }
 
     /// Removes every record and resets the sequence to 0, keeping the allocation.
@@ -113,6 +194,7 @@ impl WriteBatch {
         self.rep.truncate(HEADER_LEN);
         self.sequence = 0;
         self.count = 0;
+        self.names_families = false;
         self.store_header();
     }
 
@@ -163,8 +245,9 @@ impl WriteBatch {
             )));
         };
         let mut records: u64 = 0;
+        let mut names_families = false;
         for entry in parse_records(&data) {
-            entry?;
+            names_families |= entry?.cf != 0;
             records += 1;
         }
         if records != u64::from(count) {
@@ -176,6 +259,7 @@ impl WriteBatch {
             rep: data,
             count,
             sequence,
+            names_families,
         })
     }
 
@@ -196,18 +280,24 @@ impl WriteBatch {
         })?;
         self.rep
             .extend_from_slice(other.rep.get(HEADER_LEN..).unwrap_or_default());
+        self.names_families |= other.names_families;
         self.set_count(count);
         Ok(())
     }
 
-    /// Adds every record to `mem`, record `i` with sequence number
-    /// `sequence() + i`.
+    /// Adds every record to the memtable of its family that `mem_for`
+    /// returns, record `i` with sequence number `sequence() + i`; records
+    /// for which it returns `Ok(None)` are skipped (recovery: a dropped
+    /// family, or one whose table already holds the record).
     ///
     /// Fails with `InvalidArgument` (field `"sequence"`) before adding anything if
     /// the last sequence number would exceed [`MAX_SEQUENCE_NUMBER`]. A memtable
-    /// error stops the insert part-way; the caller must then stop accepting
-    /// writes, as for any failed write.
-    pub fn insert_into(&self, mem: &MemTable) -> Result<()> {
+    /// error, or an error from `mem_for`, stops the insert part-way; the caller
+    /// must then stop accepting writes, as for any failed write.
+    pub(crate) fn insert_into<'m>(
+        &self,
+        mem_for: &dyn Fn(u32) -> Result<Option<&'m MemTable>>,
+    ) -> Result<()> {
         // Record i gets sequence + i, so the last one gets sequence + count - 1.
         let last = self
             .sequence
@@ -226,7 +316,9 @@ impl WriteBatch {
         // sequence number checked above.
         for (entry, seq) in self.iter().zip(self.sequence..) {
             let entry = entry?;
-            mem.add(seq, entry.value_type, entry.key, entry.value)?;
+            if let Some(mem) = mem_for(entry.cf)? {
+                mem.add(seq, entry.value_type, entry.key, entry.value)?;
+            }
         }
         Ok(())
     }
@@ -309,9 +401,26 @@ fn next_record<'a>(d: &mut Decoder<'a>) -> Result<BatchEntry<'a>> {
     let code = d
         .u8()
         .ok_or_else(|| batch_corruption(format!("missing record type at batch byte {start}")))?;
-    let value_type = ValueType::from_code(code).ok_or_else(|| {
-        batch_corruption(format!("unknown record type {code} at batch byte {start}"))
-    })?;
+    let (value_type, names_family) = match code {
+        RECORD_DELETE => (ValueType::Delete, false),
+        RECORD_PUT => (ValueType::Put, false),
+        RECORD_CF_DELETE => (ValueType::Delete, true),
+        RECORD_CF_PUT => (ValueType::Put, true),
+        _ => {
+            return Err(batch_corruption(format!(
+                "unknown record type {code} at batch byte {start}"
+            )))
+        }
+    };
+    let cf = if names_family {
+        d.varint32().ok_or_else(|| {
+            batch_corruption(format!(
+                "bad column family id in the record at batch byte {start}"
+            ))
+        })?
+    } else {
+        0
+    };
     let key = read_slice(d, "key", start)?;
     if key.len() > MAX_KEY_SIZE {
         return Err(batch_corruption(format!(
@@ -319,18 +428,14 @@ fn next_record<'a>(d: &mut Decoder<'a>) -> Result<BatchEntry<'a>> {
             key.len()
         )));
     }
-    let value = match value_type {
-        ValueType::Put => read_slice(d, "value", start)?,
-        ValueType::Delete => &[],
-        // Batches do not carry range deletions yet; until they do, the code is
-        // as unknown as it was before it named a type.
-        ValueType::RangeDeletion => {
-            return Err(batch_corruption(format!(
-                "unknown record type {code} at batch byte {start}"
-            )))
-        }
+    // The record codes above give only puts and deletes.
+    let value = if value_type == ValueType::Put {
+        read_slice(d, "value", start)?
+    } else {
+        &[]
     };
     Ok(BatchEntry {
+        cf,
         value_type,
         key,
         value,
@@ -383,316 +488,5 @@ fn batch_corruption(reason: String) -> Error {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::memtable::MemGet;
-    use bytes::Bytes;
-    use proptest::prelude::*;
-
-    /// One operation of a generated batch: `Some(value)` is a put, `None` a delete.
-    type Op = (Vec<u8>, Option<Vec<u8>>);
-
-    fn build(ops: &[Op]) -> WriteBatch {
-        let mut b = WriteBatch::new();
-        for (key, value) in ops {
-            match value {
-                Some(v) => b.put(key, v).unwrap(),
-                None => b.delete(key).unwrap(),
-            }
-        }
-        b
-    }
-
-    fn entries(b: &WriteBatch) -> Vec<Op> {
-        b.iter()
-            .map(|e| {
-                let e = e.unwrap();
-                let value = match e.value_type {
-                    ValueType::Put => Some(e.value.to_vec()),
-                    ValueType::Delete => {
-                        assert!(e.value.is_empty());
-                        None
-                    }
-                    ValueType::RangeDeletion => panic!("decoded a range deletion"),
-                };
-                (e.key.to_vec(), value)
-            })
-            .collect()
-    }
-
-    fn ops_strategy() -> impl Strategy<Value = Vec<Op>> {
-        let bytes = |max| proptest::collection::vec(any::<u8>(), 0..max);
-        proptest::collection::vec((bytes(12), proptest::option::of(bytes(200))), 0..20)
-    }
-
-    fn assert_corrupt(data: Vec<u8>) {
-        match WriteBatch::from_data(data.clone()) {
-            Err(e) => assert!(e.is_corruption(), "{data:?}: {e}"),
-            Ok(b) => panic!("{data:?} decoded as {b:?}"),
-        }
-    }
-
-    #[test]
-    fn golden_bytes() {
-        let mut b = WriteBatch::new();
-        b.put(b"k", b"v").unwrap();
-        b.delete(b"ab").unwrap();
-        b.put(b"", b"").unwrap();
-        b.set_sequence(0x0102);
-        #[rustfmt::skip]
-        let expected: &[u8] = &[
-            0x02, 0x01, 0, 0, 0, 0, 0, 0, // sequence 0x0102, fixed64 LE
-            3, 0, 0, 0,                   // count 3, fixed32 LE
-            1, 1, b'k', 1, b'v',          // put "k" = "v"
-            0, 2, b'a', b'b',             // delete "ab"
-            1, 0, 0,                      // put "" = ""
-        ];
-        assert_eq!(b.data(), expected);
-        assert_eq!(b.approximate_size(), expected.len());
-        assert_eq!(WriteBatch::from_data(expected.to_vec()).unwrap(), b);
-        assert_eq!(WriteBatch::new().data(), &[0u8; HEADER_LEN]);
-    }
-
-    #[test]
-    fn accessors_and_clear() {
-        let mut b = WriteBatch::default();
-        assert!(b.is_empty());
-        b.put(b"a", b"1").unwrap();
-        b.delete(b"b").unwrap();
-        b.set_sequence(77);
-        assert_eq!((b.count(), b.sequence(), b.is_empty()), (2, 77, false));
-        let decoded = WriteBatch::from_data(b.data().to_vec()).unwrap();
-        assert_eq!((decoded.count(), decoded.sequence()), (2, 77));
-        b.clear();
-        assert_eq!(b, WriteBatch::new());
-        assert_eq!(b.iter().count(), 0);
-    }
-
-    #[test]
-    fn oversized_key_is_rejected_and_batch_unchanged() {
-        let mut b = WriteBatch::new();
-        b.put(b"a", b"1").unwrap();
-        let before = b.clone();
-        let big = vec![0u8; MAX_KEY_SIZE + 1];
-        let err = b.put(&big, b"v").unwrap_err();
-        assert!(
-            matches!(err, Error::InvalidArgument { field: "key", .. }),
-            "{err}"
-        );
-        let err = b.delete(&big).unwrap_err();
-        assert!(
-            matches!(err, Error::InvalidArgument { field: "key", .. }),
-            "{err}"
-        );
-        assert_eq!(b, before);
-        // The largest allowed key is accepted and survives a round trip.
-        b.put(&big[..MAX_KEY_SIZE], b"").unwrap();
-        assert_eq!(WriteBatch::from_data(b.data().to_vec()).unwrap(), b);
-        // A value over the limit would need 4 GiB to build; the check itself is
-        // what put calls first.
-        let err = check_sizes(0, MAX_VALUE_SIZE + 1).unwrap_err();
-        assert!(
-            matches!(err, Error::InvalidArgument { field: "value", .. }),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn count_overflow_is_rejected() {
-        let mut b = WriteBatch::new();
-        b.count = u32::MAX;
-        let err = b.put(b"k", b"v").unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument { field: "batch", .. }));
-        let mut one = WriteBatch::new();
-        one.put(b"k", b"v").unwrap();
-        let err = b.append(&one).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument { field: "batch", .. }));
-        assert_eq!(b.data().len(), HEADER_LEN);
-    }
-
-    #[test]
-    fn short_header_and_count_mismatch_are_corruption() {
-        for n in 0..HEADER_LEN {
-            assert_corrupt(vec![0; n]);
-        }
-        let mut b = WriteBatch::new();
-        b.put(b"k", b"v").unwrap();
-        let mut more = b.data().to_vec();
-        more[8] = 2; // header claims 2 records, the batch holds 1
-        assert_corrupt(more);
-        let mut fewer = b.data().to_vec();
-        fewer[8] = 0;
-        assert_corrupt(fewer);
-        let mut bad_type = b.data().to_vec();
-        bad_type[HEADER_LEN] = 7;
-        assert_corrupt(bad_type);
-        // A length prefix that does not fit in 32 bits.
-        let mut wide = WriteBatch::new().data().to_vec();
-        wide[8] = 1;
-        wide.extend_from_slice(&[1, 0xff, 0xff, 0xff, 0xff, 0x7f]);
-        assert_corrupt(wide);
-    }
-
-    #[test]
-    fn oversized_key_in_data_is_corruption() {
-        let mut data = WriteBatch::new().data().to_vec();
-        data[8] = 1;
-        data.push(ValueType::Delete as u8);
-        put_varint32(&mut data, MAX_KEY_SIZE as u32 + 1);
-        data.resize(data.len() + MAX_KEY_SIZE + 1, b'x');
-        assert_corrupt(data);
-    }
-
-    #[test]
-    fn iter_reports_one_error_then_ends() {
-        let b = WriteBatch {
-            rep: vec![0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1, b'a', 9],
-            count: 2,
-            sequence: 0,
-        };
-        let results: Vec<_> = b.iter().collect();
-        assert_eq!(results.len(), 2);
-        assert!(results[0].is_ok());
-        assert!(results[1].as_ref().unwrap_err().is_corruption());
-    }
-
-    #[test]
-    fn every_truncation_is_corruption() {
-        let mut b = WriteBatch::new();
-        b.put(b"key", b"value").unwrap();
-        b.delete(b"gone").unwrap();
-        b.put(b"", b"").unwrap();
-        b.delete(b"").unwrap();
-        b.set_sequence(9);
-        let data = b.data();
-        for n in 0..data.len() {
-            assert_corrupt(data[..n].to_vec());
-        }
-    }
-
-    #[test]
-    fn append_concatenates_records() {
-        let mut a = build(&[(b"a".to_vec(), Some(b"1".to_vec()))]);
-        a.set_sequence(5);
-        let mut b = build(&[(b"b".to_vec(), None), (b"c".to_vec(), Some(b"3".to_vec()))]);
-        b.set_sequence(99);
-        a.append(&b).unwrap();
-        assert_eq!((a.count(), a.sequence()), (3, 5));
-        assert_eq!(
-            entries(&a),
-            vec![
-                (b"a".to_vec(), Some(b"1".to_vec())),
-                (b"b".to_vec(), None),
-                (b"c".to_vec(), Some(b"3".to_vec())),
-            ]
-        );
-        assert_eq!(WriteBatch::from_data(a.data().to_vec()).unwrap(), a);
-        a.append(&WriteBatch::new()).unwrap();
-        assert_eq!(a.count(), 3);
-    }
-
-    #[test]
-    fn insert_into_assigns_consecutive_sequence_numbers() {
-        let mut b = WriteBatch::new();
-        b.put(b"a", b"1").unwrap();
-        b.put(b"b", b"2").unwrap();
-        b.delete(b"a").unwrap();
-        b.put(b"c", b"").unwrap();
-        b.set_sequence(10);
-        let mem = MemTable::new(1 << 16);
-        b.insert_into(&mem).unwrap();
-        assert_eq!(mem.len(), 4);
-        let found = |v: &'static [u8]| MemGet::Found(Bytes::from_static(v));
-        assert_eq!(mem.get(b"a", 9), MemGet::NotFound);
-        assert_eq!(mem.get(b"a", 10), found(b"1"));
-        assert_eq!(mem.get(b"a", 11), found(b"1"));
-        assert_eq!(mem.get(b"a", 12), MemGet::Deleted);
-        assert_eq!(mem.get(b"b", 10), MemGet::NotFound);
-        assert_eq!(mem.get(b"b", 11), found(b"2"));
-        assert_eq!(mem.get(b"c", 12), MemGet::NotFound);
-        assert_eq!(mem.get(b"c", 13), found(b""));
-    }
-
-    #[test]
-    fn insert_into_rejects_sequence_overflow() {
-        let mut b = WriteBatch::new();
-        b.put(b"a", b"1").unwrap();
-        b.put(b"b", b"2").unwrap();
-        let mem = MemTable::new(1 << 16);
-        b.set_sequence(MAX_SEQUENCE_NUMBER);
-        let err = b.insert_into(&mem).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::InvalidArgument {
-                    field: "sequence",
-                    ..
-                }
-            ),
-            "{err}"
-        );
-        b.set_sequence(u64::MAX);
-        assert!(b.insert_into(&mem).is_err());
-        assert!(mem.is_empty());
-        b.set_sequence(MAX_SEQUENCE_NUMBER - 1);
-        b.insert_into(&mem).unwrap();
-        assert_eq!(
-            mem.get(b"b", MAX_SEQUENCE_NUMBER),
-            MemGet::Found(Bytes::from_static(b"2"))
-        );
-        // An empty batch inserts nothing, whatever its sequence.
-        let mut empty = WriteBatch::new();
-        empty.set_sequence(u64::MAX);
-        empty.insert_into(&mem).unwrap();
-    }
-
-    proptest! {
-        #[test]
-        fn round_trip(ops in ops_strategy(), seq in 0..=MAX_SEQUENCE_NUMBER) {
-            let mut b = build(&ops);
-            b.set_sequence(seq);
-            prop_assert_eq!(b.count() as usize, ops.len());
-            let decoded = WriteBatch::from_data(b.data().to_vec()).unwrap();
-            prop_assert_eq!(decoded.sequence(), seq);
-            prop_assert_eq!(entries(&decoded), ops);
-            prop_assert_eq!(decoded, b);
-        }
-
-        #[test]
-        fn append_matches_building_in_one(a in ops_strategy(), b in ops_strategy()) {
-            let mut joined = build(&a);
-            joined.append(&build(&b)).unwrap();
-            let all: Vec<Op> = a.iter().chain(&b).cloned().collect();
-            prop_assert_eq!(joined, build(&all));
-        }
-
-        #[test]
-        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
-            if let Err(e) = WriteBatch::from_data(bytes) {
-                prop_assert!(e.is_corruption());
-            }
-        }
-
-        /// Random records after a plausible header reach deeper into the parser
-        /// than fully random bytes, which mostly fail the count check.
-        #[test]
-        fn random_records_never_panic(count in 0u32..4,
-                                      body in proptest::collection::vec(any::<u8>(), 0..48)) {
-            let mut data = WriteBatch::new().data().to_vec();
-            data[8..12].copy_from_slice(&count.to_le_bytes());
-            data.extend_from_slice(&body);
-            match WriteBatch::from_data(data) {
-                Ok(b) => prop_assert_eq!(b.iter().filter(|e| e.is_ok()).count(), count as usize),
-                Err(e) => prop_assert!(e.is_corruption()),
-            }
-        }
-
-        #[test]
-        fn truncated_batches_are_corruption(ops in ops_strategy(), cut in any::<prop::sample::Index>()) {
-            let b = build(&ops);
-            let n = cut.index(b.data().len());
-            let result = WriteBatch::from_data(b.data()[..n].to_vec());
-            prop_assert!(result.unwrap_err().is_corruption());
-        }
-    }
-}
+#[path = "batch_tests.rs"]
+mod tests;

@@ -257,7 +257,7 @@ fn database_with_damaged_wal(fs: &SimFs) -> (u32, PathBuf) {
     let db = Db::open(p("/db"), options).unwrap();
     let keys = 2_000u32;
     for i in 0..keys {
-        db.put(format!("key{i:06}").as_bytes(), &[b'x'; 100])
+        db.put(format!("key{i:06}").as_bytes(), [b'x'; 100])
             .unwrap();
     }
     db.close().unwrap();
@@ -439,7 +439,7 @@ fn close_keeps_unlogged_writes_after_a_background_flush() {
         db.put_opt(&no_wal, b"x", b"1").unwrap();
         db.put_opt(&no_wal, b"gone", b"soon").unwrap();
         for i in 0..100u32 {
-            db.put_opt(&no_wal, format!("filler{i}").as_bytes(), &[b'f'; 1000])
+            db.put_opt(&no_wal, format!("filler{i}").as_bytes(), [b'f'; 1000])
                 .unwrap();
         }
         db.put_opt(&no_wal, b"x", b"2").unwrap();
@@ -518,7 +518,7 @@ fn read_only_opens_beside_a_busy_writer_never_fail() {
         std::thread::spawn(move || {
             let mut i = 0u64;
             while !done.load(Ordering::Relaxed) {
-                db.put(format!("key{:08}", i % 50_000).as_bytes(), &[b'w'; 200])
+                db.put(format!("key{:08}", i % 50_000).as_bytes(), [b'w'; 200])
                     .unwrap();
                 i += 1;
             }

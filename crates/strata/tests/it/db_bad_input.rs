@@ -108,7 +108,7 @@ proptest! {
         match Db::open(Path::new("/db"), options) {
             Ok(db) => {
                 for i in 0..200u32 {
-                    db.put(format!("k{i}").as_bytes(), &[7; 100]).unwrap();
+                    db.put(format!("k{i}").as_bytes(), [7; 100]).unwrap();
                 }
                 db.flush().unwrap();
                 let got = db.get(b"k5").unwrap();

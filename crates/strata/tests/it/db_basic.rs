@@ -148,7 +148,7 @@ fn real_files_and_info_log() {
     {
         let db = Db::open(dir.path(), options.clone()).unwrap();
         for i in 0..5000u32 {
-            db.put(format!("key{i:06}").as_bytes(), &[b'v'; 100])
+            db.put(format!("key{i:06}").as_bytes(), [b'v'; 100])
                 .unwrap();
         }
         db.flush().unwrap();
@@ -237,7 +237,7 @@ fn write_and_flush_counters_are_exact() {
     let mut ingested = 0u64;
     for i in 0..100u32 {
         let mut batch = WriteBatch::new();
-        batch.put(format!("k{i}").as_bytes(), &[7u8; 50]).unwrap();
+        batch.put(format!("k{i}").as_bytes(), [7u8; 50]).unwrap();
         batch.delete(format!("d{i}").as_bytes()).unwrap();
         ingested += batch.data().len() as u64;
         db.write(&WriteOptions::default(), batch).unwrap();
@@ -266,7 +266,7 @@ fn read_only_open_sees_everything_and_writes_nothing() {
     let writer = open_sim(&fs);
     for i in 0..3000u32 {
         writer
-            .put(format!("k{i:05}").as_bytes(), &[b'v'; 60])
+            .put(format!("k{i:05}").as_bytes(), [b'v'; 60])
             .unwrap();
     }
     // Some data in tables, the rest only in the WAL; the writer stays open,

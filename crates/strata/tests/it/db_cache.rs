@@ -21,7 +21,7 @@ fn the_block_cache_serves_repeated_reads_and_never_caches_bad_blocks() {
     };
     let db = Db::open(Path::new("/db"), options).unwrap();
     for i in 0..500u32 {
-        db.put(format!("k{i:05}").as_bytes(), &[b'v'; 50]).unwrap();
+        db.put(format!("k{i:05}").as_bytes(), [b'v'; 50]).unwrap();
     }
     db.flush().unwrap();
     let t = |ticker| stats.ticker(ticker);

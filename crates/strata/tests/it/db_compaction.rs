@@ -63,7 +63,7 @@ fn compact_range_moves_everything_down_and_drops_deleted_data() {
         },
     );
     for i in 0..3000u32 {
-        db.put(&key(i % 1000), format!("v{i}").as_bytes()).unwrap();
+        db.put(key(i % 1000), format!("v{i}").as_bytes()).unwrap();
     }
     db.compact_range(None, None).unwrap();
     assert_no_obsolete_tables(&fs, &db);
@@ -72,12 +72,12 @@ fn compact_range_moves_everything_down_and_drops_deleted_data() {
     assert!(files[6] > 0);
     for i in 0..1000u32 {
         let want = format!("v{}", 2000 + i);
-        assert_eq!(db.get(&key(i)).unwrap().as_deref(), Some(want.as_bytes()));
+        assert_eq!(db.get(key(i)).unwrap().as_deref(), Some(want.as_bytes()));
     }
     // A snapshot taken now keeps seeing the values through the next compaction.
     let snap = db.snapshot();
     for i in 0..1000u32 {
-        db.delete(&key(i)).unwrap();
+        db.delete(key(i)).unwrap();
     }
     db.compact_range(None, None).unwrap();
     let at_snap = ReadOptions {
@@ -94,7 +94,7 @@ fn compact_range_moves_everything_down_and_drops_deleted_data() {
     drop(snap);
     db.compact_range(None, None).unwrap();
     assert_eq!(number(&db, "strata.total-sst-files-size"), 0);
-    assert_eq!(db.get(&key(5)).unwrap(), None);
+    assert_eq!(db.get(key(5)).unwrap(), None);
 }
 
 #[test]
@@ -108,7 +108,7 @@ fn compact_range_covers_only_its_range() {
         },
     );
     for i in 0..2000u32 {
-        db.put(&key(i), &[b'v'; 100]).unwrap();
+        db.put(key(i), [b'v'; 100]).unwrap();
     }
     db.flush().unwrap();
     let before = files_per_level(&db);
@@ -128,7 +128,7 @@ fn sequential_data_moves_down_without_rewriting() {
     let fs = SimFs::new(33);
     let db = open_with(&fs, CompactionOptions::default());
     for i in 0..6000u32 {
-        db.put(&key(i), &[b'x'; 100]).unwrap();
+        db.put(key(i), [b'x'; 100]).unwrap();
     }
     db.flush().unwrap();
     db.wait_for_compaction().unwrap();
@@ -159,14 +159,14 @@ fn writes_stall_at_the_l0_triggers_and_always_resume() {
         },
     );
     for i in 0..20_000u32 {
-        db.put(&key(i % 5000), format!("value-{i:08}").as_bytes())
+        db.put(key(i % 5000), format!("value-{i:08}").as_bytes())
             .unwrap();
     }
     db.wait_for_compaction().unwrap();
     for i in 15_000..20_000u32 {
         let want = format!("value-{i:08}");
         assert_eq!(
-            db.get(&key(i % 5000)).unwrap().as_deref(),
+            db.get(key(i % 5000)).unwrap().as_deref(),
             Some(want.as_bytes())
         );
     }
@@ -251,7 +251,7 @@ fn failed_manifest_sync_deletes_no_file_the_record_names() {
         },
     );
     for i in 0..2000u32 {
-        db.put(&key(i % 700), &[b'v'; 100]).unwrap();
+        db.put(key(i % 700), [b'v'; 100]).unwrap();
     }
     db.flush().unwrap();
     assert!(files_per_level(&db)[0] >= 2);
@@ -269,7 +269,7 @@ fn failed_manifest_sync_deletes_no_file_the_record_names() {
     assert_eq!(db.range(&ReadOptions::default(), ..).count(), 700);
     for i in 1300..2000u32 {
         assert_eq!(
-            db.get(&key(i % 700)).unwrap().as_deref(),
+            db.get(key(i % 700)).unwrap().as_deref(),
             Some(&[b'v'; 100][..])
         );
     }
@@ -291,14 +291,14 @@ fn rate_limited_flushes_and_compactions_keep_every_write() {
     };
     let db = Db::open(Path::new("/db"), options).unwrap();
     for i in 0..4000u32 {
-        db.put(&key(i % 1500), format!("value-{i}").as_bytes())
+        db.put(key(i % 1500), format!("value-{i}").as_bytes())
             .unwrap();
     }
     db.compact_range(None, None).unwrap();
     for i in 2500..4000u32 {
         let want = format!("value-{i}");
         assert_eq!(
-            db.get(&key(i % 1500)).unwrap().as_deref(),
+            db.get(key(i % 1500)).unwrap().as_deref(),
             Some(want.as_bytes())
         );
     }
@@ -319,7 +319,7 @@ fn a_full_disk_during_compaction_loses_nothing() {
         },
     );
     for i in 0..3000u32 {
-        db.put(&key(i % 1000), format!("value-{i}").as_bytes())
+        db.put(key(i % 1000), format!("value-{i}").as_bytes())
             .unwrap();
     }
     db.flush().unwrap();
@@ -333,7 +333,7 @@ fn a_full_disk_during_compaction_loses_nothing() {
     // (with room in the WAL) and reads go on, and nothing is lost.
     db.put(b"more", b"x").unwrap();
     assert_eq!(
-        db.get(&key(999)).unwrap().as_deref(),
+        db.get(key(999)).unwrap().as_deref(),
         Some(&b"value-2999"[..])
     );
     fs.halt();
@@ -344,7 +344,7 @@ fn a_full_disk_during_compaction_loses_nothing() {
     for i in 2000..3000u32 {
         let want = format!("value-{i}");
         assert_eq!(
-            db.get(&key(i % 1000)).unwrap().as_deref(),
+            db.get(key(i % 1000)).unwrap().as_deref(),
             Some(want.as_bytes())
         );
     }
@@ -371,7 +371,7 @@ fn a_failed_compaction_is_retried_and_writes_go_on() {
         },
     );
     for i in 0..3000u32 {
-        db.put(&key(i % 1000), format!("value-{i}").as_bytes())
+        db.put(key(i % 1000), format!("value-{i}").as_bytes())
             .unwrap();
     }
     db.wait_for_compaction().unwrap();
@@ -382,7 +382,7 @@ fn a_failed_compaction_is_retried_and_writes_go_on() {
     for i in 2000..3000u32 {
         let want = format!("value-{i}");
         assert_eq!(
-            db.get(&key(i % 1000)).unwrap().as_deref(),
+            db.get(key(i % 1000)).unwrap().as_deref(),
             Some(want.as_bytes())
         );
     }
@@ -406,7 +406,7 @@ fn fifo_drops_the_oldest_tables_to_stay_within_its_limit() {
         },
     );
     for i in 0..6000u32 {
-        db.put(&key(i), &[b'v'; 100]).unwrap();
+        db.put(key(i), [b'v'; 100]).unwrap();
     }
     db.flush().unwrap();
     db.wait_for_compaction().unwrap();
@@ -418,9 +418,9 @@ fn fifo_drops_the_oldest_tables_to_stay_within_its_limit() {
     );
     assert_no_obsolete_tables(&fs, &db);
     // The newest writes are there, the oldest gone.
-    assert!(db.get(&key(5999)).unwrap().is_some());
+    assert!(db.get(key(5999)).unwrap().is_some());
     assert!(
-        db.get(&key(0)).unwrap().is_none(),
+        db.get(key(0)).unwrap().is_none(),
         "{}\n{}",
         db.property("strata.sstables").unwrap(),
         log_text(&fs)
@@ -445,7 +445,7 @@ fn fifo_drops_the_oldest_tables_to_stay_within_its_limit() {
     db.wait_for_compaction().unwrap();
     assert_eq!(db.get(b"fresh").unwrap().as_deref(), Some(&b"1"[..]));
     assert!(
-        db.get(&key(5999)).unwrap().is_none(),
+        db.get(key(5999)).unwrap().is_none(),
         "expired data is still there"
     );
 }
@@ -468,7 +468,7 @@ fn writers_waiting_for_a_full_memtable_are_reported_stopped() {
         let db = db.clone();
         std::thread::spawn(move || {
             for i in 0..2000u32 {
-                db.put(&key(i), &[b'v'; 100]).unwrap();
+                db.put(key(i), [b'v'; 100]).unwrap();
             }
         })
     };
@@ -496,7 +496,7 @@ fn writers_waiting_for_a_full_memtable_are_reported_stopped() {
         "{report}"
     );
     assert_eq!(
-        db.get(&key(1999)).unwrap().as_deref(),
+        db.get(key(1999)).unwrap().as_deref(),
         Some(&[b'v'; 100][..])
     );
 }
@@ -507,7 +507,7 @@ fn tables_a_reader_kept_go_once_it_lets_go() {
     let fs = SimFs::new(41);
     let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
     for i in 0..3000u32 {
-        db.put(format!("k{i:05}").as_bytes(), &[b'v'; 100]).unwrap();
+        db.put(format!("k{i:05}").as_bytes(), [b'v'; 100]).unwrap();
     }
     db.flush().unwrap();
     let tables = || {

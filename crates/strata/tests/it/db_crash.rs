@@ -82,7 +82,7 @@ fn run(seed: u64, mode: CrashMode) {
         db = open_sim(&fs);
 
         let recovered: BTreeMap<Vec<u8>, Vec<u8>> = (0..KEYS)
-            .filter_map(|n| db.get(&key(n)).unwrap().map(|v| (key(n), v.to_vec())))
+            .filter_map(|n| db.get(key(n)).unwrap().map(|v| (key(n), v.to_vec())))
             .collect();
         // Find the prefix of the history the recovered state equals.
         let mut state = base.clone();
@@ -139,7 +139,7 @@ fn process_kill_loses_nothing_acknowledged() {
         let fs = SimFs::new(seed);
         let db = open_sim(&fs);
         for i in 0..2000u32 {
-            db.put(&key(i % KEYS), format!("v{i}").as_bytes()).unwrap();
+            db.put(key(i % KEYS), format!("v{i}").as_bytes()).unwrap();
         }
         fs.halt();
         drop(db);
@@ -147,7 +147,7 @@ fn process_kill_loses_nothing_acknowledged() {
         let db = open_sim(&fs);
         for i in 2000 - KEYS..2000 {
             assert_eq!(
-                db.get(&key(i % KEYS)).unwrap().as_deref(),
+                db.get(key(i % KEYS)).unwrap().as_deref(),
                 Some(format!("v{i}").as_bytes())
             );
         }
@@ -185,7 +185,7 @@ fn crash_during_recovery_is_idempotent() {
     fs.crash(CrashMode::POWER_LOSS);
     let check = |db: &strata::Db, context: &str| {
         for n in 0..KEYS {
-            let got = db.get(&key(n)).unwrap().map(|v| v.to_vec());
+            let got = db.get(key(n)).unwrap().map(|v| v.to_vec());
             assert_eq!(got.as_ref(), expected.get(&key(n)), "{context}: key {n}");
         }
     };
@@ -223,7 +223,7 @@ fn db_with_wal_only(fs: &SimFs) -> (std::path::PathBuf, u64) {
         ..WriteOptions::default()
     };
     for i in 0..200u32 {
-        db.put_opt(&sync, &key(i), format!("value{i:05}").as_bytes())
+        db.put_opt(&sync, key(i), format!("value{i:05}").as_bytes())
             .unwrap();
     }
     fs.halt();
@@ -264,14 +264,14 @@ fn wal_recovery_modes_treat_damage_as_rocksdb_does() {
         match (mode, open_with_mode(&fs, mode)) {
             (PointInTimeRecovery, Ok(db)) => {
                 // A prefix survives: the first keys are there, the last are not.
-                assert!(db.get(&key(0)).unwrap().is_some());
-                assert!(db.get(&key(199)).unwrap().is_none());
+                assert!(db.get(key(0)).unwrap().is_some());
+                assert!(db.get(key(199)).unwrap().is_none());
                 let present = (0..200)
-                    .filter(|&i| db.get(&key(i)).unwrap().is_some())
+                    .filter(|&i| db.get(key(i)).unwrap().is_some())
                     .count();
                 assert!((1..200).contains(&present));
                 assert!(
-                    (0..present as u32).all(|i| db.get(&key(i)).unwrap().is_some()),
+                    (0..present as u32).all(|i| db.get(key(i)).unwrap().is_some()),
                     "not a prefix"
                 );
             }
@@ -293,9 +293,9 @@ fn wal_recovery_modes_treat_damage_as_rocksdb_does() {
             (AbsoluteConsistency, Ok(_)) => panic!("absolute consistency accepted a torn tail"),
             (AbsoluteConsistency, Err(e)) => assert!(e.is_corruption(), "{e}"),
             (_, Ok(db)) => {
-                assert!(db.get(&key(198)).unwrap().is_some(), "{mode:?}");
+                assert!(db.get(key(198)).unwrap().is_some(), "{mode:?}");
                 assert!(
-                    db.get(&key(199)).unwrap().is_none(),
+                    db.get(key(199)).unwrap().is_none(),
                     "{mode:?}: the torn record"
                 );
             }

@@ -182,7 +182,7 @@ fn one_case(seed: u64, fault: Option<Fault>, case: &str) {
     );
     let mut recovered = BTreeMap::new();
     for n in 0..KEYS {
-        if let Some(v) = db.get(&key(n)).unwrap() {
+        if let Some(v) = db.get(key(n)).unwrap() {
             recovered.insert(key(n), v.to_vec());
         }
     }

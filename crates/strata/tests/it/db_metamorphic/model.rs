@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 
-use super::ops::{IterStep, Key, Op, Value, WriteFlags};
+use super::ops::{IterStep, Key, Op, Value, WriteFlags, FAMILIES};
 use super::render;
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -43,11 +43,23 @@ impl ModelIter {
     }
 }
 
-#[derive(Default)]
+/// One map per column family.
+type Families = Vec<Map>;
+
 pub struct Model {
-    latest: Map,
-    snapshots: HashMap<usize, Map>,
+    latest: Families,
+    snapshots: HashMap<usize, Families>,
     iterators: HashMap<usize, ModelIter>,
+}
+
+impl Default for Model {
+    fn default() -> Self {
+        Model {
+            latest: vec![Map::new(); FAMILIES],
+            snapshots: HashMap::new(),
+            iterators: HashMap::new(),
+        }
+    }
 }
 
 /// Whether `key` lies within the two bounds.
@@ -75,15 +87,15 @@ fn as_bound(b: &Bound<Key>) -> Bound<&[u8]> {
 
 impl Model {
     /// The map a read at `snapshot` sees, or `None` for an unknown snapshot.
-    fn view(&self, snapshot: Option<usize>) -> Option<&Map> {
+    fn view(&self, cf: usize, snapshot: Option<usize>) -> Option<&Map> {
         match snapshot {
-            None => Some(&self.latest),
-            Some(id) => self.snapshots.get(&id),
+            None => self.latest.get(cf),
+            Some(id) => self.snapshots.get(&id)?.get(cf),
         }
     }
 
-    fn get(&self, key: &Key, snapshot: Option<usize>) -> String {
-        match self.view(snapshot) {
+    fn get(&self, cf: usize, key: &Key, snapshot: Option<usize>) -> String {
+        match self.view(cf, snapshot) {
             Some(map) => render::get(Ok(map.get(&key.0).map(Vec::as_slice))),
             None => render::ABSENT.into(),
         }
@@ -96,7 +108,7 @@ impl Model {
         key: &Key,
         writes: &[(Key, Option<Value>, WriteFlags)],
     ) -> Vec<Option<Vec<u8>>> {
-        let mut values = vec![self.latest.get(&key.0).cloned()];
+        let mut values = vec![self.latest[0].get(&key.0).cloned()];
         values.extend(
             writes
                 .iter()
@@ -109,26 +121,27 @@ impl Model {
     /// Applies `op` and returns its result.
     pub fn apply(&mut self, op: &Op) -> String {
         match op {
-            Op::Put { key, value, .. } => {
-                self.latest.insert(key.0.clone(), value.0.clone());
+            Op::Put { cf, key, value, .. } => {
+                self.latest[*cf].insert(key.0.clone(), value.0.clone());
                 render::OK.into()
             }
-            Op::Delete { key, .. } => {
-                self.latest.remove(&key.0);
+            Op::Delete { cf, key, .. } => {
+                self.latest[*cf].remove(&key.0);
                 render::OK.into()
             }
             Op::Batch { entries, .. } => {
-                for (key, value) in entries {
+                for (cf, key, value) in entries {
                     match value {
-                        Some(v) => self.latest.insert(key.0.clone(), v.0.clone()),
-                        None => self.latest.remove(&key.0),
+                        Some(v) => self.latest[*cf].insert(key.0.clone(), v.0.clone()),
+                        None => self.latest[*cf].remove(&key.0),
                     };
                 }
                 render::OK.into()
             }
-            Op::Get { key, snapshot } => self.get(key, *snapshot),
-            Op::MultiGet { keys, snapshot } => {
-                let results: Vec<String> = keys.iter().map(|k| self.get(k, *snapshot)).collect();
+            Op::Get { cf, key, snapshot } => self.get(*cf, key, *snapshot),
+            Op::MultiGet { cf, keys, snapshot } => {
+                let results: Vec<String> =
+                    keys.iter().map(|k| self.get(*cf, k, *snapshot)).collect();
                 results.join(" ")
             }
             Op::NewSnapshot { id } => {
@@ -141,12 +154,13 @@ impl Model {
             },
             Op::NewIter {
                 id,
+                cf,
                 snapshot,
                 lower,
                 upper,
                 ..
             } => {
-                let Some(map) = self.view(*snapshot) else {
+                let Some(map) = self.view(*cf, *snapshot) else {
                     return render::ABSENT.into();
                 };
                 let lower = lower
@@ -178,12 +192,13 @@ impl Model {
                 None => render::ABSENT.into(),
             },
             Op::Range {
+                cf,
                 snapshot,
                 lower,
                 upper,
                 ..
             } => {
-                let Some(map) = self.view(*snapshot) else {
+                let Some(map) = self.view(*cf, *snapshot) else {
                     return render::ABSENT.into();
                 };
                 let (lower, upper) = (as_bound(lower), as_bound(upper));
@@ -197,13 +212,26 @@ impl Model {
             Op::Concurrent { writes, .. } => {
                 for (key, value, _) in writes {
                     match value {
-                        Some(v) => self.latest.insert(key.0.clone(), v.0.clone()),
-                        None => self.latest.remove(&key.0),
+                        Some(v) => self.latest[0].insert(key.0.clone(), v.0.clone()),
+                        None => self.latest[0].remove(&key.0),
                     };
                 }
                 render::OK.into()
             }
-            Op::Flush | Op::CompactRange { .. } | Op::WaitForCompaction => render::OK.into(),
+            Op::Flush { .. } | Op::CompactRange { .. } | Op::WaitForCompaction => render::OK.into(),
+            Op::RecreateFamily { cf } => {
+                // The new family is empty at every sequence number, so at
+                // every snapshot too; open iterators keep what they saw.
+                if let Some(map) = self.latest.get_mut(*cf) {
+                    map.clear();
+                }
+                for families in self.snapshots.values_mut() {
+                    if let Some(map) = families.get_mut(*cf) {
+                        map.clear();
+                    }
+                }
+                render::OK.into()
+            }
             Op::Reopen { .. } => {
                 self.snapshots.clear();
                 self.iterators.clear();

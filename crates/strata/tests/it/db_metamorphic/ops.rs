@@ -87,24 +87,29 @@ pub fn describe_value(v: &[u8]) -> String {
 #[derive(Debug, Clone)]
 pub enum Op {
     Put {
+        cf: usize,
         key: Key,
         value: Value,
         flags: WriteFlags,
     },
     Delete {
+        cf: usize,
         key: Key,
         flags: WriteFlags,
     },
-    /// Entries apply in order (`None` deletes); the batch is atomic.
+    /// Entries apply in order (`None` deletes), each in its family; the
+    /// batch is atomic across families.
     Batch {
-        entries: Vec<(Key, Option<Value>)>,
+        entries: Vec<(usize, Key, Option<Value>)>,
         flags: WriteFlags,
     },
     Get {
+        cf: usize,
         key: Key,
         snapshot: Option<usize>,
     },
     MultiGet {
+        cf: usize,
         keys: Vec<Key>,
         snapshot: Option<usize>,
     },
@@ -119,6 +124,7 @@ pub enum Op {
     /// writes, flushes and compactions until closed or the reopen.
     NewIter {
         id: usize,
+        cf: usize,
         snapshot: Option<usize>,
         lower: Option<Key>,
         upper: Option<Key>,
@@ -134,15 +140,25 @@ pub enum Op {
     /// `Db::range`, drained from both ends: bit `i` of `ends` says whether
     /// item `i` comes from the front (1) or the back (0).
     Range {
+        cf: usize,
         snapshot: Option<usize>,
         lower: Bound<Key>,
         upper: Bound<Key>,
         ends: u64,
     },
-    Flush,
+    Flush {
+        cf: usize,
+    },
     CompactRange {
+        cf: usize,
         begin: Option<Key>,
         end: Option<Key>,
+    },
+    /// Drops family `cf` (never the default one) and creates it again under
+    /// the same name: empty, at every snapshot; iterators already open on
+    /// the dropped family keep reading it.
+    RecreateFamily {
+        cf: usize,
     },
     WaitForCompaction,
     /// Writes on a second thread (flushing every `flush_every` writes, so
@@ -297,6 +313,7 @@ fn burst(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
         let mut v = value(rng, i + j);
         v.0.resize(rng.gen_range(1024..4096), b'.');
         live.pending.push_back(Op::Put {
+            cf: family(rng),
             key: keys.key(rng),
             value: v,
             flags: write_flags(rng),
@@ -316,9 +333,22 @@ fn burst(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
         });
     }
     Op::Put {
+        cf: family(rng),
         key: keys.key(rng),
         value: value(rng, i),
         flags: write_flags(rng),
+    }
+}
+
+/// The column families a sequence uses: the default one and two more.
+pub const FAMILIES: usize = 3;
+
+/// A family index: the default family half of the time.
+fn family(rng: &mut SmallRng) -> usize {
+    match rng.gen_range(0..10) {
+        0..=4 => 0,
+        5..=7 => 1,
+        _ => 2,
     }
 }
 
@@ -330,6 +360,7 @@ fn new_iter(rng: &mut SmallRng, keys: &Keys, live: &mut Live) -> Op {
     let (lower, upper) = ordered(lower, upper);
     Op::NewIter {
         id,
+        cf: family(rng),
         snapshot: live.pick_snapshot(rng),
         lower,
         upper,
@@ -340,11 +371,13 @@ fn new_iter(rng: &mut SmallRng, keys: &Keys, live: &mut Live) -> Op {
 fn next_op(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
     match rng.gen_range(0..100) {
         0..=21 => Op::Put {
+            cf: family(rng),
             key: keys.key(rng),
             value: value(rng, i),
             flags: write_flags(rng),
         },
         22..=28 => Op::Delete {
+            cf: family(rng),
             key: keys.key(rng),
             flags: write_flags(rng),
         },
@@ -352,7 +385,7 @@ fn next_op(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
             let entries = (0..rng.gen_range(1..10))
                 .map(|_| {
                     let key = keys.key(rng);
-                    (key, rng.gen_bool(0.7).then(|| value(rng, i)))
+                    (family(rng), key, rng.gen_bool(0.7).then(|| value(rng, i)))
                 })
                 .collect();
             Op::Batch {
@@ -361,10 +394,12 @@ fn next_op(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
             }
         }
         36..=47 => Op::Get {
+            cf: family(rng),
             key: keys.key(rng),
             snapshot: live.pick_snapshot(rng),
         },
         48..=50 => Op::MultiGet {
+            cf: family(rng),
             keys: (0..rng.gen_range(1..8)).map(|_| keys.key(rng)).collect(),
             snapshot: live.pick_snapshot(rng),
         },
@@ -410,13 +445,17 @@ fn next_op(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
                 }
             }
             Op::Range {
+                cf: family(rng),
                 snapshot: live.pick_snapshot(rng),
                 lower,
                 upper,
                 ends: rng.gen(),
             }
         }
-        83..=89 => Op::Flush,
+        83..=88 => Op::Flush { cf: family(rng) },
+        89 => Op::RecreateFamily {
+            cf: rng.gen_range(1..FAMILIES),
+        },
         90..=93 => {
             let (begin, end) = if rng.gen_bool(0.3) {
                 (None, None)
@@ -425,7 +464,11 @@ fn next_op(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
                 let end = rng.gen_bool(0.8).then(|| keys.target(rng));
                 ordered(begin, end)
             };
-            Op::CompactRange { begin, end }
+            Op::CompactRange {
+                cf: family(rng),
+                begin,
+                end,
+            }
         }
         94 if rng.gen_bool(0.5) => Op::WaitForCompaction,
         94 => burst(rng, keys, live, i),

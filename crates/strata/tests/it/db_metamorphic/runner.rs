@@ -12,10 +12,12 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use strata::cache::Cache;
 use strata::fs::SimFs;
-use strata::{Db, DbIterator, Error, ReadOptions, Snapshot, WriteBatch, WriteOptions};
+use strata::{
+    ColumnFamily, Db, DbIterator, DbOptions, Error, ReadOptions, Snapshot, WriteBatch, WriteOptions,
+};
 
 use super::model::Model;
-use super::ops::{IterStep, Key, Op, Shutdown, WriteFlags};
+use super::ops::{IterStep, Key, Op, Shutdown, WriteFlags, FAMILIES};
 use super::options::Knobs;
 use super::{concurrent, render};
 
@@ -67,6 +69,8 @@ struct Runner {
     option_set: usize,
     fs: SimFs,
     db: Option<Db>,
+    /// The handles of the families, by index (0: the default family).
+    families: Vec<ColumnFamily>,
     knobs: Knobs,
     cache: Option<Arc<dyn Cache>>,
     snapshots: HashMap<usize, Arc<Snapshot>>,
@@ -84,10 +88,14 @@ fn rendered<T>(r: strata::Result<T>) -> String {
     }
 }
 
+/// The families' names, by index.
+const FAMILY_NAMES: [&str; FAMILIES] = ["default", "a", "b"];
+
 fn write_options(flags: WriteFlags) -> WriteOptions {
     WriteOptions {
         sync: flags.sync,
         disable_wal: flags.disable_wal,
+        no_slowdown: false,
     }
 }
 
@@ -118,18 +126,35 @@ impl Runner {
         })
     }
 
-    fn open(&mut self) -> strata::Result<Db> {
-        Db::open(
-            Path::new("/db"),
-            self.knobs.db_options(&self.fs, self.cache.clone()),
-        )
+    fn cf(&self, index: usize) -> &ColumnFamily {
+        &self.families[index]
     }
 
-    fn get(&self, key: &Key, snapshot: Option<usize>) -> String {
+    /// Opens the database with every family (creating the others the first
+    /// time), each with the run's column family options.
+    fn open(&mut self) -> strata::Result<Db> {
+        let options = DbOptions {
+            create_missing_column_families: true,
+            ..self.knobs.db_options(&self.fs, self.cache.clone())
+        };
+        let cf_options = options.cf_options();
+        let db = Db::open_cf(
+            Path::new("/db"),
+            options,
+            FAMILY_NAMES[1..].iter().map(|n| (*n, cf_options.clone())),
+        )?;
+        self.families = FAMILY_NAMES
+            .iter()
+            .map(|n| db.cf_handle(n).expect("every family is open"))
+            .collect();
+        Ok(db)
+    }
+
+    fn get(&self, cf: usize, key: &Key, snapshot: Option<usize>) -> String {
         let Some(ro) = self.read_options(snapshot) else {
             return render::ABSENT.into();
         };
-        let got = self.db().get_opt(&ro, &key.0);
+        let got = self.db().get_cf_opt(self.cf(cf), &ro, &key.0);
         render::get(
             got.as_ref()
                 .map(|v| v.as_deref())
@@ -139,24 +164,33 @@ impl Runner {
 
     fn apply(&mut self, op_index: usize, op: &Op) -> String {
         match op {
-            Op::Put { key, value, flags } => {
-                rendered(self.db().put_opt(&write_options(*flags), &key.0, &value.0))
+            Op::Put {
+                cf,
+                key,
+                value,
+                flags,
+            } => {
+                let mut batch = WriteBatch::new();
+                batch.put_cf(self.cf(*cf), &key.0, &value.0).expect("put");
+                rendered(self.db().write(&write_options(*flags), batch))
             }
-            Op::Delete { key, flags } => {
-                rendered(self.db().delete_opt(&write_options(*flags), &key.0))
+            Op::Delete { cf, key, flags } => {
+                let mut batch = WriteBatch::new();
+                batch.delete_cf(self.cf(*cf), &key.0).expect("delete");
+                rendered(self.db().write(&write_options(*flags), batch))
             }
             Op::Batch { entries, flags } => {
                 let mut batch = WriteBatch::new();
-                for (key, value) in entries {
+                for (cf, key, value) in entries {
                     match value {
-                        Some(v) => batch.put(&key.0, &v.0).expect("batch put"),
-                        None => batch.delete(&key.0).expect("batch delete"),
+                        Some(v) => batch.put_cf(self.cf(*cf), &key.0, &v.0).expect("batch put"),
+                        None => batch.delete_cf(self.cf(*cf), &key.0).expect("batch delete"),
                     }
                 }
                 rendered(self.db().write(&write_options(*flags), batch))
             }
-            Op::Get { key, snapshot } => self.get(key, *snapshot),
-            Op::MultiGet { keys, snapshot } => self.multi_get(keys, *snapshot),
+            Op::Get { cf, key, snapshot } => self.get(*cf, key, *snapshot),
+            Op::MultiGet { cf, keys, snapshot } => self.multi_get(*cf, keys, *snapshot),
             Op::NewSnapshot { id } => {
                 let snapshot = Arc::new(self.db().snapshot());
                 self.snapshots.insert(*id, snapshot);
@@ -168,6 +202,7 @@ impl Runner {
             },
             Op::NewIter {
                 id,
+                cf,
                 snapshot,
                 lower,
                 upper,
@@ -182,7 +217,7 @@ impl Runner {
                     fill_cache: *fill_cache,
                     ..ro
                 };
-                let iter = self.db().iter(&ro);
+                let iter = self.db().iter_cf(self.cf(*cf), &ro);
                 let snapshot = snapshot.and_then(|s| self.snapshots.get(&s).cloned());
                 self.iterators.insert(
                     *id,
@@ -202,16 +237,19 @@ impl Runner {
                 None => render::ABSENT.into(),
             },
             Op::Range {
+                cf,
                 snapshot,
                 lower,
                 upper,
                 ends,
-            } => self.range(*snapshot, lower, upper, *ends),
-            Op::Flush => rendered(self.db().flush()),
-            Op::CompactRange { begin, end } => rendered(self.db().compact_range(
+            } => self.range(*cf, *snapshot, lower, upper, *ends),
+            Op::Flush { cf } => rendered(self.db().flush_cf(self.cf(*cf))),
+            Op::CompactRange { cf, begin, end } => rendered(self.db().compact_range_cf(
+                self.cf(*cf),
                 begin.as_ref().map(|k| k.0.as_slice()),
                 end.as_ref().map(|k| k.0.as_slice()),
             )),
+            Op::RecreateFamily { cf } => self.recreate_family(*cf),
             Op::WaitForCompaction => rendered(self.db().wait_for_compaction()),
             Op::Concurrent {
                 writes,
@@ -238,7 +276,27 @@ impl Runner {
         }
     }
 
-    fn multi_get(&self, keys: &[Key], snapshot: Option<usize>) -> String {
+    /// Drops family `cf` and creates it again with the same name and
+    /// options.
+    fn recreate_family(&mut self, cf: usize) -> String {
+        let old = self.cf(cf).clone();
+        if let Err(e) = self.db().drop_column_family(&old) {
+            return format!("drop error: {e}");
+        }
+        let options = self
+            .knobs
+            .db_options(&self.fs, self.cache.clone())
+            .cf_options();
+        match self.db().create_column_family(old.name(), options) {
+            Ok(new) => {
+                self.families[cf] = new;
+                render::OK.into()
+            }
+            Err(e) => format!("create error: {e}"),
+        }
+    }
+
+    fn multi_get(&self, cf: usize, keys: &[Key], snapshot: Option<usize>) -> String {
         let Some(ro) = self.read_options(snapshot) else {
             // One result per key, as the model renders an unknown snapshot.
             return vec![render::ABSENT; keys.len()].join(" ");
@@ -246,7 +304,7 @@ impl Runner {
         let keys: Vec<&[u8]> = keys.iter().map(|k| k.0.as_slice()).collect();
         let results: Vec<String> = self
             .db()
-            .multi_get(&ro, &keys)
+            .multi_get_cf(self.cf(cf), &ro, &keys)
             .iter()
             .map(|r| render::get(r.as_ref().map(|v| v.as_deref()).map_err(|e| e.to_string())))
             .collect();
@@ -256,6 +314,7 @@ impl Runner {
     /// Drains `Db::range` from both ends as `ends` says, front items first.
     fn range(
         &self,
+        cf: usize,
         snapshot: Option<usize>,
         lower: &Bound<Key>,
         upper: &Bound<Key>,
@@ -264,7 +323,9 @@ impl Runner {
         let Some(ro) = self.read_options(snapshot) else {
             return render::ABSENT.into();
         };
-        let mut range = self.db().range(&ro, (bound(lower), bound(upper)));
+        let mut range = self
+            .db()
+            .range_cf(self.cf(cf), &ro, (bound(lower), bound(upper)));
         let (mut front, mut back) = (Vec::new(), Vec::new());
         for i in 0.. {
             let from_front = ends.rotate_right(i % 64) & 1 == 1;
@@ -390,6 +451,7 @@ pub fn run(
         option_set,
         fs: SimFs::new(seed),
         db: None,
+        families: Vec::new(),
         knobs: knobs.clone(),
         cache: knobs.cache.build(knobs.table.block_size),
         snapshots: HashMap::new(),
@@ -415,13 +477,19 @@ pub fn run(
     // the same options and compare every entry.
     let reopened = runner.reopen(ops.len(), Shutdown::Close, None);
     let (expected, got) = if reopened == render::OK {
-        let all = Op::Range {
-            snapshot: None,
-            lower: Bound::Unbounded,
-            upper: Bound::Unbounded,
-            ends: u64::MAX,
-        };
-        (runner.model.apply(&all), runner.apply(ops.len(), &all))
+        let (mut expected, mut got) = (Vec::new(), Vec::new());
+        for cf in 0..FAMILIES {
+            let all = Op::Range {
+                cf,
+                snapshot: None,
+                lower: Bound::Unbounded,
+                upper: Bound::Unbounded,
+                ends: u64::MAX,
+            };
+            expected.push(runner.model.apply(&all));
+            got.push(runner.apply(ops.len(), &all));
+        }
+        (expected.join(" | "), got.join(" | "))
     } else {
         (render::OK.into(), reopened)
     };

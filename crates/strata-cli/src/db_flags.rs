@@ -1,0 +1,184 @@
+//! What every database command shares: its flags (`--db`, `--column_family`,
+//! hex), opening the database with all its column families, closing it with
+//! errors reported, and buffered stdout.
+
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use strata::{CfOptions, ColumnFamily, Db, DbOptions, DEFAULT_COLUMN_FAMILY_NAME};
+
+use crate::cli_error::{context, stdout_error, CliError, CliResult};
+use crate::hex;
+
+/// Options every database command takes, before or after the command name
+/// (ldb accepts them in either place).
+#[derive(Debug, Clone, Default, Args)]
+pub struct DbFlags {
+    /// The database directory.
+    #[arg(long = "db", value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// Create the database if it does not exist.
+    #[arg(long = "create_if_missing")]
+    pub create_if_missing: bool,
+    /// Keys and values are given and printed as `0x` + hex.
+    #[arg(long)]
+    pub hex: bool,
+    /// Keys are given and printed as `0x` + hex.
+    #[arg(long = "key_hex")]
+    pub key_hex: bool,
+    /// Values are given and printed as `0x` + hex.
+    #[arg(long = "value_hex")]
+    pub value_hex: bool,
+    /// The column family the command reads or writes (default: "default").
+    #[arg(long = "column_family", value_name = "NAME")]
+    pub column_family: Option<String>,
+}
+
+impl DbFlags {
+    /// True when no flag was given.
+    pub fn is_empty(&self) -> bool {
+        self.db.is_none()
+            && self.column_family.is_none()
+            && !(self.create_if_missing || self.hex || self.key_hex || self.value_hex)
+    }
+
+    /// Combines the flags given before the command with those after it.
+    pub fn merge(&self, after: &DbFlags) -> CliResult<DbFlags> {
+        let db = match (&self.db, &after.db) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(CliError::Failed(format!(
+                    "--db given twice: {} and {}",
+                    a.display(),
+                    b.display()
+                )))
+            }
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
+        let column_family = match (&self.column_family, &after.column_family) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(CliError::Failed(format!(
+                    "--column_family given twice: {a} and {b}"
+                )))
+            }
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
+        Ok(DbFlags {
+            db,
+            column_family,
+            create_if_missing: self.create_if_missing || after.create_if_missing,
+            hex: self.hex || after.hex,
+            key_hex: self.key_hex || after.key_hex,
+            value_hex: self.value_hex || after.value_hex,
+        })
+    }
+
+    /// Keys are hex (`--hex` or `--key_hex`).
+    pub fn is_key_hex(&self) -> bool {
+        self.hex || self.key_hex
+    }
+
+    /// Values are hex (`--hex` or `--value_hex`).
+    pub fn is_value_hex(&self) -> bool {
+        self.hex || self.value_hex
+    }
+
+    /// The `--db` directory, which every command that opens the DB needs.
+    pub fn db_dir(&self) -> CliResult<&Path> {
+        self.db
+            .as_deref()
+            .ok_or_else(|| CliError::Failed("--db=<path> must be specified".into()))
+    }
+
+    /// Decodes a key argument; `what` names it in an error (`key`, `--from`).
+    pub fn key(&self, arg: &OsString, what: &str) -> CliResult<Vec<u8>> {
+        Ok(hex::parse_arg(arg, self.is_key_hex(), what)?)
+    }
+
+    pub fn value(&self, arg: &OsString) -> CliResult<Vec<u8>> {
+        Ok(hex::parse_arg(arg, self.is_value_hex(), "value")?)
+    }
+    /// The handle of the `--column_family` family in `db`.
+    pub fn family(&self, db: &Db) -> CliResult<ColumnFamily> {
+        let name = self
+            .column_family
+            .as_deref()
+            .unwrap_or(DEFAULT_COLUMN_FAMILY_NAME);
+        db.cf_handle(name)
+            .ok_or_else(|| CliError::Failed(format!("Column family {name:?} does not exist")))
+    }
+}
+
+/// Opens the database, runs `f`, and closes it. A failure of `f` wins over a
+/// failure to close, which is then printed as well.
+/// Every column family of the database is opened (with default options),
+/// as RocksDB requires; `f` gets the `--column_family` family's handle.
+pub fn with_db<T>(
+    flags: &DbFlags,
+    options: DbOptions,
+    f: impl FnOnce(&Db, &ColumnFamily) -> CliResult<T>,
+) -> CliResult<T> {
+    let options = DbOptions {
+        create_if_missing: flags.create_if_missing,
+        ..options
+    };
+    let dir = flags.db_dir()?;
+    let families: Vec<(String, CfOptions)> = match Db::list_column_families(dir, &options) {
+        Ok(names) => names
+            .into_iter()
+            .filter(|n| n != DEFAULT_COLUMN_FAMILY_NAME)
+            .map(|n| (n, CfOptions::default()))
+            .collect(),
+        // No database yet (or one the open will report on): open says why.
+        Err(_) => Vec::new(),
+    };
+    let db = Db::open_cf(dir, options, families)?;
+    run_and_close(db, |db| f(db, &flags.family(db)?))
+}
+
+/// Like [`with_db`] for commands that only read: the database is opened
+/// read-only, so the command writes nothing (no table from the WAL, no new
+/// LOG) and cannot start a compaction it would then wait for.
+pub fn with_db_read_only<T>(
+    flags: &DbFlags,
+    options: DbOptions,
+    f: impl FnOnce(&Db, &ColumnFamily) -> CliResult<T>,
+) -> CliResult<T> {
+    let db = Db::open_read_only(flags.db_dir()?, options)?;
+    // Writes after damage in a WAL are not there to read: say so, rather
+    // than answer as if the database were whole.
+    for damage in db.wal_damage() {
+        eprintln!("warning: {damage}");
+    }
+    run_and_close(db, |db| f(db, &flags.family(db)?))
+}
+
+pub fn run_and_close<T>(db: Db, f: impl FnOnce(&Db) -> CliResult<T>) -> CliResult<T> {
+    let result = f(&db);
+    let closed = db.close();
+    match (result, closed) {
+        (Ok(v), Ok(())) => Ok(v),
+        (Ok(_), Err(e)) => Err(context("Close failed")(e)),
+        (Err(e), Ok(())) => Err(e),
+        (Err(e), Err(close)) => {
+            eprintln!("Failed: Close failed: {close}");
+            Err(e)
+        }
+    }
+}
+
+/// Runs `f` with a buffered stdout, flushed at the end.
+pub fn with_stdout<T>(
+    f: impl FnOnce(&mut BufWriter<io::StdoutLock<'_>>) -> CliResult<T>,
+) -> CliResult<T> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    let v = f(&mut out)?;
+    out.flush().map_err(stdout_error)?;
+    Ok(v)
+}
+
+/// Prints `OK`, as ldb does after a write.
+pub fn print_ok() -> CliResult {
+    with_stdout(|out| out.write_all(b"OK\n").map_err(stdout_error))
+}

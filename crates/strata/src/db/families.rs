@@ -1,0 +1,319 @@
+//! The column family half of [`Db`]'s API: creating, dropping and listing
+//! families, and every read and write that names one.
+//!
+//! Creating and dropping a family is one MANIFEST edit each, made durable
+//! before the change is visible; a dropped family's tables are deleted once
+//! no reader holds a version with them.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use bytes::Bytes;
+
+use super::info_log::info;
+use super::key_range::KeyRange;
+use super::{bounds, compact, properties, read, write, Db, DbInner, DbState};
+use crate::cf::{CfShared, CfState, CfStats, ColumnFamily};
+use crate::error::{Error, Result};
+use crate::iter::db_iter::{DbIterator, DbRange};
+use crate::memtable::MemTable;
+use crate::options::{CfOptions, DbOptions, ReadOptions, WriteOptions, MIN_WRITE_BUFFER_SIZE};
+use crate::version::{SuperVersion, VersionEdit, VersionSet};
+use crate::write::WriteBatch;
+
+impl Db {
+    /// The names of the column families of the database in `path`, the
+    /// default family first (RocksDB's `ListColumnFamilies`). Reads the
+    /// MANIFEST only; the database may be open elsewhere.
+    pub fn list_column_families(
+        path: impl AsRef<Path>,
+        options: &DbOptions,
+    ) -> Result<Vec<String>> {
+        let versions = VersionSet::recover(options.fs.clone(), path.as_ref())?;
+        Ok(versions
+            .families()
+            .map(|(_, name)| name.to_owned())
+            .collect())
+    }
+
+    /// Creates a column family named `name` with `options` (RocksDB's
+    /// `CreateColumnFamily`); durable when this returns. Fails with
+    /// `InvalidArgument` when a live family has the name, or the options are
+    /// invalid.
+    pub fn create_column_family(&self, name: &str, options: CfOptions) -> Result<ColumnFamily> {
+        self.inner.check_writable()?;
+        options.validate()?;
+        if name.is_empty() {
+            return Err(Error::invalid_argument(
+                "column_family",
+                "a column family's name cannot be empty",
+            ));
+        }
+        let mut state = self.inner.state.lock();
+        if let Some(e) = &state.bg_error {
+            return Err(e.clone());
+        }
+        if state.versions.family_id(name).is_some() {
+            return Err(Error::invalid_argument(
+                "column_family",
+                format!("column family {name:?} already exists"),
+            ));
+        }
+        let id = state.versions.next_column_family_id();
+        let mut edit = VersionEdit::new();
+        // The family's writes all go to the current WAL or later ones.
+        edit.add_column_family(id, name)
+            .set_log_number(state.wal_number);
+        if let Err(e) = state.versions.log_and_apply(&mut edit) {
+            self.inner.set_bg_error(&mut state, e.clone());
+            return Err(e);
+        }
+        let shared = add_family(&self.inner, &mut state, id, name, Arc::new(options));
+        info!(
+            self.inner.info_log,
+            "created column family {name:?} (id {id})"
+        );
+        Ok(ColumnFamily { shared })
+    }
+
+    /// Drops column family `cf` (RocksDB's `DropColumnFamily`); durable when
+    /// this returns. Its handles fail from then on; its tables are deleted
+    /// once no iterator or snapshot read holds them. The default family
+    /// cannot be dropped.
+    pub fn drop_column_family(&self, cf: &ColumnFamily) -> Result<()> {
+        self.inner.check_writable()?;
+        if cf.id() == 0 {
+            return Err(Error::invalid_argument(
+                "column_family",
+                "the default column family cannot be dropped",
+            ));
+        }
+        let mut state = self.inner.state.lock();
+        self.inner.family(&state, &cf.shared)?;
+        if let Some(e) = &state.bg_error {
+            return Err(e.clone());
+        }
+        // Let running compactions of the family finish: their results
+        // would otherwise be installed into a family that no longer exists.
+        while state.running_compactions.contains(&cf.id()) {
+            self.inner.bg_cv.wait(&mut state);
+        }
+        let mut edit = VersionEdit::new();
+        edit.drop_column_family(cf.id());
+        if let Err(e) = state.versions.log_and_apply(&mut edit) {
+            self.inner.set_bg_error(&mut state, e.clone());
+            return Err(e);
+        }
+        cf.shared.dropped.store(true, Ordering::Release);
+        if let Some(family) = state.cfs.remove(&cf.id()) {
+            // Handles outlive the family: what they keep published must not
+            // pin its tables or memtables (reads through them fail anyway).
+            let empty = Arc::new(MemTable::new(MIN_WRITE_BUFFER_SIZE));
+            let nothing = new_shared(0, 0, "", &empty, Arc::default(), &family.options);
+            cf.shared
+                .super_version
+                .store(nothing.super_version.load_full());
+        }
+        info!(
+            self.inner.info_log,
+            "dropped column family {:?} (id {})",
+            cf.name(),
+            cf.id()
+        );
+        // The family's memtables go with it; its tables go once no reader
+        // holds its last version.
+        let keep = compact::keep_set(&mut state);
+        drop(state);
+        compact::remove_obsolete_tables(&self.inner, &keep);
+        self.inner.bg_cv.notify_all();
+        Ok(())
+    }
+
+    /// A handle on the live family named `name` (RocksDB's handle lookup).
+    pub fn cf_handle(&self, name: &str) -> Option<ColumnFamily> {
+        let state = self.inner.state.lock();
+        state
+            .cfs
+            .values()
+            .find(|cf| cf.shared.name == name)
+            .map(|cf| ColumnFamily {
+                shared: cf.shared.clone(),
+            })
+    }
+
+    /// A handle on the default family.
+    pub fn default_cf(&self) -> ColumnFamily {
+        ColumnFamily {
+            shared: self.inner.default_cf.clone(),
+        }
+    }
+
+    /// Handles on every live family, the default one first.
+    pub fn column_families(&self) -> Vec<ColumnFamily> {
+        let state = self.inner.state.lock();
+        state
+            .cfs
+            .values()
+            .map(|cf| ColumnFamily {
+                shared: cf.shared.clone(),
+            })
+            .collect()
+    }
+
+    /// Sets `key` to `value` in family `cf`.
+    pub fn put_cf(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put_cf(cf, key, value)?;
+        self.write(&WriteOptions::default(), batch)
+    }
+
+    /// Deletes `key` from family `cf`.
+    pub fn delete_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete_cf(cf, key)?;
+        self.write(&WriteOptions::default(), batch)
+    }
+
+    /// The value of `key` in family `cf`, or `None`.
+    pub fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Bytes>> {
+        self.get_cf_opt(cf, &ReadOptions::default(), key)
+    }
+
+    /// The value of `key` in family `cf` with read options.
+    pub fn get_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        options: &ReadOptions,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<Bytes>> {
+        cf.shared.check_usable(self.inner.instance)?;
+        read::get(&self.inner, &cf.shared, options, key.as_ref())
+    }
+
+    /// The values of several keys of family `cf`, read at one consistent
+    /// sequence number.
+    pub fn multi_get_cf<K: AsRef<[u8]>>(
+        &self,
+        cf: &ColumnFamily,
+        options: &ReadOptions,
+        keys: &[K],
+    ) -> Vec<Result<Option<Bytes>>> {
+        if let Err(e) = cf.shared.check_usable(self.inner.instance) {
+            return keys.iter().map(|_| Err(e.clone())).collect();
+        }
+        read::multi_get(&self.inner, &cf.shared, options, keys)
+    }
+
+    /// A cursor over family `cf` (see [`Db::iter`]).
+    pub fn iter_cf(&self, cf: &ColumnFamily, options: &ReadOptions) -> DbIterator {
+        let (lower, upper) = (
+            options.iterate_lower_bound.clone(),
+            options.iterate_upper_bound.clone(),
+        );
+        if let Err(e) = cf.shared.check_usable(self.inner.instance) {
+            return read::failed_iter(e, lower, upper);
+        }
+        read::iter(&self.inner, &cf.shared, options, lower, upper)
+    }
+
+    /// The entries of family `cf` in `range` (see [`Db::range`]).
+    pub fn range_cf(
+        &self,
+        cf: &ColumnFamily,
+        options: &ReadOptions,
+        range: impl KeyRange,
+    ) -> DbRange {
+        let (lower, upper) = bounds(options, range);
+        if let Err(e) = cf.shared.check_usable(self.inner.instance) {
+            let front = read::failed_iter(e.clone(), lower.clone(), upper.clone());
+            return DbRange::new(front, read::failed_iter(e, lower, upper));
+        }
+        read::range(&self.inner, &cf.shared, options, lower, upper)
+    }
+
+    /// Flushes family `cf`'s active memtable and waits until every full
+    /// memtable of it is flushed.
+    pub fn flush_cf(&self, cf: &ColumnFamily) -> Result<()> {
+        cf.shared.check_usable(self.inner.instance)?;
+        write::flush(&self.inner, &cf.shared)
+    }
+
+    /// Compacts family `cf`'s keys in `[begin, end]` (see
+    /// [`Db::compact_range`]).
+    pub fn compact_range_cf(
+        &self,
+        cf: &ColumnFamily,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
+        self.inner.check_writable()?;
+        self.flush_cf(cf)?;
+        compact::compact_range(&self.inner, cf.id(), begin, end)
+    }
+
+    /// A property of family `cf` (see [`Db::property`]); `strata.stats` and
+    /// `strata.cfstats` show this family's compaction stats.
+    pub fn property_cf(&self, cf: &ColumnFamily, name: &str) -> Option<String> {
+        cf.shared.check_usable(self.inner.instance).ok()?;
+        properties::property(&self.inner, &cf.shared, name)
+    }
+}
+
+/// Adds family `id` to the state with an empty memtable whose writes start
+/// in the current WAL, and publishes its first super version.
+pub(super) fn add_family(
+    inner: &DbInner,
+    state: &mut DbState,
+    id: u32,
+    name: &str,
+    options: Arc<CfOptions>,
+) -> Arc<CfShared> {
+    let mem = Arc::new(MemTable::new(options.memtable_arena_bytes()));
+    let shared = new_shared(
+        inner.instance,
+        id,
+        name,
+        &mem,
+        state.versions.current(id),
+        &options,
+    );
+    let wal_number = state.wal_number;
+    state.cfs.insert(
+        id,
+        CfState::new(shared.clone(), options, mem, Vec::new(), wal_number),
+    );
+    inner.install_super_version(state, id);
+    shared
+}
+
+/// A family's shared part, publishing a first super version of `mem` and
+/// `version`.
+pub(super) fn new_shared(
+    instance: u64,
+    id: u32,
+    name: &str,
+    mem: &Arc<MemTable>,
+    version: Arc<crate::version::Version>,
+    options: &Arc<CfOptions>,
+) -> Arc<CfShared> {
+    Arc::new(CfShared {
+        id,
+        name: name.to_owned(),
+        db_instance: instance,
+        dropped: AtomicBool::new(false),
+        super_version: ArcSwap::from_pointee(SuperVersion {
+            mem: mem.clone(),
+            imm: Vec::new(),
+            version,
+            options: options.clone(),
+        }),
+        stats: CfStats::default(),
+    })
+}

@@ -1,0 +1,74 @@
+//! Control over the write path: `flush_wal`/`sync_wal` after unsynced writes,
+//! and `no_slowdown` writes during stalls.
+
+use std::path::Path;
+use std::time::Duration;
+
+use strata::fs::sim::CrashMode;
+use strata::fs::SimFs;
+use strata::{Db, DbOptions, Error, WriteOptions};
+
+use crate::util::sim_options;
+
+#[test]
+fn sync_wal_makes_unsynced_writes_survive_power_loss() {
+    let fs = SimFs::new(11);
+    let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
+    for i in 0..100u32 {
+        db.put(format!("k{i:03}"), "v").unwrap();
+    }
+    // From another thread, as a user's syncer would.
+    std::thread::scope(|s| {
+        s.spawn(|| db.sync_wal().unwrap());
+    });
+    db.flush_wal(false).unwrap();
+    fs.halt();
+    drop(db);
+    fs.crash(CrashMode::POWER_LOSS);
+    let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
+    for i in 0..100u32 {
+        assert!(
+            db.get(format!("k{i:03}")).unwrap().is_some(),
+            "k{i:03} lost"
+        );
+    }
+}
+
+#[test]
+fn no_slowdown_fails_with_incomplete_during_a_stall_and_writes_nothing() {
+    let fs = SimFs::new(12);
+    let options = DbOptions {
+        max_write_buffer_number: 2,
+        ..sim_options(&fs)
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    let no_slowdown = WriteOptions {
+        no_slowdown: true,
+        ..WriteOptions::default()
+    };
+    db.put_opt(&no_slowdown, "before", "1").unwrap();
+    // Every fsync now takes a second: the flush of the first full memtable
+    // outlasts filling the second one, so writes must wait for memtables.
+    fs.set_sync_latency(Duration::from_secs(1));
+    let value = vec![b'v'; 1024];
+    let mut i = 0u32;
+    let stalled = loop {
+        i += 1;
+        assert!(i < 1000, "no stall after {i} writes");
+        match db.put_opt(&no_slowdown, format!("k{i:04}"), &value) {
+            Ok(()) => {}
+            Err(Error::Incomplete { reason }) => break reason,
+            Err(e) => panic!("unexpected {e}"),
+        }
+    };
+    assert!(stalled.contains("stall"), "{stalled}");
+    // The refused write wrote nothing.
+    assert_eq!(db.get(format!("k{i:04}")).unwrap(), None);
+    // Writes that may wait go through once the flush is done.
+    db.put(format!("k{i:04}"), "waited").unwrap();
+    assert_eq!(
+        db.get(format!("k{i:04}")).unwrap().as_deref(),
+        Some(&b"waited"[..])
+    );
+    fs.set_sync_latency(Duration::ZERO);
+}
