@@ -1,5 +1,6 @@
-//! Any bytes given as a table file: open, scan both ways, get and verify must
-//! return data or `Error::Corruption`, never panic, hang or over-allocate.
+//! Any bytes given as a table file: open, scan both ways, get, range-tombstone
+//! queries and verify must return data or `Error::Corruption`, never panic,
+//! hang or over-allocate.
 #![no_main]
 
 use std::path::Path;
@@ -31,6 +32,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let table = Arc::new(table);
+    let tombstones = table.range_tombstones();
+    for key in [&b""[..], b"key", b"\xff"] {
+        let _ = tombstones.max_covering_seq(key, 100);
+        let _ = tombstones.next_visible(key, 100);
+        let _ = tombstones.prev_visible(key, 100);
+    }
+    let _ = tombstones.for_compaction(&[50], true).num_tombstones();
     for verify_checksums in [true, false] {
         let ro = ReadOptions {
             verify_checksums,

@@ -218,6 +218,13 @@ fn append_batch(
                 row.extend_from_slice(b"DELETE(0) : ");
                 hex::append(row, entry.key, true);
             }
+            // As RocksDB's ldb prints it: begin, then end (the record's value).
+            ValueType::RangeDeletion => {
+                row.extend_from_slice(b"DELETE_RANGE(0) : ");
+                hex::append(row, entry.key, true);
+                row.push(b' ');
+                hex::append(row, entry.value, true);
+            }
         }
         row.push(b' ');
     }

@@ -60,7 +60,8 @@ pub struct DumpArgs {
     /// The table file to read.
     #[arg(long)]
     file: PathBuf,
-    /// Print the properties as `name: value` lines.
+    /// Print the properties as `name: value` lines, then the range tombstones
+    /// as `range deletion: [start, end) @ seq` lines.
     #[arg(long = "show_properties")]
     show_properties: bool,
     /// Print the entries as `key : value` lines (the default without other flags).
@@ -153,7 +154,8 @@ fn build(args: BuildArgs) -> CliResult {
         ikey.extend_from_slice(&internal_key(key, 0, ValueType::Put));
         builder.add(&ikey, value).map_err(|e| e.to_string())?;
     }
-    let (size, props) = builder.finish().map_err(|e| e.to_string())?;
+    let built = builder.finish().map_err(|e| e.to_string())?;
+    let (size, props) = (built.file_size, built.properties);
     eprintln!(
         "wrote {} entries, {} data blocks, {size} bytes to {}",
         props.num_entries,
@@ -181,6 +183,18 @@ fn dump(args: DumpArgs) -> CliResult {
         eprintln!("Table properties of {}:", args.file.display());
         let lines = table.properties().to_lines(|k| hex::show(k, args.hex));
         out.write_all(lines.as_bytes()).map_err(write_err)?;
+        // The range-deletion block as stored: one line per fragment and
+        // sequence number.
+        for t in table.range_tombstones().tombstones() {
+            writeln!(
+                out,
+                "range deletion: [{}, {}) @ {}",
+                hex::show(t.start(), args.hex),
+                hex::show(t.end(), args.hex),
+                t.seq()
+            )
+            .map_err(write_err)?;
+        }
     }
     if args.scan || !args.show_properties {
         let from = args
@@ -235,6 +249,12 @@ fn scan(
                 )
                 .map_err(|e| format!("writing stdout: {e}"))?,
                 Some(ValueType::Delete) => deletions += 1,
+                Some(ValueType::RangeDeletion) => {
+                    return Err(format!(
+                        "Corruption: {}: range deletion in a data block",
+                        table.path().display()
+                    ))
+                }
                 None => {
                     return Err(format!(
                         "Corruption: {}: unknown value type {}",

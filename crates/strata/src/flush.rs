@@ -70,7 +70,8 @@ fn build(
         largest.extend_from_slice(it.key());
         it.next();
     }
-    let (file_size, props) = builder.finish()?;
+    let built = builder.finish()?;
+    let (file_size, props) = (built.file_size, built.properties);
     Ok(FileMetaData {
         number,
         file_size,

@@ -31,6 +31,12 @@ pub enum ValueType {
     Delete = 0,
     /// A value.
     Put = 1,
+    /// A range tombstone `[start, end)`: the key is the range's start and the
+    /// value its end (RocksDB's `kTypeRangeDeletion`). Range tombstones live in
+    /// their own structures (the memtable's range-deletion list, the table's
+    /// range-deletion block); one in the point-key stream of a memtable or a data
+    /// block is corruption.
+    RangeDeletion = 0x0F,
 }
 
 /// The type byte used in seek keys: larger than every stored type, so that
@@ -44,6 +50,7 @@ impl ValueType {
         match code {
             0 => Some(ValueType::Delete),
             1 => Some(ValueType::Put),
+            0x0F => Some(ValueType::RangeDeletion),
             _ => None,
         }
     }

@@ -20,6 +20,7 @@ pub mod key;
 pub mod memtable;
 pub mod merge;
 pub mod options;
+pub mod range_del;
 pub mod statistics;
 pub mod table;
 pub mod table_cache;

@@ -175,7 +175,7 @@ mod tests {
             let mut b = TableBuilder::new(file, TableOptions::default()).unwrap();
             b.add(&internal_key(b"k", number, ValueType::Put), b"v")
                 .unwrap();
-            sizes.push(b.finish().unwrap().0);
+            sizes.push(b.finish().unwrap().file_size);
         }
         let cache = TableCache::new(fs, dir.to_path_buf(), ReadFileOptions::default())
             .with_max_open_files(2);

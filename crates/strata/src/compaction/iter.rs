@@ -106,9 +106,14 @@ impl CompactionFilter {
     pub fn keep(&mut self, ikey: &[u8]) -> Result<bool, String> {
         let parsed = ParsedInternalKey::parse(ikey)
             .ok_or_else(|| "internal key shorter than its tag".to_string())?;
-        let value_type = parsed
-            .value_type()
-            .ok_or_else(|| format!("unknown value type {}", parsed.type_code))?;
+        let value_type = match parsed.value_type() {
+            // Range tombstones never travel in the point-key stream.
+            Some(ValueType::RangeDeletion) => {
+                return Err("range deletion in the point-key stream".to_string())
+            }
+            Some(t) => t,
+            None => return Err(format!("unknown value type {}", parsed.type_code)),
+        };
         self.counts.keys_in += 1;
         if self.last_stripe.is_none() || parsed.user_key != self.current_user_key.as_slice() {
             self.current_user_key.clear();

@@ -281,7 +281,7 @@ impl OutputWriter<'_, '_> {
         let number = output.number;
         let finished = output.builder.finish();
         let (file_size, props) = match finished {
-            Ok(done) => done,
+            Ok(done) => (done.file_size, done.properties),
             Err(e) => {
                 let _ = self.ctx.fs.remove(&table_file_name(self.ctx.dir, number));
                 return Err(e);

@@ -147,6 +147,12 @@ fn get_in(
             return match entry.value_type {
                 ValueType::Put => found(Some(entry.value)),
                 ValueType::Delete => Ok(None),
+                // The table reader reports one in a data block as corruption.
+                ValueType::RangeDeletion => Err(crate::error::Error::corruption(
+                    table.path(),
+                    0,
+                    "range deletion in a data block",
+                )),
             };
         }
     }

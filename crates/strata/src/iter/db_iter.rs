@@ -42,11 +42,20 @@ enum Direction {
     Reverse,
 }
 
-/// One decoded inner entry, checked for a known type.
+/// The kinds of entry the point-key stream holds. Range tombstones live in
+/// their own structures, so a [`ValueType::RangeDeletion`] key in this stream is
+/// corruption and never becomes a `PointType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PointType {
+    Put,
+    Delete,
+}
+
+/// One decoded inner entry, checked for a known point type.
 struct Entry<'a> {
     user_key: &'a [u8],
     seq: SequenceNumber,
-    value_type: ValueType,
+    value_type: PointType,
 }
 
 /// Decodes an inner key; a malformed one is corruption of the source it came from.
@@ -61,15 +70,29 @@ fn parse_entry(ikey: &[u8]) -> Result<Entry<'_>> {
             ),
         ));
     };
-    let Some(value_type) = parsed.value_type() else {
-        return Err(Error::corruption(
-            "",
-            0,
-            format!(
-                "unknown value type {:#04x} in internal key at sequence number {}",
-                parsed.type_code, parsed.seq
-            ),
-        ));
+    let value_type = match parsed.value_type() {
+        Some(ValueType::Put) => PointType::Put,
+        Some(ValueType::Delete) => PointType::Delete,
+        Some(ValueType::RangeDeletion) => {
+            return Err(Error::corruption(
+                "",
+                0,
+                format!(
+                    "range deletion in the point-key stream at sequence number {}",
+                    parsed.seq
+                ),
+            ))
+        }
+        None => {
+            return Err(Error::corruption(
+                "",
+                0,
+                format!(
+                    "unknown value type {:#04x} in internal key at sequence number {}",
+                    parsed.type_code, parsed.seq
+                ),
+            ))
+        }
     };
     Ok(Entry {
         user_key: parsed.user_key,
@@ -329,14 +352,14 @@ impl DbIterator {
             }
             if entry.seq <= self.seq {
                 match entry.value_type {
-                    ValueType::Delete => {
+                    PointType::Delete => {
                         // Older versions of this key are hidden; user keys only
                         // grow from here, so the skip key can be replaced.
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(entry.user_key);
                         skipping = true;
                     }
-                    ValueType::Put => {
+                    PointType::Put => {
                         if !(skipping && entry.user_key <= self.saved_key.as_slice()) {
                             self.valid = true;
                             return;
@@ -370,8 +393,8 @@ impl DbIterator {
                     break;
                 }
                 match entry.value_type {
-                    ValueType::Delete => holding_value = false,
-                    ValueType::Put => {
+                    PointType::Delete => holding_value = false,
+                    PointType::Put => {
                         holding_value = true;
                         if self.saved_key != entry.user_key {
                             self.saved_key.clear();

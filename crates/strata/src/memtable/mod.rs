@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{pack_tag, seek_key, ParsedInternalKey, SequenceNumber, ValueType, TAG_LEN};
 use skiplist::{Cursor, SkipList};
@@ -45,6 +45,9 @@ impl MemTable {
     }
 
     /// Adds an entry. `seq` must be unique across all entries of the memtable.
+    /// Range deletions are refused: they go to a
+    /// [`RangeDelMemTable`](crate::range_del::RangeDelMemTable), so the point-key
+    /// stream never holds one.
     pub fn add(
         &self,
         seq: SequenceNumber,
@@ -52,6 +55,12 @@ impl MemTable {
         user_key: &[u8],
         value: &[u8],
     ) -> Result<()> {
+        if value_type == ValueType::RangeDeletion {
+            return Err(Error::invalid_argument(
+                "value_type",
+                "a range deletion belongs in the range-deletion memtable, not the point-key memtable",
+            ));
+        }
         let tag = pack_tag(seq, value_type as u8).to_le_bytes();
         self.list
             .insert_with(user_key.len() + TAG_LEN, value.len(), |k, v| {
@@ -72,9 +81,10 @@ impl MemTable {
             Some(p) if p.user_key == user_key => match p.value_type() {
                 Some(ValueType::Put) => MemGet::Found(Bytes::copy_from_slice(value)),
                 Some(ValueType::Delete) => MemGet::Deleted,
-                // Only this process writes memtable keys; an unknown type cannot
-                // occur, and treating it as absent is the safe reading.
-                None => MemGet::NotFound,
+                // Only this process writes memtable keys and `add` refuses range
+                // deletions; neither can occur, and treating them as absent is
+                // the safe reading.
+                Some(ValueType::RangeDeletion) | None => MemGet::NotFound,
             },
             _ => MemGet::NotFound,
         }
@@ -165,6 +175,14 @@ mod tests {
         assert_eq!(m.get(b"j", 99), MemGet::NotFound);
         assert_eq!(m.get(b"kk", 99), MemGet::NotFound);
         assert_eq!(m.len(), 4);
+    }
+
+    #[test]
+    fn range_deletions_stay_out_of_the_point_keys() {
+        let m = MemTable::new(1 << 16);
+        let err = m.add(1, ValueType::RangeDeletion, b"a", b"z").unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+        assert!(m.is_empty());
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Writes a table file from internal keys added in sorted order.
+//! Writes a table file from internal keys added in sorted order, and range
+//! tombstones added in any order.
 
 use std::cmp::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -7,18 +8,42 @@ use crate::compression::CompressionType;
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
-use crate::key::{compare_internal, short_successor, shortest_separator, ParsedInternalKey};
+use crate::key::SequenceNumber;
+use crate::key::{
+    compare_internal, short_successor, shortest_separator, ParsedInternalKey, ValueType,
+};
 use crate::options::TableOptions;
+use crate::range_del::{range_end_sentinel, FragmentedRangeTombstones, RangeTombstone};
 use crate::table::block_builder::BlockBuilder;
 use crate::table::filter::BloomBuilder;
 use crate::table::format::{
-    BlockHandle, Footer, FILTER_BLOCK_NAME, FORMAT_VERSION, PROPERTIES_BLOCK_NAME,
+    BlockHandle, Footer, FILTER_BLOCK_NAME, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL,
+    PROPERTIES_BLOCK_NAME, RANGE_DEL_BLOCK_NAME,
 };
 use crate::table::properties::TableProperties;
 
+/// What [`TableBuilder::finish`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltTable {
+    /// Size of the file in bytes.
+    pub file_size: u64,
+    /// The table's properties.
+    pub properties: TableProperties,
+    /// Smallest internal key of the table's range: its first point entry, or
+    /// its first range tombstone's `(start, seq, RangeDeletion)`, whichever
+    /// sorts first. Empty when the table holds neither.
+    pub smallest: Vec<u8>,
+    /// Largest internal key of the table's range: its last point entry, or
+    /// [`range_end_sentinel`] of its last tombstone's end, whichever sorts
+    /// last. A sentinel excludes its own user key. Empty when the table holds
+    /// neither.
+    pub largest: Vec<u8>,
+}
+
 /// Builds one table file. Call [`add`](Self::add) with strictly increasing
-/// internal keys, then [`finish`](Self::finish), which writes the meta blocks and
-/// the footer and syncs the file.
+/// internal keys and [`add_range_tombstone`](Self::add_range_tombstone) in any
+/// order, then [`finish`](Self::finish), which writes the meta blocks and the
+/// footer and syncs the file.
 #[derive(Debug)]
 pub struct TableBuilder {
     file: Box<dyn WritableFile>,
@@ -29,7 +54,10 @@ pub struct TableBuilder {
     /// Handle of the last flushed data block, whose index entry waits for the next
     /// key so the separator can be shortened.
     pending_index: Option<BlockHandle>,
+    first_key: Vec<u8>,
     last_key: Vec<u8>,
+    /// Kept until `finish`, which fragments them: they may come in any order.
+    range_tombstones: Vec<RangeTombstone>,
     offset: u64,
     props: TableProperties,
     compressed: Vec<u8>,
@@ -47,7 +75,7 @@ impl TableBuilder {
             checksum: options.checksum.name().to_string(),
             bloom_millibits_per_key: (options.bloom_bits_per_key * 1000.0).round() as u64,
             smallest_seqno: u64::MAX,
-            format_version: u64::from(FORMAT_VERSION),
+            format_version: u64::from(FORMAT_VERSION_PLAIN),
             ..TableProperties::default()
         };
         Ok(TableBuilder {
@@ -57,7 +85,9 @@ impl TableBuilder {
             options,
             filter,
             pending_index: None,
+            first_key: Vec::new(),
             last_key: Vec::new(),
+            range_tombstones: Vec::new(),
             offset: 0,
             props,
             compressed: Vec::new(),
@@ -72,11 +102,15 @@ impl TableBuilder {
         self
     }
 
-    /// Appends an entry. `key` must be a valid internal key greater than the last.
+    /// Appends a point entry. `key` must be a valid internal key greater than
+    /// the last, of type put or delete; range tombstones go to
+    /// [`add_range_tombstone`](Self::add_range_tombstone).
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let parsed = ParsedInternalKey::parse(key)
-            .filter(|p| p.value_type().is_some())
-            .ok_or_else(|| Error::invalid_argument("key", "not a valid internal key"))?;
+            .filter(|p| matches!(p.value_type(), Some(ValueType::Put | ValueType::Delete)))
+            .ok_or_else(|| {
+                Error::invalid_argument("key", "not a valid internal key of a put or a delete")
+            })?;
         let first = self.props.num_entries == 0;
         if !first && compare_internal(&self.last_key, key) != Ordering::Less {
             return Err(Error::invalid_argument(
@@ -96,6 +130,7 @@ impl TableBuilder {
         }
         if first {
             self.props.smallest_user_key = parsed.user_key.to_vec();
+            self.first_key = key.to_vec();
         }
         if new_user_key {
             self.props.largest_user_key.clear();
@@ -104,7 +139,7 @@ impl TableBuilder {
                 .extend_from_slice(parsed.user_key);
         }
         self.props.num_entries += 1;
-        if parsed.value_type() == Some(crate::key::ValueType::Delete) {
+        if parsed.value_type() == Some(ValueType::Delete) {
             self.props.num_deletions += 1;
         }
         self.props.raw_key_size += key.len() as u64;
@@ -121,12 +156,34 @@ impl TableBuilder {
         Ok(())
     }
 
-    /// Entries added so far.
+    /// Adds the range tombstone `[start, end)@seq`, in any order relative to
+    /// other tombstones and to point entries. An empty range is
+    /// `Error::InvalidArgument` naming `delete_range`.
+    ///
+    /// Tombstones are held in memory until [`finish`](Self::finish), which
+    /// stores them fragmented: block entries must be in strictly increasing
+    /// internal-key order, which overlapping tombstones added in any order
+    /// (two may even share start and sequence number after clipping) do not
+    /// give, while fragments sorted by start, newest first, do; and a reader
+    /// rebuilds the fragmented list from them in one pass.
+    pub fn add_range_tombstone(
+        &mut self,
+        start: &[u8],
+        end: &[u8],
+        seq: SequenceNumber,
+    ) -> Result<()> {
+        let t = RangeTombstone::new(start.to_vec(), end.to_vec(), seq)?;
+        self.range_tombstones.push(t);
+        Ok(())
+    }
+
+    /// Point entries added so far.
     pub fn num_entries(&self) -> u64 {
         self.props.num_entries
     }
 
-    /// Bytes written so far plus the open data block: the size the file would have.
+    /// Bytes written so far plus the open data block: the size the file would
+    /// have (range tombstones, written at `finish`, are not counted).
     pub fn estimated_file_size(&self) -> u64 {
         self.offset + self.data_block.estimated_size() as u64
     }
@@ -181,9 +238,53 @@ impl TableBuilder {
         )
     }
 
+    /// Writes the range-deletion block, if there are tombstones, recording
+    /// them in the properties and returning its handle and the tombstones.
+    fn write_range_del_block(
+        &mut self,
+    ) -> Result<Option<(BlockHandle, FragmentedRangeTombstones)>> {
+        if self.range_tombstones.is_empty() {
+            return Ok(None);
+        }
+        let fragmented = FragmentedRangeTombstones::new(std::mem::take(&mut self.range_tombstones));
+        let mut block = BlockBuilder::new(1);
+        // `tombstones` yields internal-key order: start ascending, then newest
+        // first, with no repeats.
+        for t in fragmented.tombstones() {
+            block.add(&t.internal_start_key(), t.end());
+        }
+        let handle = self.write_meta_block(block.finish())?;
+        self.props.num_range_deletions = fragmented.num_tombstones() as u64;
+        if let Some((newest, oldest)) = fragmented.seq_range() {
+            self.props.smallest_seqno = self.props.smallest_seqno.min(oldest);
+            self.props.largest_seqno = self.props.largest_seqno.max(newest);
+        }
+        self.props.format_version = u64::from(FORMAT_VERSION_RANGE_DEL);
+        Ok(Some((handle, fragmented)))
+    }
+
+    /// The table's key range over point entries and tombstones.
+    fn key_range(&self, tombstones: Option<&FragmentedRangeTombstones>) -> (Vec<u8>, Vec<u8>) {
+        let mut smallest = self.first_key.clone();
+        let mut largest = self.last_key.clone();
+        let first = tombstones.and_then(|t| t.tombstones().next());
+        let end = tombstones.and_then(|t| t.largest_end());
+        if let (Some(first), Some(end)) = (first, end) {
+            let start = first.internal_start_key();
+            if smallest.is_empty() || compare_internal(&start, &smallest) == Ordering::Less {
+                smallest = start;
+            }
+            let sentinel = range_end_sentinel(end);
+            if largest.is_empty() || compare_internal(&sentinel, &largest) == Ordering::Greater {
+                largest = sentinel;
+            }
+        }
+        (smallest, largest)
+    }
+
     /// Writes the remaining blocks and the footer, then syncs the file.
-    /// Returns the file size and the table's properties.
-    pub fn finish(mut self) -> Result<(u64, TableProperties)> {
+    /// Returns the file size, the table's properties and its key range.
+    pub fn finish(mut self) -> Result<BuiltTable> {
         self.flush_data_block()?;
         if let Some(handle) = self.pending_index.take() {
             let separator = short_successor(&self.last_key);
@@ -196,12 +297,16 @@ impl TableBuilder {
             self.props.filter_size = self.offset - start;
             metaindex.push((FILTER_BLOCK_NAME, handle));
         }
+        let range_del = self.write_range_del_block()?;
+        if let Some((handle, _)) = &range_del {
+            metaindex.push((RANGE_DEL_BLOCK_NAME, *handle));
+        }
         let index_contents = self.index_block.finish().to_vec();
         let index_start = self.offset;
         let index_handle = self.write_meta_block(&index_contents)?;
         self.props.index_size = self.offset - index_start;
 
-        if self.props.num_entries == 0 {
+        if self.props.num_entries == 0 && range_del.is_none() {
             self.props.smallest_seqno = 0;
         }
         self.props.creation_time = self.creation_time.unwrap_or_else(|| {
@@ -225,7 +330,11 @@ impl TableBuilder {
             checksum_code: self.options.checksum.code(),
             metaindex: metaindex_handle,
             index: index_handle,
-            format_version: FORMAT_VERSION,
+            format_version: if range_del.is_some() {
+                FORMAT_VERSION_RANGE_DEL
+            } else {
+                FORMAT_VERSION_PLAIN
+            },
         };
         let footer = footer.encode();
         crash_point!("table.before_footer");
@@ -234,7 +343,13 @@ impl TableBuilder {
         crash_point!("table.before_sync");
         self.file.sync()?;
         crash_point!("table.after_sync");
-        Ok((self.offset, self.props))
+        let (smallest, largest) = self.key_range(range_del.as_ref().map(|(_, t)| t));
+        Ok(BuiltTable {
+            file_size: self.offset,
+            properties: self.props,
+            smallest,
+            largest,
+        })
     }
 }
 

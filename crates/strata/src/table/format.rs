@@ -7,11 +7,19 @@
 //! | ...                      |
 //! | data block N-1 | trailer |
 //! | filter block   | trailer |  optional: full-file bloom filter over user keys
+//! | range-del block| trailer |  optional (format version 2): range tombstones
 //! | index block    | trailer |  one entry per data block: separator -> handle
 //! | properties     | trailer |  name -> value (counts, sizes, key range, ...)
-//! | metaindex      | trailer |  meta block name -> handle (filter, properties)
+//! | metaindex      | trailer |  meta block name -> handle (filter, range-del,
+//! |                          |  properties)
 //! | footer (57 bytes)        |
 //! +--------------------------+  file size
+//!
+//! range-deletion block entry (block format, restart interval 1, internal-key
+//! order; RocksDB's layout): key = internal key (start, seq, RangeDeletion 0x0F),
+//! value = end user key, start < end. Writers store tombstones fragmented (no
+//! two entries' ranges overlap unless their starts and ends are equal); readers
+//! fragment whatever they find, so reads do not depend on it
 //!
 //! block trailer (5 bytes)
 //! +------------------+------------------------------------------------+
@@ -28,6 +36,8 @@
 //! | u8   | (varints)                               | fixed32 | fixed32  |         |
 //! +------+-----------------------------------------+---------+----------+---------+
 //! footer checksum = masked crc32c of bytes 0..45
+//! format version: 1 = no range-deletion block; 2 = a range-deletion block,
+//! which a reader of version 1 would ignore, so it must refuse the file
 //! ```
 //!
 //! The blocks tile the file with no gaps, so every byte is covered by a block
@@ -37,8 +47,15 @@ use crate::encoding::{put_varint64, Decoder, MAX_VARINT64_LEN};
 
 /// Magic number ending every table file ("STRATAsb" read as little-endian bytes).
 pub const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"STRATAsb");
-/// The table format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format of tables without range tombstones: still written for them, so
+/// that earlier builds keep reading every table they can read correctly.
+pub const FORMAT_VERSION_PLAIN: u32 = 1;
+/// The format of tables with a range-deletion block. A build that reads only
+/// version 1 refuses these instead of ignoring their deletions.
+pub const FORMAT_VERSION_RANGE_DEL: u32 = 2;
+/// The newest table format this build reads (and the one it writes when a
+/// table carries range tombstones).
+pub const LATEST_FORMAT_VERSION: u32 = FORMAT_VERSION_RANGE_DEL;
 /// Bytes after every block: compression type + checksum.
 pub const BLOCK_TRAILER_LEN: usize = 5;
 /// Room reserved in the footer for the two block handles.
@@ -50,6 +67,8 @@ pub const FOOTER_LEN: usize = 1 + FOOTER_HANDLES_LEN + 4 + 4 + 8;
 pub const FILTER_BLOCK_NAME: &[u8] = b"strata.filter.bloom";
 /// Name of the properties block in the metaindex.
 pub const PROPERTIES_BLOCK_NAME: &[u8] = b"strata.properties";
+/// Name of the range-deletion block in the metaindex (RocksDB's name).
+pub const RANGE_DEL_BLOCK_NAME: &[u8] = b"rocksdb.range_del";
 
 /// Where a block lives in the file: its offset and its size without the trailer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -139,7 +158,7 @@ impl Footer {
                 "footer checksum mismatch: stored {stored_crc:#010x}, computed {actual:#010x}"
             ));
         }
-        if format_version != FORMAT_VERSION {
+        if !(FORMAT_VERSION_PLAIN..=LATEST_FORMAT_VERSION).contains(&format_version) {
             return Err(format!("unsupported table format version {format_version}"));
         }
         let mut hd = Decoder::new(handles);
@@ -186,6 +205,23 @@ mod tests {
     }
 
     #[test]
+    fn versions_one_and_two_open_and_later_ones_are_refused() {
+        let footer = |format_version| Footer {
+            checksum_code: 4,
+            metaindex: BlockHandle { offset: 7, size: 9 },
+            index: BlockHandle { offset: 0, size: 7 },
+            format_version,
+        };
+        for v in [FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL] {
+            assert_eq!(Footer::decode(&footer(v).encode()), Ok(footer(v)));
+        }
+        for v in [0, 3, u32::MAX] {
+            let err = Footer::decode(&footer(v).encode()).unwrap_err();
+            assert!(err.contains("unsupported table format version"), "{err}");
+        }
+    }
+
+    #[test]
     fn every_footer_byte_is_checked() {
         let f = Footer {
             checksum_code: 1,
@@ -194,7 +230,7 @@ mod tests {
                 offset: 21,
                 size: 3,
             },
-            format_version: FORMAT_VERSION,
+            format_version: LATEST_FORMAT_VERSION,
         };
         let bytes = f.encode();
         for i in 0..bytes.len() {

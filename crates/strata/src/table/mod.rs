@@ -14,11 +14,13 @@ pub mod properties;
 pub mod reader;
 mod verify;
 
-pub use builder::TableBuilder;
+pub use builder::{BuiltTable, TableBuilder};
 pub use iter::TableIterator;
 pub use properties::TableProperties;
 pub use reader::{TableEntry, TableReader};
 pub use verify::VerifyReport;
 
+#[cfg(test)]
+mod range_del_tests;
 #[cfg(test)]
 mod tests;

@@ -19,6 +19,9 @@ pub struct TableProperties {
     pub num_entries: u64,
     /// Number of deletion entries.
     pub num_deletions: u64,
+    /// Number of entries in the range-deletion block: one per tombstone
+    /// fragment and sequence number (0 without the block).
+    pub num_range_deletions: u64,
     /// Sum of internal key lengths before prefix compression.
     pub raw_key_size: u64,
     /// Sum of value lengths before compression.
@@ -52,6 +55,7 @@ pub struct TableProperties {
 }
 
 // Property names, in bytewise order as a block requires.
+const NUM_RANGE_DELETIONS: &str = "rocksdb.num.range-deletions";
 const CHECKSUM: &str = "strata.checksum";
 const COMPRESSION: &str = "strata.compression";
 const CREATION_TIME: &str = "strata.creation.time";
@@ -97,6 +101,13 @@ impl TableProperties {
             put_varint64(&mut buf, v);
             entries.insert(name, buf);
         }
+        // Only tables with a range-deletion block carry the count, so tables
+        // without one stay byte for byte what earlier builds wrote.
+        if self.num_range_deletions > 0 {
+            let mut buf = Vec::new();
+            put_varint64(&mut buf, self.num_range_deletions);
+            entries.insert(NUM_RANGE_DELETIONS, buf);
+        }
         entries.insert(CHECKSUM, self.checksum.clone().into_bytes());
         entries.insert(COMPRESSION, self.compression.clone().into_bytes());
         entries.insert(LARGEST_KEY, self.largest_user_key.clone());
@@ -137,6 +148,7 @@ impl TableProperties {
                 NUM_DATA_BLOCKS => p.num_data_blocks = number()?,
                 NUM_DELETIONS => p.num_deletions = number()?,
                 NUM_ENTRIES => p.num_entries = number()?,
+                NUM_RANGE_DELETIONS => p.num_range_deletions = number()?,
                 RAW_KEY_SIZE => p.raw_key_size = number()?,
                 RAW_VALUE_SIZE => p.raw_value_size = number()?,
                 SMALLEST_SEQNO => p.smallest_seqno = number()?,
@@ -157,6 +169,7 @@ impl TableProperties {
         };
         line("# entries", self.num_entries.to_string());
         line("# deletions", self.num_deletions.to_string());
+        line("# range deletions", self.num_range_deletions.to_string());
         line("# data blocks", self.num_data_blocks.to_string());
         line("raw key size", self.raw_key_size.to_string());
         line("raw value size", self.raw_value_size.to_string());
@@ -191,6 +204,7 @@ mod tests {
         let p = TableProperties {
             num_entries: 10,
             num_deletions: 2,
+            num_range_deletions: 3,
             raw_key_size: 300,
             raw_value_size: 4000,
             data_size: 5000,

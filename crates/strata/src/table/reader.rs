@@ -1,7 +1,8 @@
 //! Opens a table file and answers point reads.
 //!
-//! Open reads the footer, then the metaindex, properties, index and filter blocks,
-//! always verifying their checksums. Data blocks are read on demand through
+//! Open reads the footer, then the metaindex, properties, index, filter and
+//! range-deletion blocks, always verifying their checksums; the range tombstones
+//! are kept fragmented for the table's lifetime. Data blocks are read on demand through
 //! [`TableReader::read_block`], the one place where a block cache will plug in
 //! (each block is identified by the file and its offset).
 
@@ -20,10 +21,12 @@ use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::key::{seek_key, ParsedInternalKey, SequenceNumber, ValueType};
 use crate::options::ReadOptions;
+use crate::range_del::{FragmentedRangeTombstones, RangeTombstone};
 use crate::table::block::{Block, BlockOrigin, BytewiseOrder, InternalOrder};
 use crate::table::filter::BloomFilter;
 use crate::table::format::{
-    BlockHandle, Footer, BLOCK_TRAILER_LEN, FILTER_BLOCK_NAME, FOOTER_LEN, PROPERTIES_BLOCK_NAME,
+    BlockHandle, Footer, BLOCK_TRAILER_LEN, FILTER_BLOCK_NAME, FOOTER_LEN,
+    FORMAT_VERSION_RANGE_DEL, PROPERTIES_BLOCK_NAME, RANGE_DEL_BLOCK_NAME,
 };
 use crate::table::properties::TableProperties;
 
@@ -79,6 +82,10 @@ pub struct TableReader {
     filter_handle: Option<BlockHandle>,
     properties_handle: BlockHandle,
     properties: TableProperties,
+    range_del_handle: Option<BlockHandle>,
+    /// Read at open and held while the table is open (empty without the
+    /// block): every get and iterator of the table consults them.
+    range_tombstones: Arc<FragmentedRangeTombstones>,
     /// Handles keeping the cached index and filter pinned while the table is
     /// open; `index` and `filter` then share their values.
     pinned_meta: Vec<CacheHandle>,
@@ -112,7 +119,7 @@ impl TableReader {
             checksum,
         };
         let metaindex = fetcher.read_block(footer.metaindex, true)?;
-        let (mut filter_handle, mut properties_handle) = (None, None);
+        let (mut filter_handle, mut properties_handle, mut range_del_handle) = (None, None, None);
         let mut it = metaindex.iter::<BytewiseOrder>();
         it.seek_to_first();
         while it.valid() {
@@ -123,6 +130,7 @@ impl TableReader {
             match it.key() {
                 FILTER_BLOCK_NAME => filter_handle = Some(handle),
                 PROPERTIES_BLOCK_NAME => properties_handle = Some(handle),
+                RANGE_DEL_BLOCK_NAME => range_del_handle = Some(handle),
                 _ => {}
             }
             it.next();
@@ -145,6 +153,29 @@ impl TableReader {
             }
             None => None,
         };
+        let has_range_del_version = footer.format_version >= FORMAT_VERSION_RANGE_DEL;
+        if has_range_del_version != range_del_handle.is_some() {
+            return Err(corrupt(
+                footer.metaindex.offset,
+                format!(
+                    "table format version {} {} a range-deletion block",
+                    footer.format_version,
+                    if has_range_del_version {
+                        "lacks"
+                    } else {
+                        "cannot have"
+                    }
+                ),
+            ));
+        }
+        let range_tombstones = match range_del_handle {
+            Some(handle) => {
+                let block = fetcher.read_block(handle, true)?;
+                let tombstones = read_range_tombstones(&block, &path, handle)?;
+                FragmentedRangeTombstones::new(tombstones)
+            }
+            None => FragmentedRangeTombstones::default(),
+        };
         Ok(TableReader {
             block_cache: None,
             fetcher,
@@ -154,8 +185,17 @@ impl TableReader {
             filter_handle,
             properties_handle,
             properties,
+            range_del_handle,
+            range_tombstones: Arc::new(range_tombstones),
             pinned_meta: Vec::new(),
         })
+    }
+
+    /// The table's range tombstones, fragmented (empty when it has none).
+    /// Point entries of this table and of older sources are deleted by them
+    /// as [`FragmentedRangeTombstones`] describes.
+    pub fn range_tombstones(&self) -> &Arc<FragmentedRangeTombstones> {
+        &self.range_tombstones
     }
 
     /// The table's properties.
@@ -416,9 +456,23 @@ impl TableReader {
                 if parsed.user_key != user_key {
                     return Ok(None);
                 }
-                let value_type = parsed.value_type().ok_or_else(|| {
-                    Error::corruption(self.path(), handle.offset, "unknown value type")
-                })?;
+                let value_type = match parsed.value_type() {
+                    Some(ValueType::RangeDeletion) => {
+                        return Err(Error::corruption(
+                            self.path(),
+                            handle.offset,
+                            "range deletion in a data block",
+                        ))
+                    }
+                    Some(t) => t,
+                    None => {
+                        return Err(Error::corruption(
+                            self.path(),
+                            handle.offset,
+                            "unknown value type",
+                        ))
+                    }
+                };
                 return Ok(Some(TableEntry {
                     seq: parsed.seq,
                     value_type,
@@ -436,10 +490,16 @@ impl TableReader {
         super::iter::TableIterator::new(self.clone(), options.verify_checksums, options.fill_cache)
     }
 
-    /// Handles of the meta blocks (filter, index, properties, metaindex) in file
-    /// order, for `verify`.
+    /// Where the range-deletion block is, if the table has one.
+    pub(crate) fn range_del_handle(&self) -> Option<BlockHandle> {
+        self.range_del_handle
+    }
+
+    /// Handles of the meta blocks (filter, range deletions, index, properties,
+    /// metaindex) in file order, for `verify`.
     pub(crate) fn meta_handles(&self) -> Vec<BlockHandle> {
         let mut v: Vec<BlockHandle> = self.filter_handle.into_iter().collect();
+        v.extend(self.range_del_handle);
         v.extend([
             self.footer.index,
             self.properties_handle,
@@ -467,6 +527,32 @@ impl TableReader {
             Error::corruption(self.path(), block_offset, "entry key shorter than its tag")
         })
     }
+}
+
+/// Decodes every entry of the range-deletion block at `handle`; a bad entry is
+/// `Error::Corruption` naming the file, the block's offset and the entry. The
+/// entries' order is not relied on: the caller fragments them.
+pub(crate) fn read_range_tombstones(
+    block: &Block,
+    path: &Path,
+    handle: BlockHandle,
+) -> Result<Vec<RangeTombstone>> {
+    let mut out = Vec::new();
+    let mut it = block.iter::<InternalOrder>();
+    it.seek_to_first();
+    while it.valid() {
+        let t = RangeTombstone::decode_entry(it.key(), it.value()).map_err(|r| {
+            Error::corruption(
+                path,
+                handle.offset,
+                format!("range-deletion block entry {}: {r}", out.len()),
+            )
+        })?;
+        out.push(t);
+        it.next();
+    }
+    it.status()?;
+    Ok(out)
 }
 
 impl BlockFetcher {

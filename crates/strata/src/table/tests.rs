@@ -21,7 +21,7 @@ use crate::options::{ReadOptions, TableOptions};
 /// An in-memory file: written through `WritableFile`, read through
 /// `RandomAccessFile`.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct MemFile(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct MemFile(pub Arc<Mutex<Vec<u8>>>);
 
 impl WritableFile for MemFile {
     fn append(&mut self, data: &[u8]) -> Result<()> {
@@ -69,7 +69,8 @@ pub(crate) fn build_table(entries: &[(Vec<u8>, Vec<u8>)], options: TableOptions)
     for (k, v) in entries {
         b.add(k, v).unwrap();
     }
-    let (size, props) = b.finish().unwrap();
+    let built = b.finish().unwrap();
+    let (size, props) = (built.file_size, built.properties);
     assert_eq!(props.num_entries, entries.len() as u64);
     let bytes = file.0.lock().clone();
     assert_eq!(size, bytes.len() as u64);
@@ -113,11 +114,12 @@ fn random_entries(rng: &mut impl Rng, n: usize) -> Entries {
         } else {
             ValueType::Put
         };
-        let value: Vec<u8> = match t {
-            ValueType::Delete => Vec::new(),
-            ValueType::Put => (0..rng.gen_range(0..200))
+        let value: Vec<u8> = if t == ValueType::Delete {
+            Vec::new()
+        } else {
+            (0..rng.gen_range(0..200))
                 .map(|_| rng.gen_range(b'0'..=b'9'))
-                .collect(),
+                .collect()
         };
         map.insert((user, std::cmp::Reverse(seq)), (t, value));
     }
@@ -381,7 +383,7 @@ fn golden_table_bytes() {
     );
 }
 
-const GOLDEN_TABLE_HEX: &str = concat!(
+pub(crate) const GOLDEN_TABLE_HEX: &str = concat!(
     "00090161010200000000000078000900620001000000000000000000000100000000fec28c3c2000",
     "00000100002040000000200000000002000100000000200000000000000000000088000000000000",
     "000000000000000180000400000000000000000000400700000001000000005cfee83100090263ff",

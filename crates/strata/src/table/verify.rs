@@ -1,21 +1,22 @@
-//! Full verification of a table file: every checksum, every entry, and that the
-//! blocks tile the file with no gap, so that any changed byte is detected.
+//! Full verification of a table file: every checksum, every entry (range
+//! tombstones included), and that the blocks tile the file with no gap, so that
+//! any changed byte is detected.
 
 use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key::{compare_internal, user_key};
+use crate::key::{compare_internal, user_key, ValueType};
 use crate::table::block::InternalOrder;
 use crate::table::format::FOOTER_LEN;
-use crate::table::reader::TableReader;
+use crate::table::reader::{read_range_tombstones, TableReader};
 
 /// What a successful verification walked over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VerifyReport {
     /// Blocks read and checked (data and meta blocks).
     pub blocks: u64,
-    /// Entries decoded.
+    /// Entries decoded (point entries and range tombstones).
     pub entries: u64,
 }
 
@@ -23,7 +24,8 @@ impl TableReader {
     /// Reads every block with checksum verification and checks the table's
     /// structure: blocks contiguous from offset 0 to the footer, keys strictly
     /// increasing and well formed, index separators between neighbouring blocks,
-    /// the filter matching every key, and the properties matching the contents.
+    /// the filter matching every key, range tombstones well formed and in
+    /// order, and the properties matching the contents.
     pub fn verify(&self) -> Result<VerifyReport> {
         let corrupt = |offset: u64, reason: String| Error::corruption(self.path(), offset, reason);
         let mut report = VerifyReport {
@@ -65,13 +67,22 @@ impl TableReader {
             }
             while it.valid() {
                 let parsed = self.parse_key(it.key(), handle.offset)?;
-                let value_type = parsed.value_type().ok_or_else(|| {
-                    corrupt(
-                        handle.offset,
-                        format!("unknown value type {}", parsed.type_code),
-                    )
-                })?;
-                if value_type == crate::key::ValueType::Delete {
+                let value_type = match parsed.value_type() {
+                    Some(ValueType::RangeDeletion) => {
+                        return Err(corrupt(
+                            handle.offset,
+                            "range deletion in a data block".into(),
+                        ))
+                    }
+                    Some(t) => t,
+                    None => {
+                        return Err(corrupt(
+                            handle.offset,
+                            format!("unknown value type {}", parsed.type_code),
+                        ))
+                    }
+                };
+                if value_type == ValueType::Delete {
                     deletions += 1;
                 }
                 if let Some(prev) = &last_key {
@@ -132,14 +143,43 @@ impl TableReader {
                 format!("blocks end at {expected_offset}, footer starts at {footer_at}"),
             ));
         }
-        self.check_properties(&report, deletions, last_key.as_deref())?;
+        let range_deletions = self.verify_range_tombstones()?;
+        report.entries += range_deletions;
+        self.check_properties(&report, deletions, range_deletions, last_key.as_deref())?;
         Ok(report)
+    }
+
+    /// Decodes every entry of the range-deletion block (if any) and checks
+    /// that they come in strictly increasing internal-key order, as writers
+    /// store them; returns how many there are.
+    fn verify_range_tombstones(&self) -> Result<u64> {
+        let Some(handle) = self.range_del_handle() else {
+            return Ok(0);
+        };
+        let block = self.read_block(handle, true)?;
+        let tombstones = read_range_tombstones(&block, self.path(), handle)?;
+        let keys: Vec<Vec<u8>> = tombstones.iter().map(|t| t.internal_start_key()).collect();
+        if let Some(i) = keys
+            .windows(2)
+            .position(|w| compare_internal(&w[0], &w[1]) != Ordering::Less)
+        {
+            return Err(Error::corruption(
+                self.path(),
+                handle.offset,
+                format!(
+                    "range-deletion block entries {i} and {} out of order",
+                    i + 1
+                ),
+            ));
+        }
+        Ok(tombstones.len() as u64)
     }
 
     fn check_properties(
         &self,
         report: &VerifyReport,
         deletions: u64,
+        range_deletions: u64,
         last_key: Option<&[u8]>,
     ) -> Result<()> {
         let p = self.properties();
@@ -150,8 +190,16 @@ impl TableReader {
                 format!("properties say {stored} {what}, the table holds {actual}"),
             )
         };
-        if p.num_entries != report.entries {
-            return Err(mismatch("entries", p.num_entries, report.entries));
+        let point_entries = report.entries.saturating_sub(range_deletions);
+        if p.num_entries != point_entries {
+            return Err(mismatch("entries", p.num_entries, point_entries));
+        }
+        if p.num_range_deletions != range_deletions {
+            return Err(mismatch(
+                "range deletions",
+                p.num_range_deletions,
+                range_deletions,
+            ));
         }
         if p.num_deletions != deletions {
             return Err(mismatch("deletions", p.num_deletions, deletions));

@@ -146,6 +146,13 @@ impl WriteBatch {
             (ValueType::Delete, 0) => RECORD_DELETE,
             (ValueType::Put, _) => RECORD_CF_PUT,
             (ValueType::Delete, _) => RECORD_CF_DELETE,
+            // No record type carries a range deletion yet.
+            (ValueType::RangeDeletion, _) => {
+                return Err(Error::invalid_argument(
+                    "value_type",
+                    "write batches do not carry range deletions",
+                ))
+            }
         };
         self.rep.push(code);
         if cf != 0 {
@@ -421,9 +428,11 @@ fn next_record<'a>(d: &mut Decoder<'a>) -> Result<BatchEntry<'a>> {
             key.len()
         )));
     }
-    let value = match value_type {
-        ValueType::Put => read_slice(d, "value", start)?,
-        ValueType::Delete => &[],
+    // The record codes above give only puts and deletes.
+    let value = if value_type == ValueType::Put {
+        read_slice(d, "value", start)?
+    } else {
+        &[]
     };
     Ok(BatchEntry {
         cf,

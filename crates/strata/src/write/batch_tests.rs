@@ -29,6 +29,7 @@ fn entries(b: &WriteBatch) -> Vec<Op> {
                     assert!(e.value.is_empty());
                     None
                 }
+                ValueType::RangeDeletion => panic!("decoded a range deletion"),
             };
             (e.key.to_vec(), value)
         })

@@ -38,7 +38,7 @@ fn level(fs: &Arc<SimFs>, sizes: &[usize]) -> (Arc<TableCache>, Vec<Arc<FileMeta
             builder.add(&k, format!("v{next_key}").as_bytes()).unwrap();
             entries.push((k, format!("v{next_key}").into_bytes()));
         }
-        let (file_size, _) = builder.finish().unwrap();
+        let file_size = builder.finish().unwrap().file_size;
         metas.push(Arc::new(FileMetaData {
             number,
             file_size,
