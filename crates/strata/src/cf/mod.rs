@@ -6,9 +6,9 @@
 //! - [`ColumnFamily`], the user's handle: cheap to clone, `Send + Sync`,
 //!   holding no reference to the database (it keeps nothing alive but
 //!   itself and the family's last published read state).
-//! - [`CfShared`], what readers use without the DB mutex: the family's
+//! - `CfShared`, what readers use without the DB mutex: the family's
 //!   identity and its published [`SuperVersion`].
-//! - [`CfState`], what the DB mutex guards: the memtables and options.
+//! - `CfState`, what the DB mutex guards: the memtables and options.
 //!
 //! Invariant: a family's id is never reused (the MANIFEST records the largest
 //! handed out), so a WAL record of a dropped family can never be replayed
