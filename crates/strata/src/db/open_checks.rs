@@ -57,12 +57,15 @@ pub(super) fn refuse_files_without_current(fs: &dyn Fs, dir: &Path) -> Result<()
     ))
 }
 
-/// True when the only data files are empty WALs and MANIFESTs of an empty
-/// database (no tables, sequence 0): what a crash during creation leaves.
+/// True when the only data files are empty WALs, MANIFESTs of an empty
+/// database (no tables, sequence 0) and OPTIONS files: what a crash during
+/// creation leaves, or CURRENT lost from a database that never held data.
 fn interrupted_creation(fs: &dyn Fs, dir: &Path, names: &[(String, FileType)]) -> bool {
     names.iter().all(|(name, t)| match t {
         FileType::Log(_) => fs.file_size(&dir.join(name)).is_ok_and(|len| len == 0),
         FileType::Manifest(n) => manifest_describes_empty_database(fs, dir, *n),
+        // Settings, no data: an open of an empty database writes one.
+        FileType::Options(_) => true,
         _ => false,
     })
 }
