@@ -4,7 +4,10 @@
 //! Live snapshots split the sequence numbers into *stripes*: entries in one
 //! stripe are seen by exactly the same snapshots (and by reads of the latest
 //! state), so only the newest entry of a user key in each stripe is ever read.
-//! Older ones in the same stripe are dropped. A tombstone in the oldest stripe
+//! Older ones in the same stripe are dropped, but for merge operands: an
+//! operand hides nothing, so the entries below it in its stripe stay, down to
+//! the first value or deletion (operands are combined on read; compaction
+//! does not merge them yet). A tombstone in the oldest stripe
 //! (every snapshot sees it) hides everything older of its key from every
 //! reader; when no level below the output can hold an older version of the
 //! key, the tombstone itself is dropped too.
@@ -69,6 +72,10 @@ pub struct CompactionFilter {
     current_user_key: Vec<u8>,
     /// Stripe of the newest entry of the current user key seen so far.
     last_stripe: Option<usize>,
+    /// Stripe of the newest value or deletion of the current user key seen
+    /// so far: it hides the older entries of its stripe. A merge operand
+    /// hides nothing (it needs the entries below it).
+    last_complete_stripe: Option<usize>,
     pub counts: DropCounts,
 }
 
@@ -88,6 +95,7 @@ impl CompactionFilter {
             may_drop_tombstones: true,
             current_user_key: Vec::new(),
             last_stripe: None,
+            last_complete_stripe: None,
             counts: DropCounts::default(),
         }
     }
@@ -119,11 +127,15 @@ impl CompactionFilter {
             self.current_user_key.clear();
             self.current_user_key.extend_from_slice(parsed.user_key);
             self.last_stripe = None;
+            self.last_complete_stripe = None;
         }
         // Snapshots below `seq` cannot see this entry; the rest can.
         let stripe = self.snapshots.partition_point(|&s| s < parsed.seq);
-        let shadowed = self.last_stripe == Some(stripe);
+        let shadowed = self.last_complete_stripe == Some(stripe);
         self.last_stripe = Some(stripe);
+        if value_type != ValueType::Merge {
+            self.last_complete_stripe = Some(stripe);
+        }
         let obsolete_tombstone = !shadowed
             && self.may_drop_tombstones
             && value_type == ValueType::Delete
@@ -230,6 +242,27 @@ mod tests {
         // Output at the last level: nothing deeper.
         let mut f = CompactionFilter::new(vec![], &version, 6, 7);
         assert!(run(&mut f, &[("n", 5, Delete)]).is_empty());
+    }
+
+    #[test]
+    fn merge_operands_keep_what_lies_below_them() {
+        use ValueType::*;
+        // A snapshot at 5: stripes (..=5], (5..).
+        let mut f = CompactionFilter::new(vec![5], &Version::default(), 6, 7);
+        let kept = run(
+            &mut f,
+            &[
+                ("a", 9, Merge),
+                ("a", 8, Merge),
+                ("a", 7, Put),    // the base of 9 and 8
+                ("a", 6, Put),    // hidden by 7
+                ("a", 4, Merge),  // seen by the snapshot
+                ("a", 3, Delete), // ends its chain; bottom, nothing below: dropped
+                ("a", 2, Put),    // hidden by 3
+                ("b", 1, Merge),  // alone at the bottom: kept
+            ],
+        );
+        assert_eq!(kept, vec!["a@9", "a@8", "a@7", "a@4", "b@1"]);
     }
 
     #[test]

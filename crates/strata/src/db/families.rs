@@ -226,6 +226,18 @@ impl Db {
         self.write(&WriteOptions::default(), batch)
     }
 
+    /// Adds a merge operand for `key` in family `cf` (see [`Db::merge`]).
+    pub fn merge_cf(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.merge_cf(cf, key, operand)?;
+        self.write(&WriteOptions::default(), batch)
+    }
+
     /// Deletes `key` from family `cf`.
     pub fn delete_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
         let mut batch = WriteBatch::new();

@@ -12,13 +12,15 @@
 //! +----------+--------------------+-------------------------+--------------------------+
 //! | type: u8 | family: varint32   | key: varint32 len+bytes | value: varint32 len+bytes|
 //! +----------+--------------------+-------------------------+--------------------------+
-//!              types 4, 5 only      every record              types 1, 5 only
+//!              types 4-6 only       every record              types 1, 2, 5, 6 only
 //!
 //! type  record                          (RocksDB's codes)
 //!   0   delete in the default family    kTypeDeletion
 //!   1   put in the default family       kTypeValue
+//!   2   merge in the default family     kTypeMerge
 //!   4   delete in family `family`       kTypeColumnFamilyDeletion
 //!   5   put in family `family`          kTypeColumnFamilyValue
+//!   6   merge in family `family`        kTypeColumnFamilyMerge
 //! ```
 //!
 //! The default family (id 0) is always written with the short types 0 and 1,
@@ -60,6 +62,8 @@ const RECORD_DELETE: u8 = 0;
 const RECORD_PUT: u8 = 1;
 const RECORD_CF_DELETE: u8 = 4;
 const RECORD_CF_PUT: u8 = 5;
+const RECORD_MERGE: u8 = 2;
+const RECORD_CF_MERGE: u8 = 6;
 
 /// One decoded record of a batch, borrowing from the batch's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +141,39 @@ impl WriteBatch {
         self.add(cf.id(), ValueType::Delete, key.as_ref(), &[])
     }
 
+    /// Adds a merge operand for `key` in the default family: the family's
+    /// merge operator combines it with the key's older versions when it is
+    /// read or compacted. Errors as for [`WriteBatch::put`]; a family without
+    /// a merge operator fails the write.
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
+        self.add(0, ValueType::Merge, key.as_ref(), operand.as_ref())
+    }
+
+    /// Adds a merge operand for `key` in family `cf` (see
+    /// [`WriteBatch::merge`]).
+    pub fn merge_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.add(cf.id(), ValueType::Merge, key.as_ref(), operand.as_ref())
+    }
+
+    /// The ids of the families the batch's merge operands go to, without
+    /// repeats (empty for a batch without merges).
+    pub(crate) fn merge_families(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .iter()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.value_type == ValueType::Merge)
+            .map(|e| e.cf)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
     /// Appends one record; the batch is unchanged on error.
     fn add(&mut self, cf: u32, value_type: ValueType, key: &[u8], value: &[u8]) -> Result<()> {
         check_sizes(key.len(), value.len())?;
@@ -144,8 +181,10 @@ impl WriteBatch {
         let code = match (value_type, cf) {
             (ValueType::Put, 0) => RECORD_PUT,
             (ValueType::Delete, 0) => RECORD_DELETE,
+            (ValueType::Merge, 0) => RECORD_MERGE,
             (ValueType::Put, _) => RECORD_CF_PUT,
             (ValueType::Delete, _) => RECORD_CF_DELETE,
+            (ValueType::Merge, _) => RECORD_CF_MERGE,
             // No record type carries a range deletion yet.
             (ValueType::RangeDeletion, _) => {
                 return Err(Error::invalid_argument(
@@ -160,7 +199,7 @@ impl WriteBatch {
             self.names_families = true;
         }
         put_len_and_bytes(&mut self.rep, key);
-        if value_type == ValueType::Put {
+        if matches!(value_type, ValueType::Put | ValueType::Merge) {
             put_len_and_bytes(&mut self.rep, value);
         }
         self.set_count(count);
@@ -406,6 +445,8 @@ fn next_record<'a>(d: &mut Decoder<'a>) -> Result<BatchEntry<'a>> {
         RECORD_PUT => (ValueType::Put, false),
         RECORD_CF_DELETE => (ValueType::Delete, true),
         RECORD_CF_PUT => (ValueType::Put, true),
+        RECORD_MERGE => (ValueType::Merge, false),
+        RECORD_CF_MERGE => (ValueType::Merge, true),
         _ => {
             return Err(batch_corruption(format!(
                 "unknown record type {code} at batch byte {start}"
@@ -428,8 +469,8 @@ fn next_record<'a>(d: &mut Decoder<'a>) -> Result<BatchEntry<'a>> {
             key.len()
         )));
     }
-    // The record codes above give only puts and deletes.
-    let value = if value_type == ValueType::Put {
+    // Puts and merges carry a value; deletions do not.
+    let value = if matches!(value_type, ValueType::Put | ValueType::Merge) {
         read_slice(d, "value", start)?
     } else {
         &[]

@@ -12,6 +12,7 @@ mod db_crash;
 mod db_families;
 mod db_faults;
 mod db_fixtures;
+mod db_merge;
 mod db_metamorphic;
 mod db_model;
 mod db_write_control;
