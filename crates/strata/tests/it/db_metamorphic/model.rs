@@ -129,6 +129,14 @@ impl Model {
                 self.latest[*cf].remove(&key.0);
                 render::OK.into()
             }
+            Op::Merge { cf, key, value, .. } => {
+                let merged = match self.latest[*cf].get(&key.0) {
+                    Some(old) => [old.as_slice(), b",", &value.0].concat(),
+                    None => value.0.clone(),
+                };
+                self.latest[*cf].insert(key.0.clone(), merged);
+                render::OK.into()
+            }
             Op::Batch { entries, .. } => {
                 for (cf, key, value) in entries {
                     match value {
