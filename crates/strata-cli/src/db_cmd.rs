@@ -25,6 +25,9 @@ pub enum DbCommand {
     Get(KeyArgs),
     /// Delete KEY; prints OK.
     Delete(KeyArgs),
+    /// Merge OPERAND into KEY with the family's merge operator
+    /// (`--merge_operator=NAME` or the one its OPTIONS file names); prints OK.
+    Merge(PutArgs),
     /// Set several keys atomically: KEY1 VALUE1 [KEY2 VALUE2 ...]; prints OK.
     #[command(name = "batchput")]
     BatchPut(BatchPutArgs),
@@ -155,6 +158,7 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
         DbCommand::Put(a) => put(&before.merge(&a.flags)?, &a),
         DbCommand::Get(a) => get(&before.merge(&a.flags)?, &a),
         DbCommand::Delete(a) => delete(&before.merge(&a.flags)?, &a),
+        DbCommand::Merge(a) => merge(&before.merge(&a.flags)?, &a),
         DbCommand::BatchPut(a) => batch_put(&before.merge(&a.flags)?, &a),
         DbCommand::Scan(a) => scan(&before.merge(&a.flags)?, &a),
         DbCommand::Dump(a) => dump(&before.merge(&a.flags)?, &a),
@@ -177,6 +181,15 @@ fn put(flags: &DbFlags, a: &PutArgs) -> CliResult {
     let (key, value) = (flags.key(&a.key, "key")?, flags.value(&a.value)?);
     with_db(flags, DbOptions::default(), |db, cf| {
         Ok(db.put_cf(cf, &key, &value)?)
+    })?;
+    print_ok()
+}
+
+fn merge(flags: &DbFlags, a: &PutArgs) -> CliResult {
+    let (key, operand) = (flags.key(&a.key, "key")?, flags.value(&a.value)?);
+    with_db(flags, DbOptions::default(), |db, cf| {
+        db.merge_cf(cf, &key, &operand)
+            .map_err(context("Merge failed"))
     })?;
     print_ok()
 }

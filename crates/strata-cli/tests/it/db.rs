@@ -609,3 +609,30 @@ fn compact_keeps_a_fifo_database_fifo() {
         strata::CompactionStyle::Fifo
     );
 }
+
+#[test]
+fn merge_uses_the_named_operator_and_remembers_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path();
+    let ok_merge = |args: &[&str]| assert_eq!(ok(db, args, ""), "OK\n");
+    ok_merge(&[
+        "--create_if_missing",
+        "--merge_operator=uint64add",
+        "--hex",
+        "merge",
+        "0x6b",
+        "0x0100000000000000",
+    ]);
+    // The OPTIONS file names the operator: no flag needed any more.
+    ok_merge(&["--hex", "merge", "0x6b", "0x0200000000000000"]);
+    assert_eq!(
+        ok(db, &["--hex", "get", "0x6b"], ""),
+        "0x0300000000000000\n"
+    );
+    let err = fails(db, &["--merge_operator=nosuch", "get", "k"], "");
+    assert!(err.contains("nosuch"), "{err}");
+    // A family without an operator refuses merges.
+    assert_eq!(ok(db, &["create_column_family", "plain"], ""), "OK\n");
+    let err = fails(db, &["--column_family=plain", "merge", "k", "v"], "");
+    assert!(err.contains("merge operator"), "{err}");
+}
