@@ -62,7 +62,7 @@ pub struct DropCounts {
 
 /// Decides, entry by entry, what the compaction keeps.
 #[derive(Debug)]
-pub struct CompactionFilter {
+pub struct DropRules {
     /// Live snapshot sequence numbers, ascending.
     snapshots: Vec<SequenceNumber>,
     deeper: DeeperLevels,
@@ -79,7 +79,7 @@ pub struct CompactionFilter {
     pub counts: DropCounts,
 }
 
-impl CompactionFilter {
+impl DropRules {
     /// `snapshots` in any order; `version` is the one the task was picked from.
     pub fn new(
         mut snapshots: Vec<SequenceNumber>,
@@ -89,7 +89,7 @@ impl CompactionFilter {
     ) -> Self {
         snapshots.sort_unstable();
         snapshots.dedup();
-        CompactionFilter {
+        DropRules {
             snapshots,
             deeper: DeeperLevels::new(version, output_level, num_levels),
             may_drop_tombstones: true,
@@ -155,7 +155,7 @@ mod tests {
     use crate::key::internal_key;
     use crate::version::VersionEdit;
 
-    fn run(filter: &mut CompactionFilter, entries: &[(&str, u64, ValueType)]) -> Vec<String> {
+    fn run(filter: &mut DropRules, entries: &[(&str, u64, ValueType)]) -> Vec<String> {
         entries
             .iter()
             .filter(|(k, s, t)| filter.keep(&internal_key(k.as_bytes(), *s, *t)).unwrap())
@@ -171,7 +171,7 @@ mod tests {
     #[test]
     fn without_snapshots_only_the_newest_version_survives_and_bottom_tombstones_go() {
         use ValueType::*;
-        let mut f = CompactionFilter::new(vec![], &Version::default(), 1, 7);
+        let mut f = DropRules::new(vec![], &Version::default(), 1, 7);
         let kept = run(
             &mut f,
             &[
@@ -196,7 +196,7 @@ mod tests {
     fn every_snapshot_keeps_the_version_it_sees() {
         use ValueType::*;
         // Snapshots at 4 and 7: stripes (..=4], (4..=7], (7..).
-        let mut f = CompactionFilter::new(vec![7, 4], &Version::default(), 1, 7);
+        let mut f = DropRules::new(vec![7, 4], &Version::default(), 1, 7);
         let kept = run(
             &mut f,
             &[
@@ -228,7 +228,7 @@ mod tests {
             },
         );
         let version = Version::default().apply(&edit).unwrap();
-        let mut f = CompactionFilter::new(vec![], &version, 1, 7);
+        let mut f = DropRules::new(vec![], &version, 1, 7);
         let kept = run(
             &mut f,
             &[
@@ -240,7 +240,7 @@ mod tests {
         );
         assert_eq!(kept, vec!["n@5del"]);
         // Output at the last level: nothing deeper.
-        let mut f = CompactionFilter::new(vec![], &version, 6, 7);
+        let mut f = DropRules::new(vec![], &version, 6, 7);
         assert!(run(&mut f, &[("n", 5, Delete)]).is_empty());
     }
 
@@ -248,7 +248,7 @@ mod tests {
     fn merge_operands_keep_what_lies_below_them() {
         use ValueType::*;
         // A snapshot at 5: stripes (..=5], (5..).
-        let mut f = CompactionFilter::new(vec![5], &Version::default(), 6, 7);
+        let mut f = DropRules::new(vec![5], &Version::default(), 6, 7);
         let kept = run(
             &mut f,
             &[
@@ -267,7 +267,7 @@ mod tests {
 
     #[test]
     fn malformed_keys_are_corruption() {
-        let mut f = CompactionFilter::new(vec![], &Version::default(), 1, 7);
+        let mut f = DropRules::new(vec![], &Version::default(), 1, 7);
         assert!(f.keep(b"short").unwrap_err().contains("shorter"));
         let mut bad = b"key".to_vec();
         bad.extend_from_slice(&((5u64 << 8) | 0x7f).to_le_bytes());
