@@ -37,6 +37,10 @@ pub enum DbCommand {
     Dump(DumpArgs),
     /// Apply `key ==> value` lines from stdin in order (later lines win).
     Load(FlagsOnly),
+    /// Print about how many bytes of table files hold the keys in
+    /// [--from, --to) (all keys by default).
+    #[command(name = "approxsize")]
+    ApproxSize(CompactArgs),
     /// Print a property: `NAME: value`.
     #[command(name = "get_property")]
     GetProperty(PropertyArgs),
@@ -164,6 +168,7 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
         DbCommand::Dump(a) => dump(&before.merge(&a.flags)?, &a),
         DbCommand::Load(a) => load(&before.merge(&a.flags)?),
         DbCommand::GetProperty(a) => get_property(&before.merge(&a.flags)?, &a),
+        DbCommand::ApproxSize(a) => approx_size(&before.merge(&a.flags)?, &a),
         DbCommand::Compact(a) => compact(&before.merge(&a.flags)?, &a),
         DbCommand::ManifestDump(a) => {
             let flags = before.merge(&a.flags)?;
@@ -192,6 +197,24 @@ fn merge(flags: &DbFlags, a: &PutArgs) -> CliResult {
             .map_err(context("Merge failed"))
     })?;
     print_ok()
+}
+
+fn approx_size(flags: &DbFlags, a: &CompactArgs) -> CliResult {
+    let from = a
+        .from
+        .as_ref()
+        .map(|k| flags.key(k, "--from"))
+        .transpose()?
+        .unwrap_or_default();
+    // No --to: past every key (keys are at most 8 MiB, so this sorts last
+    // for any key anyone writes).
+    let to = a.to.as_ref().map(|k| flags.key(k, "--to")).transpose()?;
+    let size = with_db_read_only(flags, DbOptions::default(), |db, cf| {
+        let to = to.clone().unwrap_or_else(|| vec![0xff; 1024]);
+        db.approximate_size_cf(cf, &from, &to)
+            .map_err(context("approxsize failed"))
+    })?;
+    with_stdout(|out| writeln!(out, "{size}").map_err(stdout_error))
 }
 
 fn compact(flags: &DbFlags, a: &CompactArgs) -> CliResult {

@@ -636,3 +636,25 @@ fn merge_uses_the_named_operator_and_remembers_it() {
     let err = fails(db, &["--column_family=plain", "merge", "k", "v"], "");
     assert!(err.contains("merge operator"), "{err}");
 }
+
+#[test]
+fn approxsize_estimates_table_bytes_of_a_range() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path();
+    let lines: String = (0..3000)
+        .map(|i| format!("key{i:05} ==> {}\n", "v".repeat(100)))
+        .collect();
+    assert_eq!(ok(db, &["--create_if_missing", "load"], &lines), "");
+    assert_eq!(ok(db, &["compact"], ""), "");
+    let number = |out: String| out.trim().parse::<u64>().expect("a number");
+    let all = number(ok(db, &["approxsize"], ""));
+    let third = number(ok(
+        db,
+        &["approxsize", "--from=key01000", "--to=key02000"],
+        "",
+    ));
+    let none = number(ok(db, &["approxsize", "--from=x", "--to=y"], ""));
+    assert!(all > 0);
+    assert!(third > all / 5 && third < all / 2, "{third} of {all}");
+    assert_eq!(none, 0);
+}

@@ -498,6 +498,22 @@ impl TableReader {
         Ok(None)
     }
 
+    /// About where in the file the entries of `user_key` and later keys
+    /// begin: the offset of the data block that would hold it, or the end
+    /// of the data blocks when every key is smaller (RocksDB's
+    /// `ApproximateOffsetOf`, for size estimates).
+    pub fn approximate_offset_of(&self, user_key: &[u8]) -> Result<u64> {
+        let lookup = seek_key(user_key, crate::key::MAX_SEQUENCE_NUMBER);
+        let mut index = self.index()?.iter::<InternalOrder>();
+        index.seek(&lookup);
+        if index.valid() {
+            return Ok(self.decode_index_value(index.value())?.offset);
+        }
+        index.status()?;
+        // Past the last block: the data ends where the meta blocks begin.
+        Ok(self.footer.metaindex.offset)
+    }
+
     /// An iterator over every entry, in internal-key order.
     pub fn iter(self: &Arc<Self>, options: &ReadOptions) -> super::iter::TableIterator {
         super::iter::TableIterator::new(self.clone(), options.verify_checksums, options.fill_cache)
