@@ -124,7 +124,7 @@ fuzz_target!(|data: &[u8]| {
                 model.insert(k.clone(), b"after the snapshot".to_vec());
                 history.push(model.clone());
                 let options = ReadOptions {
-                    snapshot: Some(snapshot.sequence()),
+                    snapshot: Some(snapshot.clone()),
                     ..ReadOptions::default()
                 };
                 let got = db.get_opt(&options, &k).expect("snapshot get");

@@ -176,7 +176,7 @@ fn check_once(db: &Db, shared: &Shared) -> Result<(), String> {
     let floor = shared.acked.load(Ordering::SeqCst);
     let snapshot = db.snapshot();
     let at = ReadOptions {
-        snapshot: Some(snapshot.sequence()),
+        snapshot: Some(snapshot.clone()),
         ..ReadOptions::default()
     };
     let k = number(db.get_opt(&at, b"k"), "k at the snapshot")?;

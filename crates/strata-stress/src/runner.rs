@@ -201,7 +201,7 @@ fn check_scan(shared: &Shared<'_>, thread: usize, state: &KeyState) -> Result<bo
     // One consistent state across the families' scans.
     let snapshot = shared.db.snapshot();
     let at = ReadOptions {
-        snapshot: Some(snapshot.sequence()),
+        snapshot: Some(snapshot.clone()),
         ..ReadOptions::default()
     };
     for (i, cf) in shared.families.all().iter().enumerate() {
@@ -245,7 +245,7 @@ fn check_snapshot(
         }
     }
     let options = ReadOptions {
-        snapshot: Some(snapshot.sequence()),
+        snapshot: Some(snapshot.clone()),
         ..ReadOptions::default()
     };
     for _ in 0..5 {

@@ -106,8 +106,7 @@ fn compaction_loop(inner: &Arc<DbInner>) {
             if state.obsolete_held {
                 // A reader held tables a job made obsolete; look again soon.
                 let _ = inner.bg_cv.wait_for(&mut state, OBSOLETE_SWEEP_PAUSE);
-                let keep = keep_set(&mut state);
-                MutexGuard::unlocked(&mut state, || remove_obsolete_tables(inner, &keep));
+                sweep_obsolete_tables(inner, &mut state);
             } else {
                 inner.bg_cv.wait(&mut state);
             }
@@ -239,8 +238,7 @@ fn run_task(
         }
     };
     inner.bg_cv.notify_all();
-    let keep = keep_set(state);
-    MutexGuard::unlocked(state, || remove_obsolete_tables(inner, &keep));
+    sweep_obsolete_tables(inner, state);
     outcome
 }
 
@@ -361,6 +359,7 @@ pub(super) fn wait_for_compaction(inner: &DbInner) -> Result<()> {
         }
         let idle = state.cfs.values().all(|f| f.imm.is_empty())
             && state.running_compactions.is_empty()
+            && state.sweeps_running == 0
             && pick_task(inner, &state).is_none();
         if idle {
             return Ok(());
@@ -422,6 +421,17 @@ pub(super) fn keep_set(state: &mut DbState) -> KeepSet {
     let live = state.versions.live_table_numbers();
     state.obsolete_held = live.len() > state.versions.num_live_files();
     KeepSet { live, floor }
+}
+
+/// Deletes the tables no live version needs, with the mutex released for
+/// the deletions; until they are done `wait_for_compaction` keeps waiting,
+/// so a caller that waited finds the obsolete files gone.
+pub(super) fn sweep_obsolete_tables(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) {
+    let keep = keep_set(state);
+    state.sweeps_running += 1;
+    MutexGuard::unlocked(state, || remove_obsolete_tables(inner, &keep));
+    state.sweeps_running -= 1;
+    inner.bg_cv.notify_all();
 }
 
 /// Deletes the table files `keep` does not spare.

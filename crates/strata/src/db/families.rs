@@ -136,10 +136,7 @@ impl Db {
         persist_options(&self.inner, &mut state)?;
         // The family's memtables go with it; its tables go once no reader
         // holds its last version.
-        let keep = compact::keep_set(&mut state);
-        drop(state);
-        compact::remove_obsolete_tables(&self.inner, &keep);
-        self.inner.bg_cv.notify_all();
+        compact::sweep_obsolete_tables(&self.inner, &mut state);
         Ok(())
     }
 

@@ -91,6 +91,8 @@ pub(crate) struct DbState {
     pending_outputs: Vec<u64>,
     /// The family of each running compaction.
     running_compactions: Vec<u32>,
+    /// Deletions of obsolete tables under way (with the mutex released).
+    sweeps_running: usize,
     /// When the next write may go ahead while writes are slowed down.
     next_delayed_write: Option<std::time::Instant>,
     /// After a compaction job failed: no automatic compaction before then.

@@ -36,22 +36,16 @@ use crate::version::{FileMetaData, SuperVersion, NUM_LEVELS};
 /// loaded at, still a consistent prefix, because a memtable switch happens
 /// between write groups.
 ///
-/// A snapshot sequence must be one a live [`crate::Snapshot`] holds: below
-/// the latest, a released one may already have lost the versions it needs
-/// to compaction, and the read would mix states. One at or above the latest
-/// reads the latest (never part of a group still being published).
+/// A snapshot in the options is live (they hold it) and at or below the
+/// latest visible sequence (it was one when taken); one of another database
+/// is refused.
 pub(super) fn read_sequence(inner: &DbInner, options: &ReadOptions) -> Result<SequenceNumber> {
-    let visible = inner.visible_seq.load(Ordering::Acquire);
-    match options.snapshot {
-        None => Ok(visible),
-        Some(seq) if seq >= visible => Ok(visible),
-        Some(seq) if inner.snapshots.is_live(seq) => Ok(seq),
-        Some(seq) => Err(crate::Error::invalid_argument(
+    match &options.snapshot {
+        None => Ok(inner.visible_seq.load(Ordering::Acquire)),
+        Some(snapshot) if snapshot.belongs_to(&inner.snapshots) => Ok(snapshot.sequence()),
+        Some(_) => Err(crate::Error::invalid_argument(
             "snapshot",
-            format!(
-                "sequence {seq} is not held by a live snapshot (released, or never taken); \
-                 keep the Snapshot alive while reads use it"
-            ),
+            "the snapshot was taken from another database (or an earlier open of this one)",
         )),
     }
 }
@@ -307,10 +301,14 @@ fn build_iter(
             )));
         }
     }
-    DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
+    let it = DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
         .with_statistics(inner.options.statistics.clone())
         .with_merge_operator(sv.options.merge_operator.clone())
-        .pinning(sv.clone())
+        .pinning(sv.clone());
+    match &options.snapshot {
+        Some(snapshot) => it.pinning(Arc::new(snapshot.clone())),
+        None => it,
+    }
 }
 
 /// Stands in for a table that could not be opened: never valid, always failing,

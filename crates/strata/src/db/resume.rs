@@ -16,7 +16,7 @@ use std::time::Duration;
 use parking_lot::MutexGuard;
 
 use super::background::flush_oldest;
-use super::compact::{keep_set, remove_obsolete_tables};
+use super::compact::sweep_obsolete_tables;
 use super::info_log::info;
 use super::write::switch_memtables;
 use super::{DbInner, DbState};
@@ -86,7 +86,6 @@ fn resume_locked(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result
     inner.bg_cv.notify_all();
     // Tables of jobs that failed while the error stood were kept (a failed
     // MANIFEST edit might have named them); the new MANIFEST settles that.
-    let keep = keep_set(state);
-    MutexGuard::unlocked(state, || remove_obsolete_tables(inner, &keep));
+    sweep_obsolete_tables(inner, state);
     Ok(Some(replaced))
 }

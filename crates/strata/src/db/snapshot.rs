@@ -18,10 +18,10 @@ impl SnapshotList {
     /// Registers a snapshot at `seq`.
     pub fn acquire(self: &Arc<Self>, seq: SequenceNumber) -> Snapshot {
         *self.live.lock().entry(seq).or_insert(0) += 1;
-        Snapshot {
+        Snapshot(Arc::new(Held {
             seq,
             list: self.clone(),
-        }
+        }))
     }
 
     /// Sequence numbers of every live snapshot, ascending.
@@ -45,10 +45,15 @@ impl SnapshotList {
     }
 }
 
-/// A consistent point-in-time view of the database, released on drop. Pass its
-/// [`sequence`](Self::sequence) in `ReadOptions::snapshot`.
-#[derive(Debug)]
-pub struct Snapshot {
+/// A consistent point-in-time view of the database: reads with it in
+/// `ReadOptions::snapshot` see the state when it was taken. Cheap to clone;
+/// released when the last clone (the ones inside read options too) is
+/// dropped. A snapshot of one database is refused by another.
+#[derive(Clone)]
+pub struct Snapshot(Arc<Held>);
+
+/// One registration in the snapshot list, released on drop.
+struct Held {
     seq: SequenceNumber,
     list: Arc<SnapshotList>,
 }
@@ -56,11 +61,33 @@ pub struct Snapshot {
 impl Snapshot {
     /// The sequence number the snapshot reads at.
     pub fn sequence(&self) -> SequenceNumber {
-        self.seq
+        self.0.seq
+    }
+
+    /// True when the snapshot was taken from the database whose snapshot
+    /// list is `list`.
+    pub(crate) fn belongs_to(&self, list: &Arc<SnapshotList>) -> bool {
+        Arc::ptr_eq(&self.0.list, list)
     }
 }
 
-impl Drop for Snapshot {
+impl PartialEq for Snapshot {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.seq == other.0.seq && Arc::ptr_eq(&self.0.list, &other.0.list)
+    }
+}
+
+impl Eq for Snapshot {}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("sequence", &self.0.seq)
+            .finish()
+    }
+}
+
+impl Drop for Held {
     fn drop(&mut self) {
         self.list.release(self.seq);
     }

@@ -173,7 +173,7 @@ pub struct DbIterator {
     statistics: Option<Arc<Statistics>>,
     /// What the iterator reads from (a super version), kept alive for its
     /// whole life so its tables stay on disk.
-    _pinned: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    _pinned: Vec<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl DbIterator {
@@ -201,14 +201,15 @@ impl DbIterator {
             seek_buf: Vec::new(),
             error: None,
             statistics: None,
-            _pinned: None,
+            _pinned: Vec::new(),
         }
     }
 
     /// Keeps `source` alive as long as the iterator: the tables of a version
-    /// are deleted only once no holder of it is left.
+    /// are deleted only once no holder of it is left, and a snapshot's
+    /// versions only once it is released.
     pub fn pinning(mut self, source: Arc<dyn std::any::Any + Send + Sync>) -> Self {
-        self._pinned = Some(source);
+        self._pinned.push(source);
         self
     }
 

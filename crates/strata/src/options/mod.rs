@@ -35,7 +35,6 @@ use crate::compaction::rate_limiter::RateLimiter;
 use crate::compression::CompressionType;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, StdFs};
-use crate::key::SequenceNumber;
 use crate::merge::MergeOperator;
 use crate::statistics::Statistics;
 
@@ -137,10 +136,10 @@ pub struct ReadOptions {
     /// Verify the checksum of every data block read. Default true. Index and
     /// filter blocks are verified when loaded whatever this says.
     pub verify_checksums: bool,
-    /// Read as of this snapshot's sequence number instead of the latest state.
-    /// Set it from [`crate::Snapshot::sequence`]; the snapshot must be kept alive
-    /// for as long as reads use it. Default none.
-    pub snapshot: Option<SequenceNumber>,
+    /// Read as of this snapshot instead of the latest state ([`crate::Db::snapshot`];
+    /// the options hold it alive). A snapshot of another database is
+    /// `InvalidArgument`. Default none.
+    pub snapshot: Option<crate::db::Snapshot>,
     /// Iterators stop before user keys below this (inclusive bound). Default none.
     pub iterate_lower_bound: Option<Vec<u8>>,
     /// Iterators stop at user keys at or above this (exclusive bound). Default

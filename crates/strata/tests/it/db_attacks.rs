@@ -625,7 +625,7 @@ fn snapshot_reads_race_flushes_and_compactions() {
                 let floor = acked.load(Ordering::SeqCst);
                 let snapshot = db.snapshot();
                 let at = ReadOptions {
-                    snapshot: Some(snapshot.sequence()),
+                    snapshot: Some(snapshot.clone()),
                     ..ReadOptions::default()
                 };
                 let k = number(db.get_opt(&at, b"k").unwrap());

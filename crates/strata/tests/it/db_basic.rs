@@ -55,7 +55,7 @@ fn batches_snapshots_and_multi_get() {
     batch.delete(b"missing").unwrap();
     db.write(&WriteOptions::default(), batch).unwrap();
     let at_snap = ReadOptions {
-        snapshot: Some(snap.sequence()),
+        snapshot: Some(snap.clone()),
         ..ReadOptions::default()
     };
     assert_eq!(
@@ -76,6 +76,9 @@ fn batches_snapshots_and_multi_get() {
         .collect();
     assert_eq!(got, vec![Some(b"new".to_vec()), Some(b"x".to_vec()), None]);
     drop(snap);
+    // The read options hold the snapshot too.
+    assert_eq!(db.property("strata.num-snapshots").as_deref(), Some("1"));
+    drop(at_snap);
     assert_eq!(db.property("strata.num-snapshots").as_deref(), Some("0"));
 }
 

@@ -64,7 +64,7 @@ fn compactions_remove_and_change_values_no_snapshot_sees() {
     assert_eq!(db.get("c").unwrap().as_deref(), Some(&b"shout it"[..]));
     assert_eq!(db.get("d").unwrap().as_deref(), Some(&b"expired too"[..]));
     let at = ReadOptions {
-        snapshot: Some(snapshot.sequence()),
+        snapshot: Some(snapshot.clone()),
         ..ReadOptions::default()
     };
     assert_eq!(
@@ -73,6 +73,7 @@ fn compactions_remove_and_change_values_no_snapshot_sees() {
     );
     // Once the snapshot is gone, the next compaction filters them too.
     drop(snapshot);
+    drop(at);
     db.compact_range(None, None).unwrap();
     assert_eq!(db.get("c").unwrap().as_deref(), Some(&b"SHOUT IT"[..]));
     assert_eq!(db.get("d").unwrap(), None);

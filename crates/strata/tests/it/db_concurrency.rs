@@ -63,7 +63,7 @@ fn four_writers_four_readers() {
                     let t = checks as u32 % 4;
                     let snap = db.snapshot();
                     let ro = ReadOptions {
-                        snapshot: Some(snap.sequence()),
+                        snapshot: Some(snap.clone()),
                         ..ReadOptions::default()
                     };
                     let a = db.get_opt(&ro, format!("w{t}-a").as_bytes()).unwrap();

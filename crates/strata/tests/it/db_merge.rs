@@ -193,7 +193,7 @@ fn stringappend_matches_a_model() {
         }
         for (snapshot, then) in &snapshots {
             let ro = ReadOptions {
-                snapshot: Some(snapshot.sequence()),
+                snapshot: Some(snapshot.clone()),
                 ..ReadOptions::default()
             };
             let got: Vec<_> = db

@@ -227,7 +227,7 @@ fn run(seed: u64, steps: usize, compaction: &CompactionOptions) -> Vec<usize> {
         if step % 500 == 0 {
             for (snap, expected) in &snapshots {
                 let ro = ReadOptions {
-                    snapshot: Some(snap.sequence()),
+                    snapshot: Some(snap.clone()),
                     ..ReadOptions::default()
                 };
                 let k = random_key(&mut rng);

@@ -58,7 +58,7 @@ fn round(db: &Db, reads: &[Key], windows: &Windows) -> Result<(), String> {
     }
     let snapshot = db.snapshot();
     let at_snapshot = ReadOptions {
-        snapshot: Some(snapshot.sequence()),
+        snapshot: Some(snapshot.clone()),
         ..ReadOptions::default()
     };
     let first: Vec<Option<Vec<u8>>> = reads

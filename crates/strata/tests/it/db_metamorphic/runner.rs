@@ -120,7 +120,7 @@ impl Runner {
     fn read_options(&self, snapshot: Option<usize>) -> Option<ReadOptions> {
         let snapshot = match snapshot {
             None => None,
-            Some(id) => Some(self.snapshots.get(&id)?.sequence()),
+            Some(id) => Some(Snapshot::clone(self.snapshots.get(&id)?)),
         };
         Some(ReadOptions {
             snapshot,
