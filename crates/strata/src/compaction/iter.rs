@@ -7,12 +7,15 @@
 //! Older ones in the same stripe are dropped. A tombstone in the oldest stripe
 //! (every snapshot sees it) hides everything older of its key from every
 //! reader; when no level below the output can hold an older version of the
-//! key, the tombstone itself is dropped too.
+//! key, the tombstone itself is dropped too. An entry that a range tombstone
+//! of the compaction's inputs deletes for every reader that could see it goes
+//! as well ([`CompactionFilter::with_range_tombstones`]).
 
 use std::sync::Arc;
 
 use crate::error::Result;
 use crate::key::{ParsedInternalKey, SequenceNumber, ValueType};
+use crate::range_del::FragmentedRangeTombstones;
 use crate::version::{FileMetaData, Version};
 
 /// Answers "can a level below the output hold `user_key`?" for ascending keys,
@@ -69,6 +72,8 @@ pub struct CompactionFilter {
     current_user_key: Vec<u8>,
     /// Stripe of the newest entry of the current user key seen so far.
     last_stripe: Option<usize>,
+    /// The range tombstones of the compaction's inputs.
+    range_tombstones: Option<Arc<FragmentedRangeTombstones>>,
     pub counts: DropCounts,
 }
 
@@ -88,6 +93,7 @@ impl CompactionFilter {
             may_drop_tombstones: true,
             current_user_key: Vec::new(),
             last_stripe: None,
+            range_tombstones: None,
             counts: DropCounts::default(),
         }
     }
@@ -98,6 +104,21 @@ impl CompactionFilter {
     pub fn keeping_tombstones(mut self) -> Self {
         self.may_drop_tombstones = false;
         self
+    }
+
+    /// Drops the entries `tombstones` (the inputs' range tombstones) delete
+    /// for every reader that can see them.
+    pub fn with_range_tombstones(mut self, tombstones: Arc<FragmentedRangeTombstones>) -> Self {
+        self.range_tombstones = (!tombstones.is_empty()).then_some(tombstones);
+        self
+    }
+
+    /// True when a range tombstone deletes `(user_key, seq)` for every
+    /// reader that sees it: no snapshot lies between them.
+    fn range_deleted(&self, user_key: &[u8], seq: SequenceNumber) -> bool {
+        self.range_tombstones
+            .as_ref()
+            .is_some_and(|t| t.compaction_may_drop(user_key, seq, &self.snapshots))
     }
 
     /// Whether to keep the entry with internal key `ikey`. Entries must come in
@@ -129,7 +150,8 @@ impl CompactionFilter {
             && value_type == ValueType::Delete
             && stripe == 0
             && !self.deeper.may_contain(parsed.user_key);
-        if shadowed || obsolete_tombstone {
+        let range_deleted = !shadowed && self.range_deleted(parsed.user_key, parsed.seq);
+        if shadowed || obsolete_tombstone || range_deleted {
             self.counts.keys_dropped += 1;
             return Ok(false);
         }

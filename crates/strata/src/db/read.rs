@@ -3,7 +3,10 @@
 //! A point read consults, newest first: the active memtable, the immutable
 //! memtables, every L0 table whose key range holds the key (newest first), then
 //! at most one table per deeper level. The first source that knows the key
-//! answers: a value, or a deletion that hides everything older.
+//! answers: a value, or a deletion that hides everything older. Range
+//! deletions are consulted on the way ([`RangeCover`]): a version older than a
+//! visible tombstone covering its key, in its own source or a newer one, is
+//! deleted.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -11,6 +14,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::range_dels::{iterator_tombstones, RangeCover};
 use super::DbInner;
 use crate::cf::CfShared;
 use crate::error::Result;
@@ -115,7 +119,15 @@ fn get_in(
         );
         Ok(value)
     };
+    let mut cover = RangeCover::default();
     for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+        if mem.num_range_deletions() > 0 {
+            cover.add(&mem.range_tombstones(), key, seq);
+        }
+        if cover.is_covered() && mem.newest_seq(key, seq).is_none_or(|s| cover.deletes(s)) {
+            count(Ticker::MemtableHit, 1);
+            return Ok(None);
+        }
         match mem.get(key, seq) {
             MemGet::Found(v) => {
                 count(Ticker::MemtableHit, 1);
@@ -135,6 +147,17 @@ fn get_in(
             continue;
         }
         let table = inner.table_cache.get(file.number, file.file_size, level)?;
+        // Before the filter: the filter knows the point keys, not the ranges.
+        cover.add(table.range_tombstones(), key, seq);
+        if cover.is_covered() {
+            return match table.get_past_filter(options, key, seq)? {
+                Some(entry) if !cover.deletes(entry.seq) => match entry.value_type {
+                    ValueType::Put => found(Some(entry.value)),
+                    _ => Ok(None),
+                },
+                _ => Ok(None),
+            };
+        }
         match table.filter_answer(key) {
             Some(false) => {
                 count(Ticker::BloomFilterUseful, 1);
@@ -255,8 +278,13 @@ fn build_iter(
             )));
         }
     }
+    let tombstones = match iterator_tombstones(inner, sv) {
+        Ok(tombstones) => tombstones,
+        Err(e) => return failed_iter(e, lower, upper),
+    };
     DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
         .with_statistics(inner.options.statistics.clone())
+        .with_range_tombstones(tombstones)
         .pinning(sv.clone())
 }
 

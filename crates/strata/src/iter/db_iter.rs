@@ -18,6 +18,11 @@
 //!   entry between it and the current user key's entries is invisible; the current
 //!   key and value are copies in `saved_key` / `saved_value`.
 //!
+//! Range deletions: the iterator holds the fragmented tombstones of every
+//! source it reads, and treats a version that a tombstone visible at the
+//! snapshot covers with a larger sequence number as a deletion (which hides
+//! the older versions too: they are covered as well).
+//!
 //! [`DbRange`] wraps two of these into a Rust [`Iterator`] that can be consumed
 //! from both ends.
 //!
@@ -34,6 +39,7 @@ use crate::key::{
     pack_tag, ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN,
     VALUE_TYPE_FOR_SEEK,
 };
+use crate::range_del::FragmentedRangeTombstones;
 use crate::statistics::{micros_since, Histogram, Statistics};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +107,21 @@ fn parse_entry(ikey: &[u8]) -> Result<Entry<'_>> {
     })
 }
 
+/// `entry` as a reader at `read_seq` sees it: a deletion when a visible range
+/// tombstone covers it with a larger sequence number. O(log fragments).
+fn apply_range_tombstones<'a>(
+    tombstones: Option<&FragmentedRangeTombstones>,
+    read_seq: SequenceNumber,
+    mut entry: Entry<'a>,
+) -> Entry<'a> {
+    if let Some(t) = tombstones {
+        if entry.seq < t.max_covering_seq(entry.user_key, read_seq) {
+            entry.value_type = PointType::Delete;
+        }
+    }
+    entry
+}
+
 /// Writes into `buf` the internal key `(user_key, seq, type_code)`.
 fn build_internal_key(buf: &mut Vec<u8>, user_key: &[u8], seq: SequenceNumber, type_code: u8) {
     buf.clear();
@@ -132,6 +153,9 @@ pub struct DbIterator {
     error: Option<Error>,
     /// Where seek latencies go, if anywhere.
     statistics: Option<Arc<Statistics>>,
+    /// The range tombstones of every source `inner` reads; `None` when there
+    /// are none.
+    range_tombstones: Option<Arc<FragmentedRangeTombstones>>,
     /// What the iterator reads from (a super version), kept alive for its
     /// whole life so its tables stay on disk.
     _pinned: Option<Arc<dyn std::any::Any + Send + Sync>>,
@@ -160,8 +184,16 @@ impl DbIterator {
             seek_buf: Vec::new(),
             error: None,
             statistics: None,
+            range_tombstones: None,
             _pinned: None,
         }
+    }
+
+    /// Hides the versions `tombstones` (those of every source the inner
+    /// iterator reads) delete at the iterator's snapshot.
+    pub fn with_range_tombstones(mut self, tombstones: Arc<FragmentedRangeTombstones>) -> Self {
+        self.range_tombstones = (!tombstones.is_empty()).then_some(tombstones);
+        self
     }
 
     /// Keeps `source` alive as long as the iterator: the tables of a version
@@ -347,6 +379,7 @@ impl DbIterator {
                 Ok(entry) => entry,
                 Err(e) => return self.fail(e),
             };
+            let entry = apply_range_tombstones(self.range_tombstones.as_deref(), self.seq, entry);
             if matches!(&self.upper_bound, Some(upper) if entry.user_key >= upper.as_slice()) {
                 break;
             }
@@ -385,6 +418,7 @@ impl DbIterator {
                 Ok(entry) => entry,
                 Err(e) => return self.fail(e),
             };
+            let entry = apply_range_tombstones(self.range_tombstones.as_deref(), self.seq, entry);
             if matches!(&self.lower_bound, Some(lower) if entry.user_key < lower.as_slice()) {
                 break;
             }
