@@ -14,5 +14,6 @@ mod db_faults;
 mod db_fixtures;
 mod db_metamorphic;
 mod db_model;
+mod db_range_del;
 mod db_write_control;
 mod util;
