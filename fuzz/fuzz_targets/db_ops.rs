@@ -1,6 +1,7 @@
 //! Operation sequences against a `BTreeMap` model: the input is read as a
-//! list of operations (put, delete, delete_range, batch, get, scan, snapshot read, flush,
-//! compaction, reopen, crash and reopen) on a small database on the
+//! list of operations (put, delete, delete_range, merge, batch, get, scan,
+//! snapshot read, flush, compaction, reopen, crash and reopen) on a small
+//! database on the
 //! simulated file system. Every read must agree with the model, and after a
 //! crash the database must hold the model's state after some write at or
 //! after the last sync (unsynced writes may or may not survive, in order).
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use libfuzzer_sys::fuzz_target;
 use strata::fs::sim::{CrashMode, DataLoss};
 use strata::fs::SimFs;
+use strata::merge::StringAppendOperator;
 use strata::{Db, DbOptions, ReadOptions, WriteBatch, WriteOptions};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -22,6 +24,7 @@ fn options(fs: &SimFs) -> DbOptions {
         create_if_missing: true,
         write_buffer_size: 64 << 10,
         fs: Arc::new(fs.clone()),
+        merge_operator: Some(Arc::new(StringAppendOperator::new(b",".to_vec()))),
         ..DbOptions::default()
     };
     o.table.block_size = 256;
@@ -89,7 +92,7 @@ fuzz_target!(|data: &[u8]| {
     let mut steps = 0;
     while !input.0.is_empty() && steps < 400 {
         steps += 1;
-        match input.byte() % 12 {
+        match input.byte() % 13 {
             0..=3 => {
                 let (k, v, sync) = (input.key(), input.value(), input.byte() % 8 == 0);
                 db.put_opt(&WriteOptions { sync, ..WriteOptions::default() }, &k, &v)
@@ -160,6 +163,17 @@ fuzz_target!(|data: &[u8]| {
             10 => {
                 db.compact_range(None, None).expect("compact");
                 history = vec![model.clone()];
+            }
+            11 => {
+                // A merge operand, appended with "," as the model does.
+                let (k, v) = (input.key(), input.value());
+                db.merge(&k, &v).expect("merge");
+                let merged = match model.get(&k) {
+                    Some(old) => [old.as_slice(), b",", &v].concat(),
+                    None => v,
+                };
+                model.insert(k, merged);
+                history.push(model.clone());
             }
             _ => {
                 // A clean close and reopen keeps everything; a power loss

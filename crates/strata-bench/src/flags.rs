@@ -36,6 +36,8 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "fwdrange",
     "revrange",
     "readrandomwriterandom",
+    "mergerandom",
+    "readrandommergerandom",
     "readwhilewriting",
     "seekrandomwhilewriting",
     "fwdrangewhilewriting",
@@ -144,6 +146,11 @@ pub struct Flags {
     pub reverse_iterator: bool,
     /// Percent of readrandomwriterandom's operations that are reads.
     pub readwritepercent: u32,
+    /// readrandommergerandom's share of gets, in percent (db_bench's 70).
+    pub mergereadpercent: u32,
+    /// The merge operator of the merge benchmarks (uint64add, stringappend,
+    /// max, put); none by default, as in db_bench.
+    pub merge_operator: Option<String>,
     /// Bytes per second of the `*whilewriting` writer; 0: unlimited.
     pub benchmark_write_rate_limit: u64,
     /// YCSB records to load (0: `--num`).
@@ -221,6 +228,8 @@ impl Default for Flags {
             seek_nexts: 0,
             reverse_iterator: false,
             readwritepercent: 90,
+            mergereadpercent: 70,
+            merge_operator: None,
             benchmark_write_rate_limit: 0,
             ycsb_record_count: 0,
             ycsb_operation_count: 0,
@@ -383,6 +392,9 @@ Benchmarks (run in the order given, each timed separately):
   multireadrandom  multi_get reads random keys, --batch_size per call
   fwdrange / revrange  seekrandom reading --seek_nexts entries on (10 if 0)
   readrandomwriterandom  reads operations: --readwritepercent% gets, the rest puts
+  mergerandom  merge reads random keys with --merge_operator (uint64add takes
+               8-byte operands: use --value_size=8; others count as 0)
+  readrandommergerandom  reads operations: --mergereadpercent% gets, the rest merges
   readwhilewriting, seekrandomwhilewriting, fwdrangewhilewriting,
   revrangewhilewriting  the reads while one more thread writes random keys
                (at most --benchmark_write_rate_limit bytes/s; 0 = unlimited)
@@ -439,6 +451,8 @@ Flags (default in brackets):
   --max_num_range_tombstones=M [0]  tombstones were written (per thread)
   --seek_nexts=N             [0]  --reverse_iterator=0|1 [0]
   --readwritepercent=P       [90]
+  --mergereadpercent=P       [70]
+  --merge_operator=NAME      [none]  uint64add, stringappend, max or put
   --benchmark_write_rate_limit=BYTES_PER_SEC [0]
   --report_interval_seconds=N [0]  sample throughput every N seconds into
                              --report_file [report.csv] (benchmark,secs_elapsed,interval_qps)

@@ -28,6 +28,9 @@ pub enum DbCommand {
     /// Delete every key in [BEGIN, END) with one range deletion; prints OK.
     #[command(name = "deleterange")]
     DeleteRange(DeleteRangeArgs),
+    /// Merge OPERAND into KEY with the family's merge operator
+    /// (`--merge_operator=NAME` or the one its OPTIONS file names); prints OK.
+    Merge(PutArgs),
     /// Set several keys atomically: KEY1 VALUE1 [KEY2 VALUE2 ...]; prints OK.
     #[command(name = "batchput")]
     BatchPut(BatchPutArgs),
@@ -37,6 +40,10 @@ pub enum DbCommand {
     Dump(DumpArgs),
     /// Apply `key ==> value` lines from stdin in order (later lines win).
     Load(FlagsOnly),
+    /// Print about how many bytes of table files hold the keys in
+    /// [--from, --to) (all keys by default).
+    #[command(name = "approxsize")]
+    ApproxSize(CompactArgs),
     /// Print a property: `NAME: value`.
     #[command(name = "get_property")]
     GetProperty(PropertyArgs),
@@ -171,11 +178,13 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
         DbCommand::Get(a) => get(&before.merge(&a.flags)?, &a),
         DbCommand::Delete(a) => delete(&before.merge(&a.flags)?, &a),
         DbCommand::DeleteRange(a) => delete_range(&before.merge(&a.flags)?, &a),
+        DbCommand::Merge(a) => merge(&before.merge(&a.flags)?, &a),
         DbCommand::BatchPut(a) => batch_put(&before.merge(&a.flags)?, &a),
         DbCommand::Scan(a) => scan(&before.merge(&a.flags)?, &a),
         DbCommand::Dump(a) => dump(&before.merge(&a.flags)?, &a),
         DbCommand::Load(a) => load(&before.merge(&a.flags)?),
         DbCommand::GetProperty(a) => get_property(&before.merge(&a.flags)?, &a),
+        DbCommand::ApproxSize(a) => approx_size(&before.merge(&a.flags)?, &a),
         DbCommand::Compact(a) => compact(&before.merge(&a.flags)?, &a),
         DbCommand::ManifestDump(a) => {
             let flags = before.merge(&a.flags)?;
@@ -195,6 +204,33 @@ fn put(flags: &DbFlags, a: &PutArgs) -> CliResult {
         Ok(db.put_cf(cf, &key, &value)?)
     })?;
     print_ok()
+}
+
+fn merge(flags: &DbFlags, a: &PutArgs) -> CliResult {
+    let (key, operand) = (flags.key(&a.key, "key")?, flags.value(&a.value)?);
+    with_db(flags, DbOptions::default(), |db, cf| {
+        db.merge_cf(cf, &key, &operand)
+            .map_err(context("Merge failed"))
+    })?;
+    print_ok()
+}
+
+fn approx_size(flags: &DbFlags, a: &CompactArgs) -> CliResult {
+    let from = a
+        .from
+        .as_ref()
+        .map(|k| flags.key(k, "--from"))
+        .transpose()?
+        .unwrap_or_default();
+    // No --to: past every key (keys are at most 8 MiB, so this sorts last
+    // for any key anyone writes).
+    let to = a.to.as_ref().map(|k| flags.key(k, "--to")).transpose()?;
+    let size = with_db_read_only(flags, DbOptions::default(), |db, cf| {
+        let to = to.clone().unwrap_or_else(|| vec![0xff; 1024]);
+        db.approximate_size_cf(cf, &from, &to)
+            .map_err(context("approxsize failed"))
+    })?;
+    with_stdout(|out| writeln!(out, "{size}").map_err(stdout_error))
 }
 
 fn compact(flags: &DbFlags, a: &CompactArgs) -> CliResult {

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use strata::{
-    load_latest_options, CfOptions, ColumnFamily, Db, DbOptions, LoadOptions,
-    DEFAULT_COLUMN_FAMILY_NAME,
+    load_latest_options, merge_operator_from_name, CfOptions, ColumnFamily, Db, DbOptions,
+    LoadOptions, DEFAULT_COLUMN_FAMILY_NAME,
 };
 
 use crate::cli_error::{context, stdout_error, CliError, CliResult};
@@ -37,6 +37,11 @@ pub struct DbFlags {
     /// The column family the command reads or writes (default: "default").
     #[arg(long = "column_family", value_name = "NAME")]
     pub column_family: Option<String>,
+    /// The merge operator of the `--column_family` family (uint64add,
+    /// stringappend, max, put, or RocksDB's class names); by default the one
+    /// its OPTIONS file names.
+    #[arg(long = "merge_operator", value_name = "NAME")]
+    pub merge_operator: Option<String>,
 }
 
 impl DbFlags {
@@ -44,6 +49,7 @@ impl DbFlags {
     pub fn is_empty(&self) -> bool {
         self.db.is_none()
             && self.column_family.is_none()
+            && self.merge_operator.is_none()
             && !(self.create_if_missing || self.hex || self.key_hex || self.value_hex)
     }
 
@@ -67,9 +73,18 @@ impl DbFlags {
             }
             (a, b) => a.clone().or_else(|| b.clone()),
         };
+        let merge_operator = match (&self.merge_operator, &after.merge_operator) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(CliError::Failed(format!(
+                    "--merge_operator given twice: {a} and {b}"
+                )))
+            }
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
         Ok(DbFlags {
             db,
             column_family,
+            merge_operator,
             create_if_missing: self.create_if_missing || after.create_if_missing,
             hex: self.hex || after.hex,
             key_hex: self.key_hex || after.key_hex,
@@ -102,6 +117,28 @@ impl DbFlags {
     pub fn value(&self, arg: &OsString) -> CliResult<Vec<u8>> {
         Ok(hex::parse_arg(arg, self.is_value_hex(), "value")?)
     }
+    /// `options` and `families` with `--merge_operator` set on the
+    /// `--column_family` family.
+    fn with_merge_operator(
+        &self,
+        mut options: DbOptions,
+        mut families: Vec<(String, CfOptions)>,
+    ) -> CliResult<(DbOptions, Vec<(String, CfOptions)>)> {
+        let Some(name) = &self.merge_operator else {
+            return Ok((options, families));
+        };
+        let operator = merge_operator_from_name(name).map_err(context("--merge_operator"))?;
+        match self.column_family.as_deref() {
+            None | Some(DEFAULT_COLUMN_FAMILY_NAME) => options.merge_operator = Some(operator),
+            Some(family) => {
+                if let Some((_, cf)) = families.iter_mut().find(|(n, _)| n == family) {
+                    cf.merge_operator = Some(operator);
+                }
+            }
+        }
+        Ok((options, families))
+    }
+
     /// The handle of the `--column_family` family in `db`.
     pub fn family(&self, db: &Db) -> CliResult<ColumnFamily> {
         let name = self
@@ -127,6 +164,7 @@ pub fn with_db<T>(
 ) -> CliResult<T> {
     let dir = flags.db_dir()?;
     let (options, families) = stored_options(dir, options)?;
+    let (options, families) = flags.with_merge_operator(options, families)?;
     let options = DbOptions {
         create_if_missing: flags.create_if_missing,
         ..options
@@ -186,7 +224,8 @@ pub fn with_db_read_only<T>(
     f: impl FnOnce(&Db, &ColumnFamily) -> CliResult<T>,
 ) -> CliResult<T> {
     let dir = flags.db_dir()?;
-    let (options, _) = stored_options(dir, options)?;
+    let (options, families) = stored_options(dir, options)?;
+    let (options, _) = flags.with_merge_operator(options, families)?;
     let db = Db::open_read_only(dir, options)?;
     // Writes after damage in a WAL are not there to read: say so, rather
     // than answer as if the database were whole.

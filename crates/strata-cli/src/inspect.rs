@@ -218,6 +218,14 @@ fn append_batch(
                 row.extend_from_slice(b"DELETE(0) : ");
                 hex::append(row, entry.key, true);
             }
+            ValueType::Merge => {
+                row.extend_from_slice(b"MERGE(0) : ");
+                hex::append(row, entry.key, true);
+                if print_value {
+                    row.extend_from_slice(b" : ");
+                    hex::append(row, entry.value, true);
+                }
+            }
             // As RocksDB's ldb prints it: begin, then end (the record's value).
             ValueType::RangeDeletion => {
                 row.extend_from_slice(b"DELETE_RANGE(0) : ");

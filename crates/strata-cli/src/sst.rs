@@ -249,6 +249,14 @@ fn scan(
                 )
                 .map_err(|e| format!("writing stdout: {e}"))?,
                 Some(ValueType::Delete) => deletions += 1,
+                // Operands are shown as stored; the merge happens on reads.
+                Some(ValueType::Merge) => writeln!(
+                    out,
+                    "{} : {} (merge operand)",
+                    hex::show(parsed.user_key, hex_output),
+                    hex::show(it.value(), hex_output)
+                )
+                .map_err(|e| format!("writing stdout: {e}"))?,
                 Some(ValueType::RangeDeletion) => {
                     return Err(format!(
                         "Corruption: {}: range deletion in a data block",

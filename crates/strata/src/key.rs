@@ -31,6 +31,10 @@ pub enum ValueType {
     Delete = 0,
     /// A value.
     Put = 1,
+    /// A merge operand: combined by the family's merge operator with the
+    /// older versions of the key, down to a value or a deletion (RocksDB's
+    /// `kTypeMerge`).
+    Merge = 2,
     /// A range tombstone `[start, end)`: the key is the range's start and the
     /// value its end (RocksDB's `kTypeRangeDeletion`). Range tombstones live in
     /// their own structures (the memtable's range-deletion list, the table's
@@ -50,6 +54,7 @@ impl ValueType {
         match code {
             0 => Some(ValueType::Delete),
             1 => Some(ValueType::Put),
+            2 => Some(ValueType::Merge),
             0x0F => Some(ValueType::RangeDeletion),
             _ => None,
         }

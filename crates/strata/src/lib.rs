@@ -7,6 +7,7 @@ pub mod cache;
 pub mod cf;
 pub mod checksum;
 pub mod compaction;
+pub mod compaction_filter;
 pub mod compression;
 pub mod crash_point;
 pub mod db;

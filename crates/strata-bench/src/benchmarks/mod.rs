@@ -45,6 +45,8 @@ enum Bench {
         forward: bool,
     },
     ReadRandomWriteRandom,
+    MergeRandom,
+    ReadRandomMergeRandom,
     /// A read benchmark while one more thread writes.
     WhileWriting(Reader),
     /// YCSB's load phase: `--ycsb_record_count` records, split over threads.
@@ -80,6 +82,8 @@ impl Bench {
             "fwdrange" => Bench::Range { forward: true },
             "revrange" => Bench::Range { forward: false },
             "readrandomwriterandom" => Bench::ReadRandomWriteRandom,
+            "mergerandom" => Bench::MergeRandom,
+            "readrandommergerandom" => Bench::ReadRandomMergeRandom,
             "readwhilewriting" => Bench::WhileWriting(Reader::ReadRandom),
             "seekrandomwhilewriting" => Bench::WhileWriting(Reader::SeekRandom),
             "fwdrangewhilewriting" => Bench::WhileWriting(Reader::Range { forward: true }),
@@ -111,7 +115,8 @@ impl Bench {
             | Bench::SeekRandom
             | Bench::Range { .. }
             | Bench::WhileWriting(_) => Suffix::Found,
-            Bench::ReadRandomWriteRandom => Suffix::ReadsWrites,
+            Bench::ReadRandomWriteRandom | Bench::ReadRandomMergeRandom => Suffix::ReadsWrites,
+            Bench::MergeRandom => Suffix::Updates,
             Bench::UpdateRandom => Suffix::Updates,
             Bench::Ycsb(_) => Suffix::Kinds,
             _ => Suffix::None,
@@ -550,6 +555,8 @@ fn thread_body<E: Engine>(
             w.seek_random(range_nexts, forward)
         }
         Bench::ReadRandomWriteRandom => w.read_random_write_random(),
+        Bench::MergeRandom => w.merge_random(),
+        Bench::ReadRandomMergeRandom => w.read_random_merge_random(),
         Bench::YcsbLoad => w.ycsb_load(thread, flags.threads as u64),
         Bench::Ycsb(letter) => match Workload::core(letter) {
             Some(workload) => w.ycsb_run(workload),

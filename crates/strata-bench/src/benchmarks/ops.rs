@@ -185,6 +185,33 @@ impl<E: Engine> Worker<'_, E> {
         })
     }
 
+    /// `--reads` merges of random keys (db_bench's mergerandom).
+    pub(super) fn merge_random(&mut self) -> OpResult {
+        self.on_random_keys(|w| w.counted_merge())
+    }
+
+    /// `--reads` operations on random keys: `--mergereadpercent`% gets, the
+    /// rest merges (db_bench's readrandommergerandom).
+    pub(super) fn read_random_merge_random(&mut self) -> OpResult {
+        let percent = self.ctx.flags.mergereadpercent;
+        self.on_random_keys(|w| {
+            if w.rng.gen_range(0..100) < percent {
+                w.counted_get()
+            } else {
+                w.counted_merge()
+            }
+        })
+    }
+
+    /// A merge of the next value into the current key, counted as a write.
+    fn counted_merge(&mut self) -> OpResult {
+        let value = self.values.next_value(self.ctx.flags.value_size);
+        self.ctx.db.merge(&self.key, value)?;
+        self.stats.writes += 1;
+        self.stats.bytes += (self.key.len() + value.len()) as u64;
+        Ok(())
+    }
+
     /// `--reads` read-modify-writes: get a random key, put a new value.
     pub(super) fn update_random(&mut self) -> OpResult {
         self.on_random_keys(|w| {

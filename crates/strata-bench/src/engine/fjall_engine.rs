@@ -186,6 +186,10 @@ impl Engine for FjallEngine {
         batch.commit().map_err(op_error)
     }
 
+    fn merge(&self, _key: &[u8], _operand: &[u8]) -> OpResult {
+        Err("fjall has no merge operator; the merge benchmarks run on strata and rocksdb".into())
+    }
+
     fn put(&self, key: &[u8], value: &[u8]) -> OpResult {
         if self.sync {
             let mut batch = self.new_batch();

@@ -81,6 +81,8 @@ pub trait Engine: Sized + Sync {
     fn batch_delete_range(&self, batch: &mut Self::Batch, begin: &[u8], end: &[u8]) -> OpResult;
     fn write(&self, batch: Self::Batch) -> OpResult;
     fn put(&self, key: &[u8], value: &[u8]) -> OpResult;
+    /// Merges `operand` into `key` with the `--merge_operator`.
+    fn merge(&self, key: &[u8], operand: &[u8]) -> OpResult;
     /// The length of the value under `key`, if there is one.
     fn get(&self, key: &[u8]) -> OpResult<Option<usize>>;
     /// The value lengths of `keys`, in order, through the engine's batched

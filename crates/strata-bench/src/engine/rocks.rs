@@ -64,6 +64,21 @@ fn options(flags: &Flags) -> Result<(Options, Option<Cache>), String> {
     let c = &flags.compaction;
     let mut o = Options::default();
     o.create_if_missing(!flags.use_existing_db);
+    if let Some(name) = &flags.merge_operator {
+        // RocksDB's built-in operators are not reachable through the C API
+        // the crate wraps, so both engines run the same operator code: this
+        // one through a callback, which costs RocksDB a call across the FFI
+        // per merge.
+        let operator = strata::merge_operator_from_name(name).map_err(|e| e.to_string())?;
+        let class = operator.name().to_string();
+        o.set_merge_operator_associative(
+            &class,
+            move |key: &[u8], existing: Option<&[u8]>, operands: &rocksdb::MergeOperands| {
+                let operands: Vec<&[u8]> = operands.iter().collect();
+                operator.full_merge(key, existing, &operands).ok()
+            },
+        );
+    }
     o.set_write_buffer_size(flags.write_buffer_size);
     o.set_max_write_buffer_number(int(
         "max_write_buffer_number",
@@ -185,9 +200,16 @@ impl Engine for RocksEngine {
 
     fn open(flags: &Flags, dir: &Path, env: &RocksEnv) -> Result<Self, String> {
         // Naming the default column family gives a handle to it, which the
-        // batched MultiGet needs.
-        let db = DB::open_cf(&env.options, dir, [rocksdb::DEFAULT_COLUMN_FAMILY_NAME])
-            .map_err(|e| format!("opening {}: {e}", dir.display()))?;
+        // batched MultiGet needs. Its options must be named with it:
+        // `DB::open_cf` would open it with `Options::default()` (no bloom
+        // filter, default memtable and table settings, no merge operator),
+        // whatever `env.options` says.
+        let db = DB::open_cf_with_opts(
+            &env.options,
+            dir,
+            [(rocksdb::DEFAULT_COLUMN_FAMILY_NAME, env.options.clone())],
+        )
+        .map_err(|e| format!("opening {}: {e}", dir.display()))?;
         let mut write_options = WriteOptions::default();
         write_options.set_sync(flags.sync);
         write_options.disable_wal(flags.disable_wal);
@@ -241,6 +263,12 @@ impl Engine for RocksEngine {
     fn write(&self, batch: WriteBatch) -> OpResult {
         self.db
             .write_opt(batch, &self.write_options)
+            .map_err(op_error)
+    }
+
+    fn merge(&self, key: &[u8], operand: &[u8]) -> OpResult {
+        self.db
+            .merge_opt(key, operand, &self.write_options)
             .map_err(op_error)
     }
 

@@ -60,9 +60,14 @@ impl Engine for StrataEngine {
     }
 
     fn open(flags: &Flags, dir: &Path, env: &StrataEnv) -> Result<Self, String> {
+        let merge_operator = match &flags.merge_operator {
+            Some(name) => Some(strata::merge_operator_from_name(name).map_err(|e| e.to_string())?),
+            None => None,
+        };
         let options = DbOptions {
             statistics: env.statistics.clone(),
             block_cache: env.block_cache.clone(),
+            merge_operator,
             ..flags.db_options()
         };
         let names: Vec<String> = (1..flags.num_column_families)
@@ -150,6 +155,12 @@ impl Engine for StrataEngine {
         }
         let mut batch = WriteBatch::new();
         batch.put_cf(self.family(key), key, value)?;
+        Ok(self.db.write(&self.write_options, batch)?)
+    }
+
+    fn merge(&self, key: &[u8], operand: &[u8]) -> OpResult {
+        let mut batch = WriteBatch::new();
+        batch.merge_cf(self.family(key), key, operand)?;
         Ok(self.db.write(&self.write_options, batch)?)
     }
 

@@ -149,6 +149,19 @@ where
                     ));
                 }
             }
+            "mergereadpercent" => {
+                flags.mergereadpercent = number(name, value)?;
+                if flags.mergereadpercent > 100 {
+                    return err(format!(
+                        "--mergereadpercent={value}: must be within 0..=100"
+                    ));
+                }
+            }
+            "merge_operator" => {
+                strata::merge_operator_from_name(value)
+                    .map_err(|e| FlagError(format!("--merge_operator={value}: {e}")))?;
+                flags.merge_operator = Some(value.to_string());
+            }
             "benchmark_write_rate_limit" => flags.benchmark_write_rate_limit = number(name, value)?,
             "ycsb_record_count" => flags.ycsb_record_count = number(name, value)?,
             "compare_with_rocksdb" => {
@@ -324,6 +337,8 @@ fn is_known(name: &str) -> bool {
             | "max_num_range_tombstones"
             | "seek_nexts"
             | "readwritepercent"
+            | "mergereadpercent"
+            | "merge_operator"
             | "benchmark_write_rate_limit"
             | "ycsb_record_count"
             | "ycsb_operation_count"

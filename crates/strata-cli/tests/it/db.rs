@@ -667,3 +667,52 @@ fn deleterange_deletes_the_range_in_the_chosen_family() {
     ok(db, &["compact"], "");
     assert_eq!(ok(db, &["scan"], ""), "a : 1\nd : 4\n");
 }
+
+#[test]
+fn merge_uses_the_named_operator_and_remembers_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path();
+    let ok_merge = |args: &[&str]| assert_eq!(ok(db, args, ""), "OK\n");
+    ok_merge(&[
+        "--create_if_missing",
+        "--merge_operator=uint64add",
+        "--hex",
+        "merge",
+        "0x6b",
+        "0x0100000000000000",
+    ]);
+    // The OPTIONS file names the operator: no flag needed any more.
+    ok_merge(&["--hex", "merge", "0x6b", "0x0200000000000000"]);
+    assert_eq!(
+        ok(db, &["--hex", "get", "0x6b"], ""),
+        "0x0300000000000000\n"
+    );
+    let err = fails(db, &["--merge_operator=nosuch", "get", "k"], "");
+    assert!(err.contains("nosuch"), "{err}");
+    // A family without an operator refuses merges.
+    assert_eq!(ok(db, &["create_column_family", "plain"], ""), "OK\n");
+    let err = fails(db, &["--column_family=plain", "merge", "k", "v"], "");
+    assert!(err.contains("merge operator"), "{err}");
+}
+
+#[test]
+fn approxsize_estimates_table_bytes_of_a_range() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path();
+    let lines: String = (0..3000)
+        .map(|i| format!("key{i:05} ==> {}\n", "v".repeat(100)))
+        .collect();
+    assert_eq!(ok(db, &["--create_if_missing", "load"], &lines), "");
+    assert_eq!(ok(db, &["compact"], ""), "");
+    let number = |out: String| out.trim().parse::<u64>().expect("a number");
+    let all = number(ok(db, &["approxsize"], ""));
+    let third = number(ok(
+        db,
+        &["approxsize", "--from=key01000", "--to=key02000"],
+        "",
+    ));
+    let none = number(ok(db, &["approxsize", "--from=x", "--to=y"], ""));
+    assert!(all > 0);
+    assert!(third > all / 5 && third < all / 2, "{third} of {all}");
+    assert_eq!(none, 0);
+}

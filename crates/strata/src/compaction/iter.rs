@@ -4,12 +4,15 @@
 //! Live snapshots split the sequence numbers into *stripes*: entries in one
 //! stripe are seen by exactly the same snapshots (and by reads of the latest
 //! state), so only the newest entry of a user key in each stripe is ever read.
-//! Older ones in the same stripe are dropped. A tombstone in the oldest stripe
+//! Older ones in the same stripe are dropped, but for merge operands: an
+//! operand hides nothing, so the entries below it in its stripe stay, down to
+//! the first value or deletion (operands are combined on read; compaction
+//! does not merge them yet). A tombstone in the oldest stripe
 //! (every snapshot sees it) hides everything older of its key from every
 //! reader; when no level below the output can hold an older version of the
 //! key, the tombstone itself is dropped too. An entry that a range tombstone
 //! of the compaction's inputs deletes for every reader that could see it goes
-//! as well ([`CompactionFilter::with_range_tombstones`]).
+//! as well ([`DropRules::with_range_tombstones`]).
 
 use std::sync::Arc;
 
@@ -62,7 +65,7 @@ pub struct DropCounts {
 
 /// Decides, entry by entry, what the compaction keeps.
 #[derive(Debug)]
-pub struct CompactionFilter {
+pub struct DropRules {
     /// Live snapshot sequence numbers, ascending.
     snapshots: Vec<SequenceNumber>,
     deeper: DeeperLevels,
@@ -74,10 +77,14 @@ pub struct CompactionFilter {
     last_stripe: Option<usize>,
     /// The range tombstones of the compaction's inputs.
     range_tombstones: Option<Arc<FragmentedRangeTombstones>>,
+    /// Stripe of the newest value or deletion of the current user key seen
+    /// so far: it hides the older entries of its stripe. A merge operand
+    /// hides nothing (it needs the entries below it).
+    last_complete_stripe: Option<usize>,
     pub counts: DropCounts,
 }
 
-impl CompactionFilter {
+impl DropRules {
     /// `snapshots` in any order; `version` is the one the task was picked from.
     pub fn new(
         mut snapshots: Vec<SequenceNumber>,
@@ -87,13 +94,14 @@ impl CompactionFilter {
     ) -> Self {
         snapshots.sort_unstable();
         snapshots.dedup();
-        CompactionFilter {
+        DropRules {
             snapshots,
             deeper: DeeperLevels::new(version, output_level, num_levels),
             may_drop_tombstones: true,
             current_user_key: Vec::new(),
             last_stripe: None,
             range_tombstones: None,
+            last_complete_stripe: None,
             counts: DropCounts::default(),
         }
     }
@@ -140,11 +148,15 @@ impl CompactionFilter {
             self.current_user_key.clear();
             self.current_user_key.extend_from_slice(parsed.user_key);
             self.last_stripe = None;
+            self.last_complete_stripe = None;
         }
         // Snapshots below `seq` cannot see this entry; the rest can.
         let stripe = self.snapshots.partition_point(|&s| s < parsed.seq);
-        let shadowed = self.last_stripe == Some(stripe);
+        let shadowed = self.last_complete_stripe == Some(stripe);
         self.last_stripe = Some(stripe);
+        if value_type != ValueType::Merge {
+            self.last_complete_stripe = Some(stripe);
+        }
         let obsolete_tombstone = !shadowed
             && self.may_drop_tombstones
             && value_type == ValueType::Delete
@@ -165,7 +177,7 @@ mod tests {
     use crate::key::internal_key;
     use crate::version::VersionEdit;
 
-    fn run(filter: &mut CompactionFilter, entries: &[(&str, u64, ValueType)]) -> Vec<String> {
+    fn run(filter: &mut DropRules, entries: &[(&str, u64, ValueType)]) -> Vec<String> {
         entries
             .iter()
             .filter(|(k, s, t)| filter.keep(&internal_key(k.as_bytes(), *s, *t)).unwrap())
@@ -181,7 +193,7 @@ mod tests {
     #[test]
     fn without_snapshots_only_the_newest_version_survives_and_bottom_tombstones_go() {
         use ValueType::*;
-        let mut f = CompactionFilter::new(vec![], &Version::default(), 1, 7);
+        let mut f = DropRules::new(vec![], &Version::default(), 1, 7);
         let kept = run(
             &mut f,
             &[
@@ -206,7 +218,7 @@ mod tests {
     fn every_snapshot_keeps_the_version_it_sees() {
         use ValueType::*;
         // Snapshots at 4 and 7: stripes (..=4], (4..=7], (7..).
-        let mut f = CompactionFilter::new(vec![7, 4], &Version::default(), 1, 7);
+        let mut f = DropRules::new(vec![7, 4], &Version::default(), 1, 7);
         let kept = run(
             &mut f,
             &[
@@ -238,7 +250,7 @@ mod tests {
             },
         );
         let version = Version::default().apply(&edit).unwrap();
-        let mut f = CompactionFilter::new(vec![], &version, 1, 7);
+        let mut f = DropRules::new(vec![], &version, 1, 7);
         let kept = run(
             &mut f,
             &[
@@ -250,13 +262,34 @@ mod tests {
         );
         assert_eq!(kept, vec!["n@5del"]);
         // Output at the last level: nothing deeper.
-        let mut f = CompactionFilter::new(vec![], &version, 6, 7);
+        let mut f = DropRules::new(vec![], &version, 6, 7);
         assert!(run(&mut f, &[("n", 5, Delete)]).is_empty());
     }
 
     #[test]
+    fn merge_operands_keep_what_lies_below_them() {
+        use ValueType::*;
+        // A snapshot at 5: stripes (..=5], (5..).
+        let mut f = DropRules::new(vec![5], &Version::default(), 6, 7);
+        let kept = run(
+            &mut f,
+            &[
+                ("a", 9, Merge),
+                ("a", 8, Merge),
+                ("a", 7, Put),    // the base of 9 and 8
+                ("a", 6, Put),    // hidden by 7
+                ("a", 4, Merge),  // seen by the snapshot
+                ("a", 3, Delete), // ends its chain; bottom, nothing below: dropped
+                ("a", 2, Put),    // hidden by 3
+                ("b", 1, Merge),  // alone at the bottom: kept
+            ],
+        );
+        assert_eq!(kept, vec!["a@9", "a@8", "a@7", "a@4", "b@1"]);
+    }
+
+    #[test]
     fn malformed_keys_are_corruption() {
-        let mut f = CompactionFilter::new(vec![], &Version::default(), 1, 7);
+        let mut f = DropRules::new(vec![], &Version::default(), 1, 7);
         assert!(f.keep(b"short").unwrap_err().contains("shorter"));
         let mut bad = b"key".to_vec();
         bad.extend_from_slice(&((5u64 << 8) | 0x7f).to_le_bytes());

@@ -1,5 +1,5 @@
 //! Runs one compaction task: merges the input tables, keeps what
-//! [`CompactionFilter`] keeps, and writes output tables cut at the target size
+//! [`DropRules`] keep, and writes output tables cut at the target size
 //! (and where grandparent overlap grows too large), each synced before the
 //! directory is synced and the edit returned. A trivial move writes nothing.
 //!
@@ -9,16 +9,17 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::iter::{CompactionFilter, DropCounts};
+use super::iter::{DropCounts, DropRules};
 use super::range_dels;
 use super::CompactionTask;
+use crate::compaction_filter::{CompactionFilter, Decision, FilterContext};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::fs::Fs;
 use crate::iter::merging::{BoxedIterator, MergingIterator};
 use crate::iter::InternalIterator;
-use crate::key::{user_key, SequenceNumber};
+use crate::key::{internal_key, user_key, ParsedInternalKey, SequenceNumber, ValueType};
 use crate::options::{ReadOptions, TableOptions};
 use crate::range_del::FragmentedRangeTombstones;
 use crate::statistics::thread_cpu_micros;
@@ -39,6 +40,8 @@ pub struct JobContext<'a> {
     pub num_levels: usize,
     /// Allocates a file number for an output.
     pub new_file_number: &'a (dyn Fn() -> u64 + Sync),
+    /// The family's compaction filter, if it has one.
+    pub compaction_filter: Option<&'a dyn CompactionFilter>,
 }
 
 impl std::fmt::Debug for JobContext<'_> {
@@ -168,6 +171,40 @@ fn merge_inputs(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<MergingIt
     Ok(MergingIterator::new(children))
 }
 
+/// What the family's compaction filter makes of a kept entry: `None` to
+/// write it as it is, or the entry to write instead. Only values newer than
+/// every live snapshot are filtered (no snapshot may see them change), and
+/// only the newest one of a key (the drop rules kept it, so a version above
+/// it in its stripe would have hidden it).
+fn apply_filter(
+    ctx: &JobContext<'_>,
+    task: &CompactionTask,
+    key: &[u8],
+    value: &[u8],
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let filter = ctx.compaction_filter?;
+    let parsed = ParsedInternalKey::parse(key)?;
+    if parsed.value_type() != Some(ValueType::Put) {
+        return None;
+    }
+    if ctx.snapshots.iter().any(|&s| s >= parsed.seq) {
+        return None;
+    }
+    let filter_ctx = FilterContext {
+        level: task.output_level,
+        is_bottommost: (task.output_level + 1..ctx.num_levels)
+            .all(|level| ctx.version.files(level).is_empty()),
+    };
+    match filter.filter(&filter_ctx, parsed.user_key, value) {
+        Decision::Keep => None,
+        Decision::Remove => Some((
+            internal_key(parsed.user_key, parsed.seq, ValueType::Delete),
+            Vec::new(),
+        )),
+        Decision::ChangeValue(new) => Some((key.to_vec(), new)),
+    }
+}
+
 /// An output table being written.
 struct Output {
     number: u64,
@@ -201,7 +238,7 @@ impl OutputWriter<'_, '_> {
         task: &CompactionTask,
         ctx: &JobContext<'_>,
     ) -> Result<DropCounts> {
-        let mut filter = CompactionFilter::new(
+        let mut filter = DropRules::new(
             ctx.snapshots.clone(),
             ctx.version,
             task.output_level,
@@ -227,6 +264,11 @@ impl OutputWriter<'_, '_> {
                 .keep(key)
                 .map_err(|reason| malformed_input(task, ctx, reason))?;
             if keep {
+                let filtered = apply_filter(ctx, task, key, it.value());
+                let (key, value) = match &filtered {
+                    Some((k, v)) => (k.as_slice(), v.as_slice()),
+                    None => (key, it.value()),
+                };
                 // Outputs are cut only between user keys, so every version of
                 // a key lands in one file and files of a level never share a
                 // user key.
@@ -237,7 +279,7 @@ impl OutputWriter<'_, '_> {
                 if new_user_key && self.should_cut_before(key) {
                     self.finish_current(Some(user_key(key)))?;
                 }
-                self.add(key, it.value())?;
+                self.add(key, value)?;
             }
             it.next();
         }

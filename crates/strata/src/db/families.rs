@@ -226,6 +226,18 @@ impl Db {
         self.write(&WriteOptions::default(), batch)
     }
 
+    /// Adds a merge operand for `key` in family `cf` (see [`Db::merge`]).
+    pub fn merge_cf(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.merge_cf(cf, key, operand)?;
+        self.write(&WriteOptions::default(), batch)
+    }
+
     /// Deletes `key` from family `cf`.
     pub fn delete_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
         let mut batch = WriteBatch::new();
@@ -322,6 +334,41 @@ impl Db {
         self.inner.check_writable()?;
         self.flush_cf(cf)?;
         compact::compact_range(&self.inner, cf.id(), begin, end)
+    }
+
+    /// About how many bytes of table files family `cf` holds for user keys
+    /// in `[start, end)` (RocksDB's `GetApproximateSizes`, files only): whole
+    /// files inside the range, and the part of each boundary file between
+    /// the data blocks that would hold `start` and `end`. Memtables are not
+    /// counted.
+    pub fn approximate_size_cf(&self, cf: &ColumnFamily, start: &[u8], end: &[u8]) -> Result<u64> {
+        cf.shared.check_usable(self.inner.instance)?;
+        if start >= end {
+            return Ok(0);
+        }
+        let sv = cf.shared.super_version.load();
+        let mut total = 0u64;
+        for (level, file) in sv.version.all_files() {
+            let (smallest, largest) = (
+                crate::key::user_key(&file.smallest),
+                crate::key::user_key(&file.largest),
+            );
+            if largest < start || smallest >= end {
+                continue;
+            }
+            if start <= smallest && largest < end {
+                total += file.file_size;
+                continue;
+            }
+            let table = self
+                .inner
+                .table_cache
+                .get(file.number, file.file_size, level)?;
+            let from = table.approximate_offset_of(start)?;
+            let to = table.approximate_offset_of(end)?;
+            total += to.saturating_sub(from);
+        }
+        Ok(total)
     }
 
     /// A property of family `cf` (see [`Db::property`]); `strata.stats` and

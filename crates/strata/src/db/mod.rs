@@ -256,6 +256,26 @@ impl Db {
         self.write(options, batch)
     }
 
+    /// Adds a merge operand for `key` in the default family: reads combine it
+    /// with the key's older versions through the family's merge operator
+    /// (`DbOptions::merge_operator`; a family without one refuses the write
+    /// with `InvalidArgument`).
+    pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
+        self.merge_opt(&WriteOptions::default(), key, operand)
+    }
+
+    /// [`Db::merge`] with write options.
+    pub fn merge_opt(
+        &self,
+        options: &WriteOptions,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.merge(key, operand)?;
+        self.write(options, batch)
+    }
+
     /// Applies every operation of `batch`, in whichever families it names,
     /// atomically: readers see all of it or none of it, and recovery restores
     /// all of it or none of it. A batch naming a dropped family fails whole.

@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use super::DbInner;
-use crate::error::Result;
-use crate::key::SequenceNumber;
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key::{seek_key, ParsedInternalKey, SequenceNumber, ValueType};
 use crate::range_del::FragmentedRangeTombstones;
 use crate::version::SuperVersion;
 
@@ -45,6 +48,54 @@ impl RangeCover {
     pub(super) fn deletes(&self, seq: SequenceNumber) -> bool {
         seq < self.seq
     }
+}
+
+/// The end of a point read's chain in a source whose tombstones (or a newer
+/// source's) cover the key: the versions of `key` at or below `seq` that
+/// are not older than the covering tombstone, read from `it` (the source),
+/// merge operands appended to `operands`. Returns the value or `None` for a
+/// deletion; running into the tombstone is a deletion too, and so is
+/// reaching the source's end, since every older source's versions are older
+/// than the tombstone (see [`RangeCover`]). The slow path, taken only for
+/// covered keys: one seek and a step per version.
+pub(super) fn covered_chain(
+    it: &mut dyn InternalIterator,
+    key: &[u8],
+    seq: SequenceNumber,
+    cover: &RangeCover,
+    operands: &mut Vec<Bytes>,
+) -> Result<Option<Bytes>> {
+    it.seek(&seek_key(key, seq));
+    while it.valid() {
+        let Some(parsed) = ParsedInternalKey::parse(it.key()) else {
+            return Err(Error::corruption(
+                "",
+                0,
+                "internal key shorter than its tag",
+            ));
+        };
+        if parsed.user_key != key || cover.deletes(parsed.seq) {
+            break;
+        }
+        match parsed.value_type() {
+            Some(ValueType::Put) => return Ok(Some(Bytes::copy_from_slice(it.value()))),
+            Some(ValueType::Merge) => operands.push(Bytes::copy_from_slice(it.value())),
+            Some(ValueType::Delete) => return Ok(None),
+            Some(ValueType::RangeDeletion) | None => {
+                return Err(Error::corruption(
+                    "",
+                    0,
+                    format!(
+                        "entry of type {:#04x} in the point-key stream at sequence number {}",
+                        parsed.type_code, parsed.seq
+                    ),
+                ))
+            }
+        }
+        it.next();
+    }
+    it.status()?;
+    Ok(None)
 }
 
 /// The tombstones of every source of `sv`, merged, for an iterator: the

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::range_dels::{iterator_tombstones, RangeCover};
+use super::range_dels::{covered_chain, iterator_tombstones, RangeCover};
 use super::DbInner;
 use crate::cf::CfShared;
 use crate::error::Result;
@@ -119,28 +119,66 @@ fn get_in(
         );
         Ok(value)
     };
+    // Merge operands met on the way, newest first; the first value or
+    // deletion below them ends the chain.
+    let mut operands: Vec<Bytes> = Vec::new();
+    let mut base: Option<Option<Bytes>> = None;
     let mut cover = RangeCover::default();
     for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
         if mem.num_range_deletions() > 0 {
             cover.add(&mem.range_tombstones(), key, seq);
         }
-        if cover.is_covered() && mem.newest_seq(key, seq).is_none_or(|s| cover.deletes(s)) {
-            count(Ticker::MemtableHit, 1);
-            return Ok(None);
+        if cover.is_covered() {
+            base = Some(covered_chain(
+                &mut mem.iter(),
+                key,
+                seq,
+                &cover,
+                &mut operands,
+            )?);
+            break;
         }
-        match mem.get(key, seq) {
-            MemGet::Found(v) => {
-                count(Ticker::MemtableHit, 1);
-                return found(Some(v));
-            }
-            MemGet::Deleted => {
-                count(Ticker::MemtableHit, 1);
-                return Ok(None);
-            }
-            MemGet::NotFound => {}
+        match mem.get(key, seq, &mut operands) {
+            MemGet::Found(v) => base = Some(Some(v)),
+            MemGet::Deleted => base = Some(None),
+            MemGet::NotFound => continue,
         }
+        break;
     }
-    count(Ticker::MemtableMiss, 1);
+    if base.is_some() || !operands.is_empty() {
+        count(Ticker::MemtableHit, 1);
+    } else {
+        count(Ticker::MemtableMiss, 1);
+    }
+    if base.is_none() {
+        base = get_from_tables(inner, sv, options, key, seq, &mut operands)?;
+    }
+    let value = base.flatten();
+    if operands.is_empty() {
+        return found(value);
+    }
+    found(Some(full_merge(sv, key, value.as_deref(), &operands)?))
+}
+
+/// The newest value or deletion of `key` in the tables (`Some(None)` for a
+/// deletion, `None` when no table has one), appending the merge operands met
+/// before it to `operands`.
+fn get_from_tables(
+    inner: &DbInner,
+    sv: &SuperVersion,
+    options: &ReadOptions,
+    key: &[u8],
+    seq: SequenceNumber,
+    operands: &mut Vec<Bytes>,
+) -> Result<Option<Option<Bytes>>> {
+    let stats = inner.options.statistics.as_deref();
+    let count = |ticker: Ticker| {
+        if let Some(stats) = stats {
+            stats.add(ticker, 1);
+        }
+    };
+    // A memtable tombstone covering the key ended the read before here.
+    let mut cover = RangeCover::default();
     for (level, file) in sv.version.files_for_key(key) {
         if file.smallest_seqno > seq {
             // Every entry of this file is newer than the read.
@@ -150,36 +188,53 @@ fn get_in(
         // Before the filter: the filter knows the point keys, not the ranges.
         cover.add(table.range_tombstones(), key, seq);
         if cover.is_covered() {
-            return match table.get_past_filter(options, key, seq)? {
-                Some(entry) if !cover.deletes(entry.seq) => match entry.value_type {
-                    ValueType::Put => found(Some(entry.value)),
-                    _ => Ok(None),
-                },
-                _ => Ok(None),
-            };
+            let mut it = table.iter(options);
+            return Ok(Some(covered_chain(&mut it, key, seq, &cover, operands)?));
         }
         match table.filter_answer(key) {
             Some(false) => {
-                count(Ticker::BloomFilterUseful, 1);
+                count(Ticker::BloomFilterUseful);
                 continue;
             }
-            Some(true) => count(Ticker::BloomFilterFullPositive, 1),
+            Some(true) => count(Ticker::BloomFilterFullPositive),
             None => {}
         }
-        if let Some(entry) = table.get_past_filter(options, key, seq)? {
+        if let Some(entry) = table.get_past_filter(options, key, seq, operands)? {
             return match entry.value_type {
-                ValueType::Put => found(Some(entry.value)),
-                ValueType::Delete => Ok(None),
-                // The table reader reports one in a data block as corruption.
-                ValueType::RangeDeletion => Err(crate::error::Error::corruption(
-                    table.path(),
-                    0,
-                    "range deletion in a data block",
-                )),
+                ValueType::Put => Ok(Some(Some(entry.value))),
+                ValueType::Delete => Ok(Some(None)),
+                // The table reader reports these as corruption or collects
+                // them; neither reaches here.
+                ValueType::Merge | ValueType::RangeDeletion => Err(
+                    crate::error::Error::corruption(table.path(), 0, "unexpected entry type"),
+                ),
             };
         }
     }
     Ok(None)
+}
+
+/// Applies the family's merge operator to `operands` (newest first) over
+/// `base`. Operands without an operator are an `InvalidArgument` naming the
+/// family's missing option; a failing operator is `MergeFailed`.
+pub(crate) fn full_merge(
+    sv: &SuperVersion,
+    key: &[u8],
+    base: Option<&[u8]>,
+    operands: &[Bytes],
+) -> Result<Bytes> {
+    let Some(operator) = sv.options.merge_operator.as_deref() else {
+        return Err(crate::error::Error::invalid_argument(
+            "merge_operator",
+            "the key has merge operands, but the column family has no merge operator \
+             (set CfOptions::merge_operator)",
+        ));
+    };
+    let oldest_first: Vec<&[u8]> = operands.iter().rev().map(|o| o.as_ref()).collect();
+    operator
+        .full_merge(key, base, &oldest_first)
+        .map(Bytes::from)
+        .map_err(|e| crate::error::Error::merge_failed(operator, key, e))
 }
 
 /// Everything an iterator reads: the memtables and every table, merged, at the
@@ -285,6 +340,7 @@ fn build_iter(
     DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
         .with_statistics(inner.options.statistics.clone())
         .with_range_tombstones(tombstones)
+        .with_merge_operator(sv.options.merge_operator.clone())
         .pinning(sv.clone())
 }
 

@@ -329,8 +329,24 @@ fn take_group(state: &DbState, leader: &Arc<WriteRequest>) -> Vec<Arc<WriteReque
     group
 }
 
-/// Fails unless every family `batch` names is live.
+/// Fails unless every family `batch` names is live, and every family it
+/// merges into has a merge operator (RocksDB refuses such a merge too:
+/// nothing could ever read the key back).
 fn check_families(state: &DbState, batch: &WriteBatch) -> Result<()> {
+    for id in batch.merge_families() {
+        if let Some(family) = state.cfs.get(&id) {
+            if family.options.merge_operator.is_none() {
+                return Err(crate::Error::invalid_argument(
+                    "merge_operator",
+                    format!(
+                        "merge into column family {:?}, which has no merge operator \
+                         (set CfOptions::merge_operator)",
+                        family.shared.name
+                    ),
+                ));
+            }
+        }
+    }
     for id in batch.named_families() {
         if !state.cfs.contains_key(&id) {
             return Err(crate::Error::invalid_argument(

@@ -39,6 +39,7 @@ use crate::key::{
     pack_tag, ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN,
     VALUE_TYPE_FOR_SEEK,
 };
+use crate::merge::MergeOperator;
 use crate::range_del::FragmentedRangeTombstones;
 use crate::statistics::{micros_since, Histogram, Statistics};
 
@@ -55,6 +56,7 @@ enum Direction {
 enum PointType {
     Put,
     Delete,
+    Merge,
 }
 
 /// One decoded inner entry, checked for a known point type.
@@ -79,6 +81,7 @@ fn parse_entry(ikey: &[u8]) -> Result<Entry<'_>> {
     let value_type = match parsed.value_type() {
         Some(ValueType::Put) => PointType::Put,
         Some(ValueType::Delete) => PointType::Delete,
+        Some(ValueType::Merge) => PointType::Merge,
         Some(ValueType::RangeDeletion) => {
             return Err(Error::corruption(
                 "",
@@ -122,6 +125,34 @@ fn apply_range_tombstones<'a>(
     entry
 }
 
+/// What a backward scan holds for a user key before its merge operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    Nothing,
+    Deleted,
+    Value,
+}
+
+/// The merge of `operands` (oldest first) over `base` by `operator`.
+fn merge_values(
+    operator: Option<&dyn MergeOperator>,
+    key: &[u8],
+    base: Option<&[u8]>,
+    operands: &[Vec<u8>],
+) -> Result<Vec<u8>> {
+    let Some(operator) = operator else {
+        return Err(Error::invalid_argument(
+            "merge_operator",
+            "the key has merge operands, but the column family has no merge operator \
+             (set CfOptions::merge_operator)",
+        ));
+    };
+    let operands: Vec<&[u8]> = operands.iter().map(Vec::as_slice).collect();
+    operator
+        .full_merge(key, base, &operands)
+        .map_err(|e| Error::merge_failed(operator, key, e))
+}
+
 /// Writes into `buf` the internal key `(user_key, seq, type_code)`.
 fn build_internal_key(buf: &mut Vec<u8>, user_key: &[u8], seq: SequenceNumber, type_code: u8) {
     buf.clear();
@@ -143,10 +174,18 @@ pub struct DbIterator {
     upper_bound: Option<Vec<u8>>,
     direction: Direction,
     valid: bool,
-    /// Reverse: the current user key. Forward: scratch, the user key being skipped.
+    /// Reverse, or forward on a merged entry: the current user key. Otherwise
+    /// scratch, the user key being skipped.
     saved_key: Vec<u8>,
-    /// Reverse: the current value. Unused forward.
+    /// Reverse, or forward on a merged entry: the current value.
     saved_value: Vec<u8>,
+    /// Forward: the current entry is the merge of a chain of operands, held
+    /// in `saved_key`/`saved_value`; the inner iterator stands past the
+    /// chain (on the value or deletion that ended it, or a later key).
+    merged: bool,
+    /// Combines merge operands; `None` when the family has no operator (a
+    /// key with operands is then an error).
+    merge_operator: Option<Arc<dyn MergeOperator>>,
     /// Scratch for building the internal seek keys; reused.
     seek_buf: Vec<u8>,
     /// Corruption found by this iterator since the last seek.
@@ -181,6 +220,8 @@ impl DbIterator {
             valid: false,
             saved_key: Vec::new(),
             saved_value: Vec::new(),
+            merged: false,
+            merge_operator: None,
             seek_buf: Vec::new(),
             error: None,
             statistics: None,
@@ -203,6 +244,12 @@ impl DbIterator {
         self
     }
 
+    /// Applies `operator` to keys with merge operands.
+    pub fn with_merge_operator(mut self, operator: Option<Arc<dyn MergeOperator>>) -> Self {
+        self.merge_operator = operator;
+        self
+    }
+
     /// Records the latency of every seek in `statistics` (`db.seek.micros`).
     pub fn with_statistics(mut self, statistics: Option<Arc<Statistics>>) -> Self {
         self.statistics = statistics;
@@ -220,8 +267,8 @@ impl DbIterator {
             return &[];
         }
         match self.direction {
-            Direction::Forward => crate::key::user_key(self.inner.key()),
-            Direction::Reverse => &self.saved_key,
+            Direction::Forward if !self.merged => crate::key::user_key(self.inner.key()),
+            _ => &self.saved_key,
         }
     }
 
@@ -231,8 +278,8 @@ impl DbIterator {
             return &[];
         }
         match self.direction {
-            Direction::Forward => self.inner.value(),
-            Direction::Reverse => &self.saved_value,
+            Direction::Forward if !self.merged => self.inner.value(),
+            _ => &self.saved_value,
         }
     }
 
@@ -334,6 +381,9 @@ impl DbIterator {
             return;
         }
         match self.direction {
+            // A merged entry: the inner iterator is past its operands, and
+            // `saved_key` names the key whose older versions to skip.
+            Direction::Forward if self.merged => {}
             Direction::Forward => {
                 // Skip every remaining (older) version of the current user key.
                 self.saved_key.clear();
@@ -361,7 +411,22 @@ impl DbIterator {
         if !self.valid {
             return;
         }
-        if self.direction == Direction::Forward {
+        if self.direction == Direction::Forward && self.merged {
+            // The inner iterator is past the merged key's entries: go back
+            // to before the first of them.
+            build_internal_key(
+                &mut self.seek_buf,
+                &self.saved_key,
+                MAX_SEQUENCE_NUMBER,
+                VALUE_TYPE_FOR_SEEK,
+            );
+            self.inner.seek(&self.seek_buf);
+            if self.inner.valid() {
+                self.inner.prev();
+            } else if self.inner.status().is_ok() {
+                self.inner.seek_to_last();
+            }
+        } else if self.direction == Direction::Forward {
             // Step off the current entry. The entries of its user key before it
             // are all newer than the snapshot (the current entry is the first
             // visible one), so the backward scan passes over them unseen.
@@ -374,6 +439,7 @@ impl DbIterator {
     /// key, skipping invisible versions, deleted keys and, when `skipping`, the
     /// versions of `saved_key`. Stops (invalid) at the upper bound.
     fn find_next_user_entry(&mut self, mut skipping: bool) {
+        self.merged = false;
         while self.inner.valid() {
             let entry = match parse_entry(self.inner.key()) {
                 Ok(entry) => entry,
@@ -398,11 +464,67 @@ impl DbIterator {
                             return;
                         }
                     }
+                    PointType::Merge => {
+                        if !(skipping && entry.user_key <= self.saved_key.as_slice()) {
+                            return self.merge_forward();
+                        }
+                    }
                 }
             }
             self.inner.next();
         }
         self.valid = false;
+    }
+
+    /// On the newest visible entry of a key, a merge operand: reads the
+    /// key's older entries (all visible) until a value, a deletion or the
+    /// next key ends the chain, and holds the merged value as the current
+    /// entry.
+    fn merge_forward(&mut self) {
+        self.saved_key.clear();
+        self.saved_key
+            .extend_from_slice(crate::key::user_key(self.inner.key()));
+        let mut operands: Vec<Vec<u8>> = vec![self.inner.value().to_vec()];
+        let mut base: Option<Vec<u8>> = None;
+        self.inner.next();
+        while self.inner.valid() {
+            let entry = match parse_entry(self.inner.key()) {
+                Ok(entry) => entry,
+                Err(e) => return self.fail(e),
+            };
+            // A covered version ends the chain as a deletion would.
+            let entry = apply_range_tombstones(self.range_tombstones.as_deref(), self.seq, entry);
+            if entry.user_key != self.saved_key.as_slice() {
+                break;
+            }
+            match entry.value_type {
+                PointType::Merge => operands.push(self.inner.value().to_vec()),
+                PointType::Put => {
+                    base = Some(self.inner.value().to_vec());
+                    break;
+                }
+                PointType::Delete => break,
+            }
+            self.inner.next();
+        }
+        if let Err(e) = self.inner.status() {
+            return self.fail(e);
+        }
+        // Operands arrived newest first.
+        operands.reverse();
+        match merge_values(
+            self.merge_operator.as_deref(),
+            &self.saved_key,
+            base.as_deref(),
+            &operands,
+        ) {
+            Ok(value) => {
+                self.saved_value = value;
+                self.merged = true;
+                self.valid = true;
+            }
+            Err(e) => self.fail(e),
+        }
     }
 
     /// Backward scan from the inner position: the last user key (before the
@@ -412,7 +534,13 @@ impl DbIterator {
     /// which leaves the inner iterator at the reverse-mode position.
     fn find_prev_user_entry(&mut self) {
         self.direction = Direction::Reverse;
-        let mut holding_value = false;
+        self.merged = false;
+        // What the visible entries of `saved_key` seen so far (oldest first)
+        // make of it: a value (in `saved_value`), a deletion, or nothing,
+        // with the merge operands since.
+        let mut base = Held::Nothing;
+        let mut operands: Vec<Vec<u8>> = Vec::new();
+        let mut started = false;
         while self.inner.valid() {
             let entry = match parse_entry(self.inner.key()) {
                 Ok(entry) => entry,
@@ -423,28 +551,50 @@ impl DbIterator {
                 break;
             }
             if entry.seq <= self.seq {
-                if holding_value && entry.user_key < self.saved_key.as_slice() {
+                let resolves = base == Held::Value || !operands.is_empty();
+                if resolves && entry.user_key < self.saved_key.as_slice() {
                     break;
                 }
+                if !started || entry.user_key != self.saved_key.as_slice() {
+                    started = true;
+                    base = Held::Nothing;
+                    operands.clear();
+                    self.saved_key.clear();
+                    self.saved_key.extend_from_slice(entry.user_key);
+                }
                 match entry.value_type {
-                    PointType::Delete => holding_value = false,
+                    PointType::Delete => {
+                        base = Held::Deleted;
+                        operands.clear();
+                    }
                     PointType::Put => {
-                        holding_value = true;
-                        if self.saved_key != entry.user_key {
-                            self.saved_key.clear();
-                            self.saved_key.extend_from_slice(entry.user_key);
-                        }
+                        base = Held::Value;
+                        operands.clear();
                         self.saved_value.clear();
                         self.saved_value.extend_from_slice(self.inner.value());
                     }
+                    PointType::Merge => operands.push(self.inner.value().to_vec()),
                 }
             }
             self.inner.prev();
         }
+        let mut holding_value = started && (base == Held::Value || !operands.is_empty());
         // An inner error mid-scan may hide newer versions of the held key: the
         // candidate cannot be trusted. The error itself is reported by status().
         if !self.inner.valid() && self.inner.status().is_err() {
             holding_value = false;
+        }
+        if holding_value && !operands.is_empty() {
+            let existing = (base == Held::Value).then(|| std::mem::take(&mut self.saved_value));
+            match merge_values(
+                self.merge_operator.as_deref(),
+                &self.saved_key,
+                existing.as_deref(),
+                &operands,
+            ) {
+                Ok(value) => self.saved_value = value,
+                Err(e) => return self.fail(e),
+            }
         }
         self.valid = holding_value;
         if !holding_value {

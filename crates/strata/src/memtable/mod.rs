@@ -75,34 +75,33 @@ impl MemTable {
             })
     }
 
-    /// The newest version of `user_key` with sequence number <= `seq`.
-    pub fn get(&self, user_key: &[u8], seq: SequenceNumber) -> MemGet {
+    /// The newest version of `user_key` with sequence number <= `seq`. Merge
+    /// operands newer than it are appended to `operands`, newest first; with
+    /// only operands here the answer is `NotFound` (look in older sources).
+    pub fn get(&self, user_key: &[u8], seq: SequenceNumber, operands: &mut Vec<Bytes>) -> MemGet {
         let lookup = seek_key(user_key, seq);
         let Some((key, value)) = self.list.seek_entry(&lookup) else {
             return MemGet::NotFound;
         };
-        match ParsedInternalKey::parse(key) {
-            Some(p) if p.user_key == user_key => match p.value_type() {
-                Some(ValueType::Put) => MemGet::Found(Bytes::copy_from_slice(value)),
-                Some(ValueType::Delete) => MemGet::Deleted,
-                // Only this process writes memtable keys and `add` refuses range
-                // deletions; neither can occur, and treating them as absent is
-                // the safe reading.
-                Some(ValueType::RangeDeletion) | None => MemGet::NotFound,
-            },
-            _ => MemGet::NotFound,
+        let first = entry_answer(key, value, user_key, operands);
+        if first != EntryAnswer::Operand {
+            return first.into_get();
         }
-    }
-
-    /// The sequence number of the newest version of `user_key` at or below
-    /// `seq`, whatever its type: what a read compares with the range
-    /// deletions covering the key.
-    pub fn newest_seq(&self, user_key: &[u8], seq: SequenceNumber) -> Option<SequenceNumber> {
-        let lookup = seek_key(user_key, seq);
-        let (key, _) = self.list.seek_entry(&lookup)?;
-        ParsedInternalKey::parse(key)
-            .filter(|p| p.user_key == user_key)
-            .map(|p| p.seq)
+        // A merge operand: the key's older versions here are read too, until
+        // a value or a deletion ends the chain.
+        let mut cursor = Cursor::new(self.list.clone());
+        cursor.seek(&lookup);
+        while cursor.valid() {
+            cursor.next();
+            if !cursor.valid() {
+                break;
+            }
+            match entry_answer(cursor.key(), cursor.value(), user_key, operands) {
+                EntryAnswer::Operand => continue,
+                answer => return answer.into_get(),
+            }
+        }
+        MemGet::NotFound
     }
 
     /// Number of point entries (range deletions are counted by
@@ -138,6 +137,50 @@ impl MemTable {
         MemTableIterator {
             cursor: Cursor::new(self.list.clone()),
         }
+    }
+}
+
+/// What one memtable entry says to a point read of `user_key`.
+#[derive(Debug, PartialEq, Eq)]
+enum EntryAnswer {
+    Found(Bytes),
+    Deleted,
+    /// A merge operand, appended to the read's operands.
+    Operand,
+    /// Another key (or an entry that cannot occur here): nothing.
+    NotFound,
+}
+
+impl EntryAnswer {
+    fn into_get(self) -> MemGet {
+        match self {
+            EntryAnswer::Found(v) => MemGet::Found(v),
+            EntryAnswer::Deleted => MemGet::Deleted,
+            EntryAnswer::Operand | EntryAnswer::NotFound => MemGet::NotFound,
+        }
+    }
+}
+
+fn entry_answer(
+    key: &[u8],
+    value: &[u8],
+    user_key: &[u8],
+    operands: &mut Vec<Bytes>,
+) -> EntryAnswer {
+    match ParsedInternalKey::parse(key) {
+        Some(p) if p.user_key == user_key => match p.value_type() {
+            Some(ValueType::Put) => EntryAnswer::Found(Bytes::copy_from_slice(value)),
+            Some(ValueType::Delete) => EntryAnswer::Deleted,
+            Some(ValueType::Merge) => {
+                operands.push(Bytes::copy_from_slice(value));
+                EntryAnswer::Operand
+            }
+            // Only this process writes memtable keys and `add` refuses range
+            // deletions; neither can occur, and treating them as absent is
+            // the safe reading.
+            Some(ValueType::RangeDeletion) | None => EntryAnswer::NotFound,
+        },
+        _ => EntryAnswer::NotFound,
     }
 }
 
@@ -193,16 +236,22 @@ mod tests {
         m.add(2, ValueType::Delete, b"k", b"").unwrap();
         m.add(3, ValueType::Put, b"k", b"v3").unwrap();
         m.add(4, ValueType::Put, b"", b"empty key").unwrap();
-        assert_eq!(m.get(b"k", 0), MemGet::NotFound);
-        assert_eq!(m.get(b"k", 1), MemGet::Found(Bytes::from_static(b"v1")));
-        assert_eq!(m.get(b"k", 2), MemGet::Deleted);
-        assert_eq!(m.get(b"k", 99), MemGet::Found(Bytes::from_static(b"v3")));
+        assert_eq!(m.get(b"k", 0, &mut Vec::new()), MemGet::NotFound);
         assert_eq!(
-            m.get(b"", 4),
+            m.get(b"k", 1, &mut Vec::new()),
+            MemGet::Found(Bytes::from_static(b"v1"))
+        );
+        assert_eq!(m.get(b"k", 2, &mut Vec::new()), MemGet::Deleted);
+        assert_eq!(
+            m.get(b"k", 99, &mut Vec::new()),
+            MemGet::Found(Bytes::from_static(b"v3"))
+        );
+        assert_eq!(
+            m.get(b"", 4, &mut Vec::new()),
             MemGet::Found(Bytes::from_static(b"empty key"))
         );
-        assert_eq!(m.get(b"j", 99), MemGet::NotFound);
-        assert_eq!(m.get(b"kk", 99), MemGet::NotFound);
+        assert_eq!(m.get(b"j", 99, &mut Vec::new()), MemGet::NotFound);
+        assert_eq!(m.get(b"kk", 99, &mut Vec::new()), MemGet::NotFound);
         assert_eq!(m.len(), 4);
     }
 

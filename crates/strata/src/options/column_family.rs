@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::{CompactionOptions, TableOptions};
+use crate::compaction_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
 
@@ -41,6 +42,10 @@ pub struct CfOptions {
     /// Default none: a merge is refused. A family's operator is recorded in
     /// the OPTIONS file by name and must keep that name across reopens.
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Called by every compaction on the values it writes, to keep, remove
+    /// or change them (RocksDB's `compaction_filter`; see
+    /// [`crate::compaction_filter`]). Default none.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 impl Default for CfOptions {
@@ -51,6 +56,7 @@ impl Default for CfOptions {
             table: TableOptions::default(),
             compaction: CompactionOptions::default(),
             merge_operator: None,
+            compaction_filter: None,
         }
     }
 }

@@ -273,6 +273,9 @@ pub struct DbOptions {
     /// The default family's merge operator (RocksDB's `merge_operator`).
     /// Default none: a merge is refused.
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// The default family's compaction filter (RocksDB's
+    /// `compaction_filter`; see [`crate::compaction_filter`]).
+    pub compaction_filter: Option<Arc<dyn crate::compaction_filter::CompactionFilter>>,
     /// Read table files through `mmap` (advised for random access). Default false.
     pub use_mmap_reads: bool,
     /// Read table files with `O_DIRECT`, bypassing the page cache. Default false.
@@ -325,6 +328,7 @@ impl Default for DbOptions {
             table: TableOptions::default(),
             compaction: CompactionOptions::default(),
             merge_operator: None,
+            compaction_filter: None,
             use_mmap_reads: false,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
@@ -356,6 +360,7 @@ impl DbOptions {
             table: self.table.clone(),
             compaction: self.compaction.clone(),
             merge_operator: self.merge_operator.clone(),
+            compaction_filter: self.compaction_filter.clone(),
         }
     }
 
@@ -367,6 +372,7 @@ impl DbOptions {
         self.table = cf.table;
         self.compaction = cf.compaction;
         self.merge_operator = cf.merge_operator;
+        self.compaction_filter = cf.compaction_filter;
     }
 
     /// Checks every field; the error names the first bad one.

@@ -103,13 +103,21 @@ impl TableBuilder {
     }
 
     /// Appends a point entry. `key` must be a valid internal key greater than
-    /// the last, of type put or delete; range tombstones go to
+    /// the last, of type put, delete or merge; range tombstones go to
     /// [`add_range_tombstone`](Self::add_range_tombstone).
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let parsed = ParsedInternalKey::parse(key)
-            .filter(|p| matches!(p.value_type(), Some(ValueType::Put | ValueType::Delete)))
+            .filter(|p| {
+                matches!(
+                    p.value_type(),
+                    Some(ValueType::Put | ValueType::Delete | ValueType::Merge)
+                )
+            })
             .ok_or_else(|| {
-                Error::invalid_argument("key", "not a valid internal key of a put or a delete")
+                Error::invalid_argument(
+                    "key",
+                    "not a valid internal key of a put, a delete or a merge",
+                )
             })?;
         let first = self.props.num_entries == 0;
         if !first && compare_internal(&self.last_key, key) != Ordering::Less {

@@ -418,7 +418,9 @@ impl TableReader {
         }
     }
 
-    /// The newest entry for `user_key` with sequence number <= `seq`.
+    /// The newest entry for `user_key` with sequence number <= `seq` that is
+    /// a value or a deletion (merge operands are passed over; a read that
+    /// applies them uses [`get_past_filter`](Self::get_past_filter)).
     /// Checks the filter first, then the index, then one data block (two when the
     /// key's versions straddle a block boundary).
     pub fn get(
@@ -430,16 +432,19 @@ impl TableReader {
         if !self.may_contain(user_key) {
             return Ok(None);
         }
-        self.get_past_filter(options, user_key, seq)
+        self.get_past_filter(options, user_key, seq, &mut Vec::new())
     }
 
     /// [`get`](Self::get) for a caller that already asked the filter (to
-    /// count its answer).
+    /// count its answer). Merge operands newer than the entry returned are
+    /// appended to `operands`, newest first; with only operands here the
+    /// answer is `None` (look in older sources).
     pub fn get_past_filter(
         &self,
         options: &ReadOptions,
         user_key: &[u8],
         seq: SequenceNumber,
+        operands: &mut Vec<Bytes>,
     ) -> Result<Option<TableEntry>> {
         let lookup = seek_key(user_key, seq);
         let mut index = self.index()?.iter::<InternalOrder>();
@@ -449,9 +454,11 @@ impl TableReader {
             let block =
                 self.read_data_block(handle, options.verify_checksums, options.fill_cache)?;
             let mut it = block.iter::<InternalOrder>();
+            // Entries of the key continue from the first block's position,
+            // and from the start of each block after it.
             it.seek(&lookup);
             it.status()?;
-            if it.valid() {
+            while it.valid() {
                 let parsed = self.parse_key(it.key(), handle.offset)?;
                 if parsed.user_key != user_key {
                     return Ok(None);
@@ -463,6 +470,12 @@ impl TableReader {
                             handle.offset,
                             "range deletion in a data block",
                         ))
+                    }
+                    Some(ValueType::Merge) => {
+                        operands.push(it.value_bytes());
+                        it.next();
+                        it.status()?;
+                        continue;
                     }
                     Some(t) => t,
                     None => {
@@ -483,6 +496,22 @@ impl TableReader {
         }
         index.status()?;
         Ok(None)
+    }
+
+    /// About where in the file the entries of `user_key` and later keys
+    /// begin: the offset of the data block that would hold it, or the end
+    /// of the data blocks when every key is smaller (RocksDB's
+    /// `ApproximateOffsetOf`, for size estimates).
+    pub fn approximate_offset_of(&self, user_key: &[u8]) -> Result<u64> {
+        let lookup = seek_key(user_key, crate::key::MAX_SEQUENCE_NUMBER);
+        let mut index = self.index()?.iter::<InternalOrder>();
+        index.seek(&lookup);
+        if index.valid() {
+            return Ok(self.decode_index_value(index.value())?.offset);
+        }
+        index.status()?;
+        // Past the last block: the data ends where the meta blocks begin.
+        Ok(self.footer.metaindex.offset)
     }
 
     /// An iterator over every entry, in internal-key order.

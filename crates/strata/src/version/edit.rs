@@ -621,6 +621,7 @@ fn display_internal_key(ikey: &[u8]) -> String {
     match parsed.value_type() {
         Some(ValueType::Put) => {}
         Some(ValueType::Delete) => out.push_str(":del"),
+        Some(ValueType::Merge) => out.push_str(":merge"),
         Some(ValueType::RangeDeletion) => out.push_str(":rangedel"),
         None => {
             let _ = write!(out, ":type={}", parsed.type_code);

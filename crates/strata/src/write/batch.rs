@@ -12,13 +12,15 @@
 //! +----------+--------------------+-------------------------+--------------------------+
 //! | type: u8 | family: varint32   | key: varint32 len+bytes | value: varint32 len+bytes|
 //! +----------+--------------------+-------------------------+--------------------------+
-//!              types 4, 5, 0x0E     every record              types 1, 5, 0x0E, 0x0F
+//!              types 4-6, 0x0E      every record              types 1, 2, 5, 6, 0x0E, 0x0F
 //!
 //! type  record                                  (RocksDB's codes)
 //!   0   delete in the default family            kTypeDeletion
 //!   1   put in the default family               kTypeValue
+//!   2   merge in the default family             kTypeMerge
 //!   4   delete in family `family`               kTypeColumnFamilyDeletion
 //!   5   put in family `family`                  kTypeColumnFamilyValue
+//!   6   merge in family `family`                kTypeColumnFamilyMerge
 //! 0x0E  range deletion in family `family`       kTypeColumnFamilyRangeDeletion
 //! 0x0F  range deletion in the default family    kTypeRangeDeletion
 //! ```
@@ -66,6 +68,8 @@ const RECORD_DELETE: u8 = 0;
 const RECORD_PUT: u8 = 1;
 const RECORD_CF_DELETE: u8 = 4;
 const RECORD_CF_PUT: u8 = 5;
+const RECORD_MERGE: u8 = 2;
+const RECORD_CF_MERGE: u8 = 6;
 const RECORD_CF_RANGE_DELETE: u8 = 0x0E;
 const RECORD_RANGE_DELETE: u8 = 0x0F;
 
@@ -146,6 +150,39 @@ impl WriteBatch {
         self.add(cf.id(), ValueType::Delete, key.as_ref(), &[])
     }
 
+    /// Adds a merge operand for `key` in the default family: the family's
+    /// merge operator combines it with the key's older versions when it is
+    /// read or compacted. Errors as for [`WriteBatch::put`]; a family without
+    /// a merge operator fails the write.
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
+        self.add(0, ValueType::Merge, key.as_ref(), operand.as_ref())
+    }
+
+    /// Adds a merge operand for `key` in family `cf` (see
+    /// [`WriteBatch::merge`]).
+    pub fn merge_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.add(cf.id(), ValueType::Merge, key.as_ref(), operand.as_ref())
+    }
+
+    /// The ids of the families the batch's merge operands go to, without
+    /// repeats (empty for a batch without merges).
+    pub(crate) fn merge_families(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .iter()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.value_type == ValueType::Merge)
+            .map(|e| e.cf)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
     /// Adds a deletion of every key in `[begin, end)` of the default family
     /// (RocksDB's `DeleteRange`): keys written before it in sequence order are
     /// deleted, later writes are not. `begin >= end` (an empty range, which
@@ -183,8 +220,10 @@ impl WriteBatch {
         let code = match (value_type, cf) {
             (ValueType::Put, 0) => RECORD_PUT,
             (ValueType::Delete, 0) => RECORD_DELETE,
+            (ValueType::Merge, 0) => RECORD_MERGE,
             (ValueType::Put, _) => RECORD_CF_PUT,
             (ValueType::Delete, _) => RECORD_CF_DELETE,
+            (ValueType::Merge, _) => RECORD_CF_MERGE,
             (ValueType::RangeDeletion, 0) => RECORD_RANGE_DELETE,
             (ValueType::RangeDeletion, _) => RECORD_CF_RANGE_DELETE,
         };
@@ -440,6 +479,8 @@ fn next_record<'a>(d: &mut Decoder<'a>) -> Result<BatchEntry<'a>> {
         RECORD_PUT => (ValueType::Put, false),
         RECORD_CF_DELETE => (ValueType::Delete, true),
         RECORD_CF_PUT => (ValueType::Put, true),
+        RECORD_MERGE => (ValueType::Merge, false),
+        RECORD_CF_MERGE => (ValueType::Merge, true),
         RECORD_RANGE_DELETE => (ValueType::RangeDeletion, false),
         RECORD_CF_RANGE_DELETE => (ValueType::RangeDeletion, true),
         _ => {

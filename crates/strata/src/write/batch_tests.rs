@@ -29,7 +29,9 @@ fn entries(b: &WriteBatch) -> Vec<Op> {
                     assert!(e.value.is_empty());
                     None
                 }
-                ValueType::RangeDeletion => panic!("ops_strategy makes no range deletion"),
+                ValueType::RangeDeletion | ValueType::Merge => {
+                    panic!("decoded a {:?}", e.value_type)
+                }
             };
             (e.key.to_vec(), value)
         })
@@ -220,14 +222,14 @@ fn insert_into_assigns_consecutive_sequence_numbers() {
     b.insert_into(&|_| Ok(Some(&mem))).unwrap();
     assert_eq!(mem.len(), 4);
     let found = |v: &'static [u8]| MemGet::Found(Bytes::from_static(v));
-    assert_eq!(mem.get(b"a", 9), MemGet::NotFound);
-    assert_eq!(mem.get(b"a", 10), found(b"1"));
-    assert_eq!(mem.get(b"a", 11), found(b"1"));
-    assert_eq!(mem.get(b"a", 12), MemGet::Deleted);
-    assert_eq!(mem.get(b"b", 10), MemGet::NotFound);
-    assert_eq!(mem.get(b"b", 11), found(b"2"));
-    assert_eq!(mem.get(b"c", 12), MemGet::NotFound);
-    assert_eq!(mem.get(b"c", 13), found(b""));
+    assert_eq!(mem.get(b"a", 9, &mut Vec::new()), MemGet::NotFound);
+    assert_eq!(mem.get(b"a", 10, &mut Vec::new()), found(b"1"));
+    assert_eq!(mem.get(b"a", 11, &mut Vec::new()), found(b"1"));
+    assert_eq!(mem.get(b"a", 12, &mut Vec::new()), MemGet::Deleted);
+    assert_eq!(mem.get(b"b", 10, &mut Vec::new()), MemGet::NotFound);
+    assert_eq!(mem.get(b"b", 11, &mut Vec::new()), found(b"2"));
+    assert_eq!(mem.get(b"c", 12, &mut Vec::new()), MemGet::NotFound);
+    assert_eq!(mem.get(b"c", 13, &mut Vec::new()), found(b""));
 }
 
 #[test]
@@ -254,7 +256,7 @@ fn insert_into_rejects_sequence_overflow() {
     b.set_sequence(MAX_SEQUENCE_NUMBER - 1);
     b.insert_into(&|_| Ok(Some(&mem))).unwrap();
     assert_eq!(
-        mem.get(b"b", MAX_SEQUENCE_NUMBER),
+        mem.get(b"b", MAX_SEQUENCE_NUMBER, &mut Vec::new()),
         MemGet::Found(Bytes::from_static(b"2"))
     );
     // An empty batch inserts nothing, whatever its sequence.
@@ -364,13 +366,19 @@ fn insert_routes_records_to_their_family() {
         })
         .unwrap();
     assert_eq!(
-        a.get(b"k", 100),
+        a.get(b"k", 100, &mut Vec::new()),
         MemGet::Found(Bytes::from_static(b"default"))
     );
-    assert_eq!(b.get(b"k", 100), MemGet::Found(Bytes::from_static(b"one")));
+    assert_eq!(
+        b.get(b"k", 100, &mut Vec::new()),
+        MemGet::Found(Bytes::from_static(b"one"))
+    );
     // Record i keeps sequence + i even when an earlier record was skipped.
-    assert_eq!(b.get(b"k", 10), MemGet::NotFound);
-    assert_eq!(b.get(b"k", 11), MemGet::Found(Bytes::from_static(b"one")));
+    assert_eq!(b.get(b"k", 10, &mut Vec::new()), MemGet::NotFound);
+    assert_eq!(
+        b.get(b"k", 11, &mut Vec::new()),
+        MemGet::Found(Bytes::from_static(b"one"))
+    );
 }
 
 #[test]
@@ -434,5 +442,8 @@ fn range_deletions_go_to_the_memtable_tombstones() {
     assert_eq!(mem.len(), 2);
     assert_eq!(mem.num_range_deletions(), 1);
     assert_eq!(mem.range_tombstones().max_covering_seq(b"b", 12), 11);
-    assert_eq!(mem.get(b"b", 12), MemGet::Found(Bytes::from_static(b"2")));
+    assert_eq!(
+        mem.get(b"b", 12, &mut Vec::new()),
+        MemGet::Found(Bytes::from_static(b"2"))
+    );
 }

@@ -517,3 +517,50 @@ fn model_fifo() {
         model_run(seed, styles()[2].clone(), 2500);
     }
 }
+
+/// A range deletion ends a key's merge chain as a deletion does: operands
+/// above it merge over nothing, those below it are gone, in every source.
+#[test]
+fn a_range_deletion_ends_merge_chains() {
+    let fs = SimFs::new(6);
+    let db = Db::open(
+        Path::new("/db"),
+        DbOptions {
+            merge_operator: Some(std::sync::Arc::new(
+                strata::merge::StringAppendOperator::new(b",".to_vec()),
+            )),
+            ..sim_options(&fs)
+        },
+    )
+    .unwrap();
+    db.put("k", "a").unwrap();
+    db.merge("k", "b").unwrap();
+    db.merge("m", "x").unwrap();
+    db.delete_range("k", "l").unwrap();
+    db.merge("k", "c").unwrap();
+    db.merge("k", "d").unwrap();
+    let check = |db: &Db, when: &str| {
+        assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"c,d"[..]), "{when}");
+        assert_eq!(db.get("m").unwrap().as_deref(), Some(&b"x"[..]), "{when}");
+        let cf = db.default_cf();
+        let want = vec![
+            (b"k".to_vec(), b"c,d".to_vec()),
+            (b"m".to_vec(), b"x".to_vec()),
+        ];
+        assert_eq!(scan(db, &cf, &ReadOptions::default(), true), want, "{when}");
+        assert_eq!(
+            scan(db, &cf, &ReadOptions::default(), false),
+            want,
+            "{when}"
+        );
+    };
+    check(&db, "in the memtable");
+    db.flush().unwrap();
+    check(&db, "in a table");
+    db.merge("k", "e").unwrap();
+    db.delete_range("a", "l").unwrap();
+    db.merge("k", "f").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"f"[..]));
+}

@@ -133,6 +133,14 @@ impl Model {
                 delete_range(&mut self.latest[*cf], begin, end);
                 render::OK.into()
             }
+            Op::Merge { cf, key, value, .. } => {
+                let merged = match self.latest[*cf].get(&key.0) {
+                    Some(old) => [old.as_slice(), b",", &value.0].concat(),
+                    None => value.0.clone(),
+                };
+                self.latest[*cf].insert(key.0.clone(), merged);
+                render::OK.into()
+            }
             Op::Batch { entries, .. } => {
                 for (cf, key, write) in entries {
                     let map = &mut self.latest[*cf];

@@ -113,6 +113,14 @@ pub enum Op {
         end: Key,
         flags: WriteFlags,
     },
+    /// A merge operand; every family appends operands with "," (RocksDB's
+    /// `StringAppendOperator`).
+    Merge {
+        cf: usize,
+        key: Key,
+        value: Value,
+        flags: WriteFlags,
+    },
     /// Entries apply in order, each in its family; the batch is atomic
     /// across families.
     Batch {
@@ -426,7 +434,13 @@ fn next_op(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
                 flags: write_flags(rng),
             }
         }
-        22..=28 => Op::Delete {
+        22..=25 => Op::Merge {
+            cf: family(rng),
+            key: keys.key(rng),
+            value: value(rng, i),
+            flags: write_flags(rng),
+        },
+        26..=28 => Op::Delete {
             cf: family(rng),
             key: keys.key(rng),
             flags: write_flags(rng),

@@ -12,8 +12,10 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use strata::cache::Cache;
 use strata::fs::SimFs;
+use strata::merge::StringAppendOperator;
 use strata::{
-    ColumnFamily, Db, DbIterator, DbOptions, Error, ReadOptions, Snapshot, WriteBatch, WriteOptions,
+    CfOptions, ColumnFamily, Db, DbIterator, DbOptions, Error, ReadOptions, Snapshot, WriteBatch,
+    WriteOptions,
 };
 
 use super::model::Model;
@@ -135,6 +137,7 @@ impl Runner {
     fn open(&mut self) -> strata::Result<Db> {
         let options = DbOptions {
             create_missing_column_families: true,
+            merge_operator: Some(Arc::new(StringAppendOperator::new(b",".to_vec()))),
             ..self.knobs.db_options(&self.fs, self.cache.clone())
         };
         let cf_options = options.cf_options();
@@ -172,6 +175,18 @@ impl Runner {
             } => {
                 let mut batch = WriteBatch::new();
                 batch.put_cf(self.cf(*cf), &key.0, &value.0).expect("put");
+                rendered(self.db().write(&write_options(*flags), batch))
+            }
+            Op::Merge {
+                cf,
+                key,
+                value,
+                flags,
+            } => {
+                let mut batch = WriteBatch::new();
+                batch
+                    .merge_cf(self.cf(*cf), &key.0, &value.0)
+                    .expect("merge");
                 rendered(self.db().write(&write_options(*flags), batch))
             }
             Op::Delete { cf, key, flags } => {
@@ -299,10 +314,13 @@ impl Runner {
         if let Err(e) = self.db().drop_column_family(&old) {
             return format!("drop error: {e}");
         }
-        let options = self
-            .knobs
-            .db_options(&self.fs, self.cache.clone())
-            .cf_options();
+        let options = CfOptions {
+            merge_operator: Some(Arc::new(StringAppendOperator::new(b",".to_vec()))),
+            ..self
+                .knobs
+                .db_options(&self.fs, self.cache.clone())
+                .cf_options()
+        };
         match self.db().create_column_family(old.name(), options) {
             Ok(new) => {
                 self.families[cf] = new;

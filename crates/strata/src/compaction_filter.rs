@@ -1,0 +1,78 @@
+//! Compaction filters (RocksDB's `CompactionFilter`): a family's hook that
+//! every compaction calls on values it writes, to keep them, remove them or
+//! change them — the way TTL caches expire entries and queues drop consumed
+//! ones without a delete per key.
+//!
+//! A filter only sees data no live snapshot can still see: a value older
+//! than some snapshot is written unchanged, so every snapshot keeps its
+//! view (RocksDB does the same). It sees values (puts), not deletions or
+//! merge operands, and only the newest value of a key. Removing a value
+//! writes a deletion in its place (with its sequence number), so older
+//! versions of the key below the compaction stay hidden.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use strata::compaction_filter::{CompactionFilter, Decision, FilterContext};
+//!
+//! /// Drops values whose first 8 bytes, a big-endian Unix time in seconds,
+//! /// are in the past: entries written with an expiry stamp.
+//! #[derive(Debug)]
+//! struct Ttl {
+//!     now: fn() -> u64,
+//! }
+//!
+//! impl CompactionFilter for Ttl {
+//!     fn name(&self) -> &str {
+//!         "TtlFilter"
+//!     }
+//!
+//!     fn filter(&self, _ctx: &FilterContext, _key: &[u8], value: &[u8]) -> Decision {
+//!         match value.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok()) {
+//!             Some(stamp) if u64::from_be_bytes(stamp) < (self.now)() => Decision::Remove,
+//!             _ => Decision::Keep,
+//!         }
+//!     }
+//! }
+//!
+//! let options = strata::CfOptions {
+//!     compaction_filter: Some(Arc::new(Ttl { now: || 1_700_000_000 })),
+//!     ..strata::CfOptions::default()
+//! };
+//! # let _ = options;
+//! ```
+
+use std::fmt;
+
+/// What a compaction is doing when it asks the filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilterContext {
+    /// The level the compaction writes.
+    pub level: usize,
+    /// No level below the output holds data of the compaction's keys range:
+    /// a removed value leaves nothing older to uncover.
+    pub is_bottommost: bool,
+}
+
+/// A filter's answer for one value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Write the value unchanged.
+    Keep,
+    /// Remove the key: a deletion is written in the value's place.
+    Remove,
+    /// Write this value instead.
+    ChangeValue(Vec<u8>),
+}
+
+/// Decides, during compaction, what becomes of each value (RocksDB's
+/// `CompactionFilter::FilterV2` for values). Called from compaction threads,
+/// possibly several at once; it must be deterministic enough that removing a
+/// value twice does no harm (a failed compaction is retried).
+pub trait CompactionFilter: Send + Sync + fmt::Debug {
+    /// The filter's name, for logs and the OPTIONS file.
+    fn name(&self) -> &str;
+
+    /// What to do with the newest value of `key`, which no live snapshot can
+    /// see any more.
+    fn filter(&self, ctx: &FilterContext, key: &[u8], value: &[u8]) -> Decision;
+}
