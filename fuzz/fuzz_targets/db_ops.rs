@@ -1,6 +1,7 @@
 //! Operation sequences against a `BTreeMap` model: the input is read as a
-//! list of operations (put, delete, merge, batch, get, scan, snapshot read, flush,
-//! compaction, reopen, crash and reopen) on a small database on the
+//! list of operations (put, delete, delete_range, merge, batch, get, scan,
+//! snapshot read, flush, compaction, reopen, crash and reopen) on a small
+//! database on the
 //! simulated file system. Every read must agree with the model, and after a
 //! crash the database must hold the model's state after some write at or
 //! after the last sync (unsynced writes may or may not survive, in order).
@@ -50,11 +51,25 @@ impl Input<'_> {
         format!("k{:02}", self.byte() % 40).into_bytes()
     }
 
+    /// A range `[begin, end)` of a few keys of the key space.
+    fn range(&mut self) -> (Vec<u8>, Vec<u8>) {
+        let begin = self.byte() % 40;
+        let width = 1 + self.byte() % 8;
+        (
+            format!("k{begin:02}").into_bytes(),
+            format!("k{:02}", begin + width).into_bytes(),
+        )
+    }
+
     fn value(&mut self) -> Vec<u8> {
         let len = usize::from(self.byte()) * 3;
         let fill = self.byte();
         vec![fill; len]
     }
+}
+
+fn delete_range(model: &mut Model, begin: &[u8], end: &[u8]) {
+    model.retain(|k, _| k.as_slice() < begin || k.as_slice() >= end);
 }
 
 fn scan_matches(db: &Db, model: &Model) {
@@ -89,18 +104,29 @@ fuzz_target!(|data: &[u8]| {
                 history.push(model.clone());
             }
             4 => {
-                let k = input.key();
-                db.delete(&k).expect("delete");
-                model.remove(&k);
+                if input.byte() % 3 == 0 {
+                    let (begin, end) = input.range();
+                    db.delete_range(&begin, &end).expect("delete_range");
+                    delete_range(&mut model, &begin, &end);
+                } else {
+                    let k = input.key();
+                    db.delete(&k).expect("delete");
+                    model.remove(&k);
+                }
                 history.push(model.clone());
             }
             5 => {
                 let mut batch = WriteBatch::new();
                 for _ in 0..input.byte() % 5 {
                     let k = input.key();
-                    if input.byte() % 3 == 0 {
+                    let kind = input.byte() % 6;
+                    if kind == 0 {
                         batch.delete(&k).expect("batch delete");
                         model.remove(&k);
+                    } else if kind == 1 {
+                        let (begin, end) = input.range();
+                        batch.delete_range(&begin, &end).expect("batch delete_range");
+                        delete_range(&mut model, &begin, &end);
                     } else {
                         let v = input.value();
                         batch.put(&k, &v).expect("batch put");

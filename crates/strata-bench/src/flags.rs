@@ -133,6 +133,13 @@ pub struct Flags {
     pub duration: u64,
     /// Keys per write batch, and per multi_get in multireadrandom.
     pub batch_size: usize,
+    /// Every N-th write of a fill (and of the `*whilewriting` writer) also
+    /// writes a range tombstone (db_bench's); 0: never.
+    pub writes_per_range_tombstone: u64,
+    /// Keys each range tombstone covers, from a random key on.
+    pub range_tombstone_width: u64,
+    /// Range tombstones written per thread and benchmark at most.
+    pub max_num_range_tombstones: u64,
     /// Entries read after each seek of seekrandom (db_bench's default 0).
     pub seek_nexts: u64,
     /// seekrandom seeks backward (seek_for_prev, then prev).
@@ -215,6 +222,9 @@ impl Default for Flags {
             clock_cache: false,
             duration: 0,
             batch_size: 1,
+            writes_per_range_tombstone: 0,
+            range_tombstone_width: 100,
+            max_num_range_tombstones: 0,
             seek_nexts: 0,
             reverse_iterator: false,
             readwritepercent: 90,
@@ -435,6 +445,10 @@ Flags (default in brackets):
   --stats_per_interval=0|1   [0]  with the engine's strata.stats each time
   --duration=SECONDS         [0]  stop each benchmark after this long (0: full count)
   --batch_size=N             [1]  keys per write batch and per multi_get
+  --writes_per_range_tombstone=N [0]  every N-th fill write (and *whilewriting
+                             write) adds a range tombstone over
+  --range_tombstone_width=W  [100]  keys from a random one, until
+  --max_num_range_tombstones=M [0]  tombstones were written (per thread)
   --seek_nexts=N             [0]  --reverse_iterator=0|1 [0]
   --readwritepercent=P       [90]
   --mergereadpercent=P       [70]

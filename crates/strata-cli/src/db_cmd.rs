@@ -25,6 +25,9 @@ pub enum DbCommand {
     Get(KeyArgs),
     /// Delete KEY; prints OK.
     Delete(KeyArgs),
+    /// Delete every key in [BEGIN, END) with one range deletion; prints OK.
+    #[command(name = "deleterange")]
+    DeleteRange(DeleteRangeArgs),
     /// Merge OPERAND into KEY with the family's merge operator
     /// (`--merge_operator=NAME` or the one its OPTIONS file names); prints OK.
     Merge(PutArgs),
@@ -89,6 +92,18 @@ pub struct KeyArgs {
     flags: DbFlags,
     #[arg(allow_hyphen_values = true)]
     key: OsString,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteRangeArgs {
+    #[command(flatten)]
+    flags: DbFlags,
+    /// First key deleted (inclusive).
+    #[arg(allow_hyphen_values = true)]
+    begin: OsString,
+    /// First key kept after the range (exclusive).
+    #[arg(allow_hyphen_values = true)]
+    end: OsString,
 }
 
 #[derive(Debug, Args)]
@@ -162,6 +177,7 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
         DbCommand::Put(a) => put(&before.merge(&a.flags)?, &a),
         DbCommand::Get(a) => get(&before.merge(&a.flags)?, &a),
         DbCommand::Delete(a) => delete(&before.merge(&a.flags)?, &a),
+        DbCommand::DeleteRange(a) => delete_range(&before.merge(&a.flags)?, &a),
         DbCommand::Merge(a) => merge(&before.merge(&a.flags)?, &a),
         DbCommand::BatchPut(a) => batch_put(&before.merge(&a.flags)?, &a),
         DbCommand::Scan(a) => scan(&before.merge(&a.flags)?, &a),
@@ -254,6 +270,16 @@ fn delete(flags: &DbFlags, a: &KeyArgs) -> CliResult {
     let key = flags.key(&a.key, "key")?;
     with_db(flags, DbOptions::default(), |db, cf| {
         Ok(db.delete_cf(cf, &key)?)
+    })?;
+    print_ok()
+}
+
+fn delete_range(flags: &DbFlags, a: &DeleteRangeArgs) -> CliResult {
+    let begin = flags.key(&a.begin, "begin key")?;
+    let end = flags.key(&a.end, "end key")?;
+    with_db(flags, DbOptions::default(), |db, cf| {
+        db.delete_range_cf(cf, &begin, &end)
+            .map_err(context("DeleteRange failed"))
     })?;
     print_ok()
 }

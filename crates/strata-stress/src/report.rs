@@ -116,9 +116,10 @@ pub fn violation(
             let ops: Vec<String> = batch
                 .ops
                 .iter()
-                .map(|op| match &op.value {
-                    Some(v) => format!("put k{} ({} bytes)", op.key, v.len()),
-                    None => format!("delete k{}", op.key),
+                .map(|op| match (&op.value, op.range_end) {
+                    (_, Some(end)) => format!("delete_range k{}..k{end}", op.key),
+                    (Some(v), None) => format!("put k{} ({} bytes)", op.key, v.len()),
+                    (None, None) => format!("delete k{}", op.key),
                 })
                 .collect();
             eprintln!(

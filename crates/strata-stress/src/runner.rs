@@ -149,9 +149,16 @@ fn write_batch(
     for op in &batch.ops {
         let k = key(thread, op.key);
         let cf = shared.families.for_key(op.key);
-        let added = match &op.value {
-            Some(v) => wb.put_cf(cf, &k, v),
-            None => wb.delete_cf(cf, &k),
+        let added = match (&op.value, op.range_end) {
+            // The range's keys are spread over the families: delete it in
+            // every one.
+            (_, Some(end)) => shared
+                .families
+                .all()
+                .iter()
+                .try_for_each(|cf| wb.delete_range_cf(cf, &k, key(thread, end))),
+            (Some(v), None) => wb.put_cf(cf, &k, v),
+            (None, None) => wb.delete_cf(cf, &k),
         };
         added.map_err(|e| format!("building a batch: {e}"))?;
     }

@@ -17,11 +17,14 @@ use rand::{Rng, SeedableRng};
 /// One thread's keys (by number) and their values.
 pub type KeyState = BTreeMap<u32, Vec<u8>>;
 
-/// One operation of a batch: a put, or a delete when `value` is `None`.
+/// One operation of a batch: a put, or a delete when `value` is `None`;
+/// with `range_end`, a range deletion of the thread's keys `key..range_end`
+/// (and `value` is `None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Op {
     pub key: u32,
     pub value: Option<Vec<u8>>,
+    pub range_end: Option<u32>,
 }
 
 /// A batch as a thread writes it.
@@ -87,6 +90,16 @@ impl Workload {
         let ops = (0..len)
             .map(|_| {
                 let key = rng.gen_range(0..self.keys_per_thread);
+                if rng.gen_bool(0.03) {
+                    // A range of the thread's own keys: its end stays below
+                    // the sequence key, which sorts after every key number.
+                    let end = key + rng.gen_range(1..=16);
+                    return Op {
+                        key,
+                        value: None,
+                        range_end: Some(end.min(self.keys_per_thread)),
+                    };
+                }
                 let value = (!rng.gen_bool(0.2)).then(|| {
                     // Mostly small values; sometimes one that spans WAL blocks.
                     let filler = if rng.gen_bool(0.02) {
@@ -98,7 +111,11 @@ impl Workload {
                     v.extend((0..filler).map(|i| b'a' + ((index as usize + i) % 26) as u8));
                     v
                 });
-                Op { key, value }
+                Op {
+                    key,
+                    value,
+                    range_end: None,
+                }
             })
             .collect();
         Batch {
@@ -111,10 +128,15 @@ impl Workload {
 /// Applies `batch` to a thread's state.
 pub fn apply(state: &mut KeyState, batch: &Batch) {
     for op in &batch.ops {
-        match &op.value {
-            Some(v) => state.insert(op.key, v.clone()),
-            None => state.remove(&op.key),
-        };
+        match (&op.value, op.range_end) {
+            (_, Some(end)) => state.retain(|&k, _| k < op.key || k >= end),
+            (Some(v), None) => {
+                state.insert(op.key, v.clone());
+            }
+            (None, None) => {
+                state.remove(&op.key);
+            }
+        }
     }
 }
 

@@ -1,4 +1,6 @@
-//! Flush: turns a memtable into an L0 table file.
+//! Flush: turns a memtable into an L0 table file: its point entries, and its
+//! range tombstones in the table's range-deletion block (a memtable holding
+//! only tombstones still makes a table, whose key range they span).
 
 use std::path::Path;
 use std::time::Instant;
@@ -21,7 +23,7 @@ pub struct FlushOutput {
     pub micros: u128,
 }
 
-/// Writes every entry of `mem` to table `number` in `dir` and syncs the file and
+/// Writes every entry and range tombstone of `mem` to table `number` in `dir` and syncs the file and
 /// the directory, so the table is durable before any MANIFEST edit names it. A
 /// partial file left by an error is removed.
 pub fn write_level0_table(
@@ -62,21 +64,20 @@ fn build(
     let mut builder = TableBuilder::new(fs.create(path)?, options.clone())?;
     let mut it = mem.iter();
     it.seek_to_first();
-    let smallest = it.key().to_vec();
-    let mut largest = Vec::new();
     while it.valid() {
         builder.add(it.key(), it.value())?;
-        largest.clear();
-        largest.extend_from_slice(it.key());
         it.next();
+    }
+    for t in mem.range_tombstones().tombstones() {
+        builder.add_range_tombstone(t.start(), t.end(), t.seq())?;
     }
     let built = builder.finish()?;
     let (file_size, props) = (built.file_size, built.properties);
     Ok(FileMetaData {
         number,
         file_size,
-        smallest,
-        largest,
+        smallest: built.smallest,
+        largest: built.largest,
         smallest_seqno: props.smallest_seqno,
         largest_seqno: props.largest_seqno,
     })

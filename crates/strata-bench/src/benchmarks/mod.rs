@@ -144,6 +144,8 @@ struct Worker<'a, E: Engine> {
     values: ValueCursor,
     key: Vec<u8>,
     stats: Stats,
+    /// Writes so far, for `--writes_per_range_tombstone`.
+    writes: u64,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
@@ -155,6 +157,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             values: ctx.pool.cursor(),
             key: vec![0; ctx.flags.key_size],
             stats,
+            writes: 0,
         }
     }
 }

@@ -57,9 +57,13 @@ impl<E: Engine> Worker<'_, E> {
                     KeyOrder::UniqueRandom => unique[(i + j) as usize],
                 };
                 make_key(n, &mut self.key);
+                let tombstone = self.range_tombstone_due();
                 let value = self.values.next_value(flags.value_size);
                 self.ctx.db.batch_put(&mut batch, &self.key, value)?;
                 self.stats.bytes += (self.key.len() + value.len()) as u64;
+                if let Some((begin, end)) = tombstone {
+                    self.ctx.db.batch_delete_range(&mut batch, &begin, &end)?;
+                }
             }
             self.ctx.db.write(batch)?;
             for _ in 0..in_batch {
@@ -68,6 +72,31 @@ impl<E: Engine> Worker<'_, E> {
             i += in_batch;
         }
         Ok(())
+    }
+
+    /// Counts one write and says, as db_bench's `DoWrite` does, whether a
+    /// range tombstone goes with it: after every
+    /// `--writes_per_range_tombstone`-th write, until
+    /// `--max_num_range_tombstones` were written by this thread, one over
+    /// `--range_tombstone_width` keys from a random one (its begin and end).
+    fn range_tombstone_due(&mut self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let flags = self.ctx.flags;
+        let every = flags.writes_per_range_tombstone;
+        if every == 0 {
+            return None;
+        }
+        self.writes += 1;
+        if self.writes % every != 0 || self.writes / every > flags.max_num_range_tombstones {
+            return None;
+        }
+        let begin = random_key_number(&mut self.rng, flags.num);
+        let (mut begin_key, mut end_key) = (vec![0; flags.key_size], vec![0; flags.key_size]);
+        make_key(begin, &mut begin_key);
+        make_key(
+            begin.saturating_add(flags.range_tombstone_width),
+            &mut end_key,
+        );
+        Some((begin_key, end_key))
     }
 
     /// `--reads` random point reads of keys `0..range`; with `missing`, of
@@ -303,8 +332,16 @@ impl<E: Engine> Worker<'_, E> {
         let mut written = 0u64;
         while !stop.load(Ordering::Acquire) {
             make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
+            let tombstone = self.range_tombstone_due();
             let value = self.values.next_value(flags.value_size);
-            self.ctx.db.put(&self.key, value)?;
+            if let Some((begin, end)) = tombstone {
+                let mut batch = self.ctx.db.new_batch();
+                self.ctx.db.batch_put(&mut batch, &self.key, value)?;
+                self.ctx.db.batch_delete_range(&mut batch, &begin, &end)?;
+                self.ctx.db.write(batch)?;
+            } else {
+                self.ctx.db.put(&self.key, value)?;
+            }
             self.stats.finished_op(None)?;
             written += (self.key.len() + value.len()) as u64;
             if rate > 0 {

@@ -178,6 +178,10 @@ impl Engine for FjallEngine {
         Ok(())
     }
 
+    fn batch_delete_range(&self, _: &mut OwnedWriteBatch, _: &[u8], _: &[u8]) -> OpResult {
+        Err("--engine=fjall: fjall has no delete_range; drop --writes_per_range_tombstone".into())
+    }
+
     fn write(&self, batch: OwnedWriteBatch) -> OpResult {
         batch.commit().map_err(op_error)
     }

@@ -76,6 +76,9 @@ pub trait Engine: Sized + Sync {
     fn new_batch(&self) -> Self::Batch;
     fn batch_put(&self, batch: &mut Self::Batch, key: &[u8], value: &[u8]) -> OpResult;
     fn batch_delete(&self, batch: &mut Self::Batch, key: &[u8]) -> OpResult;
+    /// Adds a deletion of every key in `[begin, end)` (`delete_range`); an
+    /// engine without range deletions fails naming it.
+    fn batch_delete_range(&self, batch: &mut Self::Batch, begin: &[u8], end: &[u8]) -> OpResult;
     fn write(&self, batch: Self::Batch) -> OpResult;
     fn put(&self, key: &[u8], value: &[u8]) -> OpResult;
     /// Merges `operand` into `key` with the `--merge_operator`.

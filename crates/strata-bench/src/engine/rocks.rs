@@ -255,6 +255,11 @@ impl Engine for RocksEngine {
         Ok(())
     }
 
+    fn batch_delete_range(&self, batch: &mut WriteBatch, begin: &[u8], end: &[u8]) -> OpResult {
+        batch.delete_range(begin, end);
+        Ok(())
+    }
+
     fn write(&self, batch: WriteBatch) -> OpResult {
         self.db
             .write_opt(batch, &self.write_options)

@@ -140,6 +140,11 @@ impl Engine for StrataEngine {
         Ok(batch.delete_cf(self.family(key), key)?)
     }
 
+    fn batch_delete_range(&self, batch: &mut WriteBatch, begin: &[u8], end: &[u8]) -> OpResult {
+        // The begin key picks the family, as db_bench picks one per tombstone.
+        Ok(batch.delete_range_cf(self.family(begin), begin, end)?)
+    }
+
     fn write(&self, batch: WriteBatch) -> OpResult {
         Ok(self.db.write(&self.write_options, batch)?)
     }

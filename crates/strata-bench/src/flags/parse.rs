@@ -136,6 +136,9 @@ where
             }
             "duration" => flags.duration = number(name, value)?,
             "batch_size" => flags.batch_size = number(name, value)?,
+            "writes_per_range_tombstone" => flags.writes_per_range_tombstone = number(name, value)?,
+            "range_tombstone_width" => flags.range_tombstone_width = number(name, value)?,
+            "max_num_range_tombstones" => flags.max_num_range_tombstones = number(name, value)?,
             "seek_nexts" => flags.seek_nexts = number(name, value)?,
             "reverse_iterator" => flags.reverse_iterator = boolean(name, value)?,
             "readwritepercent" => {
@@ -329,6 +332,9 @@ fn is_known(name: &str) -> bool {
             | "fifo_compaction_ttl"
             | "duration"
             | "batch_size"
+            | "writes_per_range_tombstone"
+            | "range_tombstone_width"
+            | "max_num_range_tombstones"
             | "seek_nexts"
             | "readwritepercent"
             | "mergereadpercent"

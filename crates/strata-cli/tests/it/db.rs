@@ -461,7 +461,13 @@ fn help_says_what_each_write_prints() {
             .unwrap_or_else(|| panic!("no `{command}` in the help:\n{help}"))
             .to_string()
     };
-    for command in ["put", "delete", "batchput", "checkconsistency"] {
+    for command in [
+        "put",
+        "delete",
+        "deleterange",
+        "batchput",
+        "checkconsistency",
+    ] {
         assert!(
             summary(command).ends_with("prints OK"),
             "{}",
@@ -608,6 +614,58 @@ fn compact_keeps_a_fifo_database_fifo() {
         loaded.compaction.compaction_style,
         strata::CompactionStyle::Fifo
     );
+}
+
+#[test]
+fn deleterange_deletes_the_range_in_the_chosen_family() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path();
+    ok(
+        db,
+        &[
+            "--create_if_missing",
+            "batchput",
+            "a",
+            "1",
+            "b",
+            "2",
+            "c",
+            "3",
+            "d",
+            "4",
+        ],
+        "",
+    );
+    assert_eq!(ok(db, &["deleterange", "b", "d"], ""), "OK\n");
+    assert_eq!(ok(db, &["scan"], ""), "a : 1\nd : 4\n");
+    // Hex keys, and another family.
+    ok(db, &["create_column_family", "users"], "");
+    ok(
+        db,
+        &["--column_family=users", "batchput", "x", "1", "y", "2"],
+        "",
+    );
+    assert_eq!(
+        ok(
+            db,
+            &[
+                "--column_family=users",
+                "--hex",
+                "deleterange",
+                "0x78",
+                "0x79"
+            ],
+            ""
+        ),
+        "OK\n"
+    );
+    assert_eq!(ok(db, &["--column_family=users", "scan"], ""), "y : 2\n");
+    assert_eq!(ok(db, &["scan"], ""), "a : 1\nd : 4\n");
+    let err = fails(db, &["deleterange", "d", "a"], "");
+    assert!(err.contains("delete_range"), "{err}");
+    // The tombstone outlives a compaction that leaves it data to cover.
+    ok(db, &["compact"], "");
+    assert_eq!(ok(db, &["scan"], ""), "a : 1\nd : 4\n");
 }
 
 #[test]

@@ -10,12 +10,15 @@
 //! does not merge them yet). A tombstone in the oldest stripe
 //! (every snapshot sees it) hides everything older of its key from every
 //! reader; when no level below the output can hold an older version of the
-//! key, the tombstone itself is dropped too.
+//! key, the tombstone itself is dropped too. An entry that a range tombstone
+//! of the compaction's inputs deletes for every reader that could see it goes
+//! as well ([`DropRules::with_range_tombstones`]).
 
 use std::sync::Arc;
 
 use crate::error::Result;
 use crate::key::{ParsedInternalKey, SequenceNumber, ValueType};
+use crate::range_del::FragmentedRangeTombstones;
 use crate::version::{FileMetaData, Version};
 
 /// Answers "can a level below the output hold `user_key`?" for ascending keys,
@@ -72,6 +75,8 @@ pub struct DropRules {
     current_user_key: Vec<u8>,
     /// Stripe of the newest entry of the current user key seen so far.
     last_stripe: Option<usize>,
+    /// The range tombstones of the compaction's inputs.
+    range_tombstones: Option<Arc<FragmentedRangeTombstones>>,
     /// Stripe of the newest value or deletion of the current user key seen
     /// so far: it hides the older entries of its stripe. A merge operand
     /// hides nothing (it needs the entries below it).
@@ -95,6 +100,7 @@ impl DropRules {
             may_drop_tombstones: true,
             current_user_key: Vec::new(),
             last_stripe: None,
+            range_tombstones: None,
             last_complete_stripe: None,
             counts: DropCounts::default(),
         }
@@ -106,6 +112,21 @@ impl DropRules {
     pub fn keeping_tombstones(mut self) -> Self {
         self.may_drop_tombstones = false;
         self
+    }
+
+    /// Drops the entries `tombstones` (the inputs' range tombstones) delete
+    /// for every reader that can see them.
+    pub fn with_range_tombstones(mut self, tombstones: Arc<FragmentedRangeTombstones>) -> Self {
+        self.range_tombstones = (!tombstones.is_empty()).then_some(tombstones);
+        self
+    }
+
+    /// True when a range tombstone deletes `(user_key, seq)` for every
+    /// reader that sees it: no snapshot lies between them.
+    fn range_deleted(&self, user_key: &[u8], seq: SequenceNumber) -> bool {
+        self.range_tombstones
+            .as_ref()
+            .is_some_and(|t| t.compaction_may_drop(user_key, seq, &self.snapshots))
     }
 
     /// Whether to keep the entry with internal key `ikey`. Entries must come in
@@ -141,7 +162,8 @@ impl DropRules {
             && value_type == ValueType::Delete
             && stripe == 0
             && !self.deeper.may_contain(parsed.user_key);
-        if shadowed || obsolete_tombstone {
+        let range_deleted = !shadowed && self.range_deleted(parsed.user_key, parsed.seq);
+        if shadowed || obsolete_tombstone || range_deleted {
             self.counts.keys_dropped += 1;
             return Ok(false);
         }

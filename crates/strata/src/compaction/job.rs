@@ -6,9 +6,11 @@
 //! The job does I/O only; installing its edit is the caller's business.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::iter::{DropCounts, DropRules};
+use super::range_dels;
 use super::CompactionTask;
 use crate::compaction_filter::{CompactionFilter, Decision, FilterContext};
 use crate::crash_point::crash_point;
@@ -19,6 +21,7 @@ use crate::iter::merging::{BoxedIterator, MergingIterator};
 use crate::iter::InternalIterator;
 use crate::key::{internal_key, user_key, ParsedInternalKey, SequenceNumber, ValueType};
 use crate::options::{ReadOptions, TableOptions};
+use crate::range_del::FragmentedRangeTombstones;
 use crate::statistics::thread_cpu_micros;
 use crate::table::TableBuilder;
 use crate::table_cache::TableCache;
@@ -106,6 +109,8 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
         grandparent_index: 0,
         grandparent_overlap: 0,
         seen_key: false,
+        range_tombstones: FragmentedRangeTombstones::default(),
+        output_lower: None,
     };
     let merged = merge_inputs(task, ctx).and_then(|it| writer.write_all(it, task, ctx));
     match merged {
@@ -204,7 +209,7 @@ fn apply_filter(
 struct Output {
     number: u64,
     builder: TableBuilder,
-    smallest: Vec<u8>,
+    /// The last point key added (outputs are cut between user keys).
     largest: Vec<u8>,
 }
 
@@ -219,6 +224,11 @@ struct OutputWriter<'a, 'b> {
     grandparent_index: usize,
     grandparent_overlap: u64,
     seen_key: bool,
+    /// The tombstones the outputs carry, each output those between its cuts.
+    range_tombstones: FragmentedRangeTombstones,
+    /// The first user key the current (or next) output owns: the cut before
+    /// it; `None` for the first output.
+    output_lower: Option<Vec<u8>>,
 }
 
 impl OutputWriter<'_, '_> {
@@ -234,9 +244,19 @@ impl OutputWriter<'_, '_> {
             task.output_level,
             ctx.num_levels,
         );
-        if leaves_older_l0_files_out(task, ctx.version) {
+        let older_l0_left_out = leaves_older_l0_files_out(task, ctx.version);
+        if older_l0_left_out {
             filter = filter.keeping_tombstones();
         }
+        let input_tombstones = Arc::new(range_dels::input_tombstones(task, ctx)?);
+        self.range_tombstones = range_dels::output_tombstones(
+            &input_tombstones,
+            &ctx.snapshots,
+            ctx.version,
+            task.output_level,
+            !older_l0_left_out,
+        );
+        filter = filter.with_range_tombstones(input_tombstones);
         it.seek_to_first();
         while it.valid() {
             let key = it.key();
@@ -257,14 +277,19 @@ impl OutputWriter<'_, '_> {
                     .as_ref()
                     .is_some_and(|o| user_key(&o.largest) != user_key(key));
                 if new_user_key && self.should_cut_before(key) {
-                    self.finish_current()?;
+                    self.finish_current(Some(user_key(key)))?;
                 }
                 self.add(key, value)?;
             }
             it.next();
         }
         it.status()?;
-        self.finish_current()?;
+        if self.current.is_none() && self.finished.is_empty() && !self.range_tombstones.is_empty() {
+            // Every point entry went, but tombstones remain: they still
+            // need a table.
+            self.open_output()?;
+        }
+        self.finish_current(None)?;
         Ok(filter.counts)
     }
 
@@ -294,20 +319,22 @@ impl OutputWriter<'_, '_> {
         false
     }
 
+    /// Creates the next output file.
+    fn open_output(&mut self) -> Result<&mut Output> {
+        let number = (self.ctx.new_file_number)();
+        let path = table_file_name(self.ctx.dir, number);
+        let file = self.ctx.fs.create(&path)?;
+        Ok(self.current.insert(Output {
+            number,
+            builder: TableBuilder::new(file, self.options.clone())?,
+            largest: Vec::new(),
+        }))
+    }
+
     fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        let output = match &mut self.current {
-            Some(output) => output,
-            None => {
-                let number = (self.ctx.new_file_number)();
-                let path = table_file_name(self.ctx.dir, number);
-                let file = self.ctx.fs.create(&path)?;
-                self.current.insert(Output {
-                    number,
-                    builder: TableBuilder::new(file, self.options.clone())?,
-                    smallest: key.to_vec(),
-                    largest: Vec::new(),
-                })
-            }
+        let output = match self.current {
+            Some(ref mut output) => output,
+            None => self.open_output()?,
         };
         output.builder.add(key, value)?;
         output.largest.clear();
@@ -315,15 +342,24 @@ impl OutputWriter<'_, '_> {
         Ok(())
     }
 
-    /// Finishes (and syncs) the current output, if any.
-    fn finish_current(&mut self) -> Result<()> {
-        let Some(output) = self.current.take() else {
+    /// Finishes (and syncs) the current output, if any, with the tombstones
+    /// it owns: those below `next_cut`, the first user key of the next
+    /// output (`None`: this is the last one).
+    fn finish_current(&mut self, next_cut: Option<&[u8]>) -> Result<()> {
+        let Some(mut output) = self.current.take() else {
             return Ok(());
         };
         let number = output.number;
-        let finished = output.builder.finish();
-        let (file_size, props) = match finished {
-            Ok(done) => (done.file_size, done.properties),
+        let lower = std::mem::replace(&mut self.output_lower, next_cut.map(<[u8]>::to_vec));
+        let finished = range_dels::add_clipped(
+            &mut output.builder,
+            &self.range_tombstones,
+            lower.as_deref(),
+            next_cut,
+        )
+        .and_then(|()| output.builder.finish());
+        let (file_size, props, smallest, largest) = match finished {
+            Ok(done) => (done.file_size, done.properties, done.smallest, done.largest),
             Err(e) => {
                 let _ = self.ctx.fs.remove(&table_file_name(self.ctx.dir, number));
                 return Err(e);
@@ -333,8 +369,8 @@ impl OutputWriter<'_, '_> {
         self.finished.push(FileMetaData {
             number,
             file_size,
-            smallest: output.smallest,
-            largest: output.largest,
+            smallest,
+            largest,
             smallest_seqno: props.smallest_seqno,
             largest_seqno: props.largest_seqno,
         });

@@ -346,13 +346,13 @@ fn pick_level(
 /// version could end up below an older one.
 fn expand_to_clean_cut(files: &[Arc<FileMetaData>], i: usize) -> Vec<Arc<FileMetaData>> {
     let mut start = i;
-    while start > 0 && user_key(&files[start - 1].largest) == user_key(&files[start].smallest) {
+    let shares_boundary =
+        |left: &FileMetaData, right: &FileMetaData| !left.ends_before(user_key(&right.smallest));
+    while start > 0 && shares_boundary(&files[start - 1], &files[start]) {
         start -= 1;
     }
     let mut end = i;
-    while end + 1 < files.len()
-        && user_key(&files[end].largest) == user_key(&files[end + 1].smallest)
-    {
+    while end + 1 < files.len() && shares_boundary(&files[end], &files[end + 1]) {
         end += 1;
     }
     files[start..=end].to_vec()
@@ -360,7 +360,7 @@ fn expand_to_clean_cut(files: &[Arc<FileMetaData>], i: usize) -> Vec<Arc<FileMet
 
 /// Files of a sorted level (L1 and below) overlapping `[lo, hi]`.
 pub fn overlapping(files: &[Arc<FileMetaData>], lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMetaData>> {
-    let start = files.partition_point(|f| user_key(&f.largest) < lo);
+    let start = files.partition_point(|f| f.ends_before(lo));
     files[start..]
         .iter()
         .take_while(|f| user_key(&f.smallest) <= hi)
@@ -429,7 +429,7 @@ fn pairwise_disjoint(files: &[Arc<FileMetaData>]) -> bool {
     sorted.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
     sorted
         .windows(2)
-        .all(|w| user_key(&w[0].largest) < user_key(&w[1].smallest))
+        .all(|w| w[0].ends_before(user_key(&w[1].smallest)))
 }
 
 /// Bytes compaction must still rewrite to bring every level within its target

@@ -1,11 +1,13 @@
 //! Compaction: choosing what to merge ([`leveled`], a pure function of a
 //! [`Version`](crate::version::Version)), merging it ([`job`], which does the
-//! I/O), and the rules for what a merge may drop ([`iter`]).
+//! I/O), and the rules for what a merge may drop ([`iter`]); range tombstones
+//! travel beside the merged point entries (`range_dels`).
 
 pub mod fifo;
 pub mod iter;
 pub mod job;
 pub mod leveled;
+mod range_dels;
 pub mod rate_limiter;
 pub mod universal;
 

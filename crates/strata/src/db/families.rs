@@ -242,6 +242,20 @@ impl Db {
         self.write(&WriteOptions::default(), batch)
     }
 
+    /// Deletes every key in `[begin, end)` of family `cf` (RocksDB's
+    /// `DeleteRange`). `begin >= end` is `InvalidArgument` naming
+    /// `delete_range`.
+    pub fn delete_range_cf(
+        &self,
+        cf: &ColumnFamily,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete_range_cf(cf, begin, end)?;
+        self.write(&WriteOptions::default(), batch)
+    }
+
     /// The value of `key` in family `cf`, or `None`.
     pub fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Bytes>> {
         self.get_cf_opt(cf, &ReadOptions::default(), key)

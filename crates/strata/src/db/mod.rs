@@ -17,6 +17,7 @@ pub mod key_range;
 mod open;
 mod open_checks;
 mod properties;
+mod range_dels;
 mod read;
 mod resume;
 pub mod snapshot;
@@ -233,6 +234,27 @@ impl Db {
     pub fn delete_opt(&self, options: &WriteOptions, key: impl AsRef<[u8]>) -> Result<()> {
         let mut batch = WriteBatch::new();
         batch.delete(key)?;
+        self.write(options, batch)
+    }
+
+    /// Deletes every key in `[begin, end)` of the default family (RocksDB's
+    /// `DeleteRange`): one write, whatever the number of keys, and reads stay
+    /// about as cheap as before. `begin >= end` is `InvalidArgument` naming
+    /// `delete_range`.
+    pub fn delete_range(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_range_opt(&WriteOptions::default(), begin, end)
+    }
+
+    /// Deletes every key in `[begin, end)` of the default family, with write
+    /// options.
+    pub fn delete_range_opt(
+        &self,
+        options: &WriteOptions,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete_range(begin, end)?;
         self.write(options, batch)
     }
 

@@ -101,6 +101,8 @@ pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<Str
             + sv.imm.iter().map(|m| m.memory_usage()).sum::<usize>())
         .to_string(),
         "num-entries-active-mem-table" => sv.mem.len().to_string(),
+        // One per `delete_range`, whatever the number of keys it covers.
+        "num-range-deletes-active-mem-table" => sv.mem.num_range_deletions().to_string(),
         "total-sst-files-size" => (0..NUM_LEVELS)
             .map(|l| sv.version.level_bytes(l))
             .sum::<u64>()

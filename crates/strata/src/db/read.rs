@@ -3,7 +3,10 @@
 //! A point read consults, newest first: the active memtable, the immutable
 //! memtables, every L0 table whose key range holds the key (newest first), then
 //! at most one table per deeper level. The first source that knows the key
-//! answers: a value, or a deletion that hides everything older.
+//! answers: a value, or a deletion that hides everything older. Range
+//! deletions are consulted on the way ([`RangeCover`]): a version older than a
+//! visible tombstone covering its key, in its own source or a newer one, is
+//! deleted.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -11,6 +14,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::range_dels::{covered_chain, iterator_tombstones, RangeCover};
 use super::DbInner;
 use crate::cf::CfShared;
 use crate::error::Result;
@@ -113,7 +117,21 @@ fn get_in(
     // deletion below them ends the chain.
     let mut operands: Vec<Bytes> = Vec::new();
     let mut base: Option<Option<Bytes>> = None;
+    let mut cover = RangeCover::default();
     for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+        if mem.num_range_deletions() > 0 {
+            cover.add(&mem.range_tombstones(), key, seq);
+        }
+        if cover.is_covered() {
+            base = Some(covered_chain(
+                &mut mem.iter(),
+                key,
+                seq,
+                &cover,
+                &mut operands,
+            )?);
+            break;
+        }
         match mem.get(key, seq, &mut operands) {
             MemGet::Found(v) => base = Some(Some(v)),
             MemGet::Deleted => base = Some(None),
@@ -153,12 +171,20 @@ fn get_from_tables(
             stats.add(ticker, 1);
         }
     };
+    // A memtable tombstone covering the key ended the read before here.
+    let mut cover = RangeCover::default();
     for (level, file) in sv.version.files_for_key(key) {
         if file.smallest_seqno > seq {
             // Every entry of this file is newer than the read.
             continue;
         }
         let table = inner.table_cache.get(file.number, file.file_size, level)?;
+        // Before the filter: the filter knows the point keys, not the ranges.
+        cover.add(table.range_tombstones(), key, seq);
+        if cover.is_covered() {
+            let mut it = table.iter(options);
+            return Ok(Some(covered_chain(&mut it, key, seq, &cover, operands)?));
+        }
         match table.filter_answer(key) {
             Some(false) => {
                 count(Ticker::BloomFilterUseful);
@@ -301,8 +327,13 @@ fn build_iter(
             )));
         }
     }
+    let tombstones = match iterator_tombstones(inner, sv) {
+        Ok(tombstones) => tombstones,
+        Err(e) => return failed_iter(e, lower, upper),
+    };
     let it = DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
         .with_statistics(inner.options.statistics.clone())
+        .with_range_tombstones(tombstones)
         .with_merge_operator(sv.options.merge_operator.clone())
         .pinning(sv.clone());
     match &options.snapshot {

@@ -18,6 +18,11 @@
 //!   entry between it and the current user key's entries is invisible; the current
 //!   key and value are copies in `saved_key` / `saved_value`.
 //!
+//! Range deletions: the iterator holds the fragmented tombstones of every
+//! source it reads, and treats a version that a tombstone visible at the
+//! snapshot covers with a larger sequence number as a deletion (which hides
+//! the older versions too: they are covered as well).
+//!
 //! [`DbRange`] wraps two of these into a Rust [`Iterator`] that can be consumed
 //! from both ends.
 //!
@@ -35,6 +40,7 @@ use crate::key::{
     VALUE_TYPE_FOR_SEEK,
 };
 use crate::merge::MergeOperator;
+use crate::range_del::FragmentedRangeTombstones;
 use crate::statistics::{micros_since, Histogram, Statistics};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +110,21 @@ fn parse_entry(ikey: &[u8]) -> Result<Entry<'_>> {
     })
 }
 
+/// `entry` as a reader at `read_seq` sees it: a deletion when a visible range
+/// tombstone covers it with a larger sequence number. O(log fragments).
+fn apply_range_tombstones<'a>(
+    tombstones: Option<&FragmentedRangeTombstones>,
+    read_seq: SequenceNumber,
+    mut entry: Entry<'a>,
+) -> Entry<'a> {
+    if let Some(t) = tombstones {
+        if entry.seq < t.max_covering_seq(entry.user_key, read_seq) {
+            entry.value_type = PointType::Delete;
+        }
+    }
+    entry
+}
+
 /// What a backward scan holds for a user key before its merge operands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Held {
@@ -171,6 +192,9 @@ pub struct DbIterator {
     error: Option<Error>,
     /// Where seek latencies go, if anywhere.
     statistics: Option<Arc<Statistics>>,
+    /// The range tombstones of every source `inner` reads; `None` when there
+    /// are none.
+    range_tombstones: Option<Arc<FragmentedRangeTombstones>>,
     /// What the iterator reads from (a super version), kept alive for its
     /// whole life so its tables stay on disk.
     _pinned: Vec<Arc<dyn std::any::Any + Send + Sync>>,
@@ -201,8 +225,16 @@ impl DbIterator {
             seek_buf: Vec::new(),
             error: None,
             statistics: None,
+            range_tombstones: None,
             _pinned: Vec::new(),
         }
+    }
+
+    /// Hides the versions `tombstones` (those of every source the inner
+    /// iterator reads) delete at the iterator's snapshot.
+    pub fn with_range_tombstones(mut self, tombstones: Arc<FragmentedRangeTombstones>) -> Self {
+        self.range_tombstones = (!tombstones.is_empty()).then_some(tombstones);
+        self
     }
 
     /// Keeps `source` alive as long as the iterator: the tables of a version
@@ -414,6 +446,7 @@ impl DbIterator {
                 Ok(entry) => entry,
                 Err(e) => return self.fail(e),
             };
+            let entry = apply_range_tombstones(self.range_tombstones.as_deref(), self.seq, entry);
             if matches!(&self.upper_bound, Some(upper) if entry.user_key >= upper.as_slice()) {
                 break;
             }
@@ -460,6 +493,8 @@ impl DbIterator {
                 Ok(entry) => entry,
                 Err(e) => return self.fail(e),
             };
+            // A covered version ends the chain as a deletion would.
+            let entry = apply_range_tombstones(self.range_tombstones.as_deref(), self.seq, entry);
             if entry.user_key != self.saved_key.as_slice() {
                 break;
             }
@@ -512,6 +547,7 @@ impl DbIterator {
                 Ok(entry) => entry,
                 Err(e) => return self.fail(e),
             };
+            let entry = apply_range_tombstones(self.range_tombstones.as_deref(), self.seq, entry);
             if matches!(&self.lower_bound, Some(lower) if entry.user_key < lower.as_slice()) {
                 break;
             }

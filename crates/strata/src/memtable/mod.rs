@@ -2,7 +2,8 @@
 //!
 //! [`skiplist`] is the concurrent sorted structure (with [`arena`], the only
 //! `unsafe` code of the engine outside the file system). [`MemTable`] stores
-//! internal keys in it and answers point reads and iteration.
+//! internal keys in it and answers point reads and iteration; its range
+//! deletions live beside it in a [`RangeDelMemTable`].
 
 pub mod arena;
 pub mod skiplist;
@@ -12,9 +13,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{pack_tag, seek_key, ParsedInternalKey, SequenceNumber, ValueType, TAG_LEN};
+use crate::range_del::{FragmentedRangeTombstones, RangeDelMemTable};
 use skiplist::{Cursor, SkipList};
 
 /// What a memtable knows about a user key at a sequence number.
@@ -28,11 +30,15 @@ pub enum MemGet {
     NotFound,
 }
 
-/// A sorted in-memory table of internal keys. Many threads may add and read at
-/// once; entries are never removed.
+/// A sorted in-memory table of internal keys, with the range deletions
+/// written beside them. Many threads may add and read at once; entries are
+/// never removed.
 #[derive(Debug)]
 pub struct MemTable {
     list: Arc<SkipList>,
+    /// The range deletions: never in `list`, so the point-key stream holds
+    /// only puts and deletes.
+    range_dels: RangeDelMemTable,
 }
 
 impl MemTable {
@@ -41,13 +47,14 @@ impl MemTable {
     pub fn new(arena_capacity: usize) -> MemTable {
         MemTable {
             list: Arc::new(SkipList::new(arena_capacity)),
+            range_dels: RangeDelMemTable::new(),
         }
     }
 
     /// Adds an entry. `seq` must be unique across all entries of the memtable.
-    /// Range deletions are refused: they go to a
-    /// [`RangeDelMemTable`](crate::range_del::RangeDelMemTable), so the point-key
-    /// stream never holds one.
+    /// A range deletion (`user_key` its begin, `value` its end) goes to the
+    /// memtable's [`RangeDelMemTable`], so the point-key stream never holds
+    /// one; an empty range is `InvalidArgument` naming `delete_range`.
     pub fn add(
         &self,
         seq: SequenceNumber,
@@ -56,10 +63,7 @@ impl MemTable {
         value: &[u8],
     ) -> Result<()> {
         if value_type == ValueType::RangeDeletion {
-            return Err(Error::invalid_argument(
-                "value_type",
-                "a range deletion belongs in the range-deletion memtable, not the point-key memtable",
-            ));
+            return self.range_dels.add(seq, user_key, value);
         }
         let tag = pack_tag(seq, value_type as u8).to_le_bytes();
         self.list
@@ -100,19 +104,32 @@ impl MemTable {
         MemGet::NotFound
     }
 
-    /// Number of entries.
+    /// Number of point entries (range deletions are counted by
+    /// [`num_range_deletions`](Self::num_range_deletions)).
     pub fn len(&self) -> usize {
         self.list.len()
     }
 
-    /// True when no entry has been added.
-    pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+    /// Number of range deletions added.
+    pub fn num_range_deletions(&self) -> usize {
+        self.range_dels.len()
     }
 
-    /// Bytes of memory in use (exact, from the arena).
+    /// True when neither a point entry nor a range deletion has been added: a
+    /// memtable holding only range deletions must still be flushed, and its
+    /// WAL kept until then.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty() && self.range_dels.is_empty()
+    }
+
+    /// Bytes of memory in use: the arena's (exact) plus the range deletions'.
     pub fn memory_usage(&self) -> usize {
-        self.list.memory_usage()
+        self.list.memory_usage() + self.range_dels.memory_usage()
+    }
+
+    /// The range deletions added so far, fragmented (cached between calls).
+    pub fn range_tombstones(&self) -> Arc<FragmentedRangeTombstones> {
+        self.range_dels.fragmented()
     }
 
     /// An iterator over all entries in internal-key order.
@@ -209,6 +226,7 @@ impl InternalIterator for MemTableIterator {
 #[cfg(all(test, not(feature = "shuttle")))]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::key::internal_key;
 
     #[test]
@@ -240,9 +258,21 @@ mod tests {
     #[test]
     fn range_deletions_stay_out_of_the_point_keys() {
         let m = MemTable::new(1 << 16);
-        let err = m.add(1, ValueType::RangeDeletion, b"a", b"z").unwrap_err();
+        let before = m.memory_usage();
+        m.add(1, ValueType::RangeDeletion, b"a", b"z").unwrap();
+        assert_eq!(m.len(), 0);
+        assert_eq!(m.num_range_deletions(), 1);
+        assert!(
+            !m.is_empty(),
+            "a memtable of tombstones only must be flushed"
+        );
+        assert!(m.memory_usage() > before);
+        assert_eq!(m.range_tombstones().max_covering_seq(b"k", 5), 1);
+        let mut it = m.iter();
+        it.seek_to_first();
+        assert!(!it.valid());
+        let err = m.add(2, ValueType::RangeDeletion, b"z", b"a").unwrap_err();
         assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
-        assert!(m.is_empty());
     }
 
     #[test]

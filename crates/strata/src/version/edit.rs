@@ -121,6 +121,21 @@ pub struct FileMetaData {
 }
 
 impl FileMetaData {
+    /// True when the file's largest key is a range tombstone's end sentinel,
+    /// so the file holds nothing of that key's user key (the range is
+    /// exclusive there).
+    pub fn largest_is_exclusive(&self) -> bool {
+        crate::range_del::is_range_end_sentinel(&self.largest)
+    }
+
+    /// True when every key of the file sorts before `user_key`: its largest
+    /// user key is smaller, or equal and exclusive. Compare file ranges by
+    /// user key through this, never `user_key(&largest) < key` alone.
+    pub fn ends_before(&self, user_key: &[u8]) -> bool {
+        let largest = crate::key::user_key(&self.largest);
+        largest < user_key || (largest == user_key && self.largest_is_exclusive())
+    }
+
     /// Why this file's metadata cannot be right, if it cannot.
     fn check(&self) -> std::result::Result<(), String> {
         let n = self.number;

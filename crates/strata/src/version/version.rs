@@ -3,10 +3,11 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::Result;
 use crate::key::{compare_internal, user_key};
+use crate::range_del::FragmentedRangeTombstones;
 use crate::version::edit::{FileMetaData, VersionEdit};
 
 /// Number of levels (RocksDB's default `num_levels`).
@@ -18,6 +19,9 @@ pub const NUM_LEVELS: usize = 7;
 #[derive(Debug, Clone, Default)]
 pub struct Version {
     levels: [Vec<Arc<FileMetaData>>; NUM_LEVELS],
+    /// The range tombstones of every file, merged, once an iterator asked
+    /// (the files never change, so neither does the answer).
+    range_tombstones: OnceLock<Arc<FragmentedRangeTombstones>>,
 }
 
 impl Version {
@@ -44,6 +48,20 @@ impl Version {
             .flat_map(|(level, files)| files.iter().map(move |f| (level, f)))
     }
 
+    /// The merged range tombstones of every file, computed by `load` (which
+    /// reads each file's) on first use and kept. An error is returned and
+    /// not kept, so a later call tries again.
+    pub fn range_tombstones<E>(
+        &self,
+        load: impl FnOnce(&Version) -> Result<Arc<FragmentedRangeTombstones>, E>,
+    ) -> Result<Arc<FragmentedRangeTombstones>, E> {
+        if let Some(t) = self.range_tombstones.get() {
+            return Ok(t.clone());
+        }
+        let loaded = load(self)?;
+        Ok(self.range_tombstones.get_or_init(|| loaded).clone())
+    }
+
     /// Files that may hold `user_key`, in the order a point read must consult
     /// them: every overlapping L0 file newest first, then at most one per level.
     pub fn files_for_key<'a>(
@@ -52,12 +70,14 @@ impl Version {
     ) -> impl Iterator<Item = (usize, &'a Arc<FileMetaData>)> + 'a {
         let l0 = self.levels[0]
             .iter()
-            .filter(move |f| user_key(&f.smallest) <= key && key <= user_key(&f.largest))
+            .filter(move |f| user_key(&f.smallest) <= key && !f.ends_before(key))
             .map(|f| (0, f));
         let deeper = (1..NUM_LEVELS).filter_map(move |level| {
             let files = &self.levels[level];
-            // First file whose largest user key is >= key.
-            let i = files.partition_point(|f| user_key(&f.largest) < key);
+            // First file that may hold key or a larger one. A file whose
+            // range ends at a tombstone's sentinel `key` holds nothing of
+            // `key`: the next file may start at it.
+            let i = files.partition_point(|f| f.ends_before(key));
             files
                 .get(i)
                 .filter(|f| user_key(&f.smallest) <= key)

@@ -1,5 +1,5 @@
-//! [`WriteBatch`]: an atomic group of puts and deletes, in one or several column
-//! families, kept as its encoded bytes.
+//! [`WriteBatch`]: an atomic group of puts, deletes and range deletions, in one
+//! or several column families, kept as its encoded bytes.
 //!
 //! ```text
 //! write batch (RocksDB's layout)
@@ -12,16 +12,22 @@
 //! +----------+--------------------+-------------------------+--------------------------+
 //! | type: u8 | family: varint32   | key: varint32 len+bytes | value: varint32 len+bytes|
 //! +----------+--------------------+-------------------------+--------------------------+
-//!              types 4-6 only       every record              types 1, 2, 5, 6 only
+//!              types 4-6, 0x0E      every record              types 1, 2, 5, 6, 0x0E, 0x0F
 //!
-//! type  record                          (RocksDB's codes)
-//!   0   delete in the default family    kTypeDeletion
-//!   1   put in the default family       kTypeValue
-//!   2   merge in the default family     kTypeMerge
-//!   4   delete in family `family`       kTypeColumnFamilyDeletion
-//!   5   put in family `family`          kTypeColumnFamilyValue
-//!   6   merge in family `family`        kTypeColumnFamilyMerge
+//! type  record                                  (RocksDB's codes)
+//!   0   delete in the default family            kTypeDeletion
+//!   1   put in the default family               kTypeValue
+//!   2   merge in the default family             kTypeMerge
+//!   4   delete in family `family`               kTypeColumnFamilyDeletion
+//!   5   put in family `family`                  kTypeColumnFamilyValue
+//!   6   merge in family `family`                kTypeColumnFamilyMerge
+//! 0x0E  range deletion in family `family`       kTypeColumnFamilyRangeDeletion
+//! 0x0F  range deletion in the default family    kTypeRangeDeletion
 //! ```
+//!
+//! A range deletion's key is the range's begin (inclusive) and its value the
+//! end (exclusive); `begin < end` always holds, in batches built here and in
+//! batches parsed from a WAL.
 //!
 //! The default family (id 0) is always written with the short types 0 and 1,
 //! so a batch that names no other family has the layout batches had before
@@ -64,21 +70,24 @@ const RECORD_CF_DELETE: u8 = 4;
 const RECORD_CF_PUT: u8 = 5;
 const RECORD_MERGE: u8 = 2;
 const RECORD_CF_MERGE: u8 = 6;
+const RECORD_CF_RANGE_DELETE: u8 = 0x0E;
+const RECORD_RANGE_DELETE: u8 = 0x0F;
 
 /// One decoded record of a batch, borrowing from the batch's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchEntry<'a> {
     /// The column family's id (0: the default family).
     pub cf: u32,
-    /// Put or delete.
+    /// Put, delete or range deletion.
     pub value_type: ValueType,
-    /// The user key.
+    /// The user key; a range deletion's begin (inclusive).
     pub key: &'a [u8],
-    /// The value; empty for a delete.
+    /// The value; empty for a delete; a range deletion's end (exclusive).
     pub value: &'a [u8],
 }
 
-/// An atomic group of puts and deletes, stored in its on-disk encoding.
+/// An atomic group of puts, deletes and range deletions, stored in its
+/// on-disk encoding.
 ///
 /// `put` and `delete` return `Result` instead of recording a deferred error
 /// (RocksDB's style): a too-large key or value is reported at the call that
@@ -174,6 +183,36 @@ impl WriteBatch {
         ids
     }
 
+    /// Adds a deletion of every key in `[begin, end)` of the default family
+    /// (RocksDB's `DeleteRange`): keys written before it in sequence order are
+    /// deleted, later writes are not. `begin >= end` (an empty range, which
+    /// RocksDB accepts as a no-op) is refused with `InvalidArgument` naming
+    /// `delete_range`; other errors as for [`WriteBatch::put`], the end
+    /// counting as the value.
+    pub fn delete_range(&mut self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
+        self.add_range_deletion(0, begin.as_ref(), end.as_ref())
+    }
+
+    /// Adds a deletion of every key in `[begin, end)` of family `cf`. Errors
+    /// as for [`WriteBatch::delete_range`]; a family dropped before the batch
+    /// is written fails the write.
+    pub fn delete_range_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.add_range_deletion(cf.id(), begin.as_ref(), end.as_ref())
+    }
+
+    /// Appends a range-deletion record after checking the range is not empty.
+    fn add_range_deletion(&mut self, cf: u32, begin: &[u8], end: &[u8]) -> Result<()> {
+        check_range(begin, end)
+            .map_err(|reason| Error::invalid_argument("delete_range", reason))?;
+        check_sizes(end.len(), 0)?;
+        self.add(cf, ValueType::RangeDeletion, begin, end)
+    }
+
     /// Appends one record; the batch is unchanged on error.
     fn add(&mut self, cf: u32, value_type: ValueType, key: &[u8], value: &[u8]) -> Result<()> {
         check_sizes(key.len(), value.len())?;
@@ -185,13 +224,8 @@ impl WriteBatch {
             (ValueType::Put, _) => RECORD_CF_PUT,
             (ValueType::Delete, _) => RECORD_CF_DELETE,
             (ValueType::Merge, _) => RECORD_CF_MERGE,
-            // No record type carries a range deletion yet.
-            (ValueType::RangeDeletion, _) => {
-                return Err(Error::invalid_argument(
-                    "value_type",
-                    "write batches do not carry range deletions",
-                ))
-            }
+            (ValueType::RangeDeletion, 0) => RECORD_RANGE_DELETE,
+            (ValueType::RangeDeletion, _) => RECORD_CF_RANGE_DELETE,
         };
         self.rep.push(code);
         if cf != 0 {
@@ -199,7 +233,7 @@ impl WriteBatch {
             self.names_families = true;
         }
         put_len_and_bytes(&mut self.rep, key);
-        if matches!(value_type, ValueType::Put | ValueType::Merge) {
+        if value_type != ValueType::Delete {
             put_len_and_bytes(&mut self.rep, value);
         }
         self.set_count(count);
@@ -447,6 +481,8 @@ fn next_record<'a>(d: &mut Decoder<'a>) -> Result<BatchEntry<'a>> {
         RECORD_CF_PUT => (ValueType::Put, true),
         RECORD_MERGE => (ValueType::Merge, false),
         RECORD_CF_MERGE => (ValueType::Merge, true),
+        RECORD_RANGE_DELETE => (ValueType::RangeDeletion, false),
+        RECORD_CF_RANGE_DELETE => (ValueType::RangeDeletion, true),
         _ => {
             return Err(batch_corruption(format!(
                 "unknown record type {code} at batch byte {start}"
@@ -469,12 +505,19 @@ fn next_record<'a>(d: &mut Decoder<'a>) -> Result<BatchEntry<'a>> {
             key.len()
         )));
     }
-    // Puts and merges carry a value; deletions do not.
-    let value = if matches!(value_type, ValueType::Put | ValueType::Merge) {
-        read_slice(d, "value", start)?
-    } else {
+    // Every record but a delete carries a value (a range deletion's end).
+    let value = if value_type == ValueType::Delete {
         &[]
+    } else {
+        read_slice(d, "value", start)?
     };
+    if value_type == ValueType::RangeDeletion {
+        check_range(key, value).map_err(|reason| {
+            batch_corruption(format!(
+                "range deletion in the record at batch byte {start}: {reason}"
+            ))
+        })?;
+    }
     Ok(BatchEntry {
         cf,
         value_type,
@@ -522,6 +565,18 @@ fn check_sizes(key_len: usize, value_len: usize) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Checks that `[begin, end)` is not empty; the error is the reason.
+fn check_range(begin: &[u8], end: &[u8]) -> Result<(), String> {
+    if begin < end {
+        return Ok(());
+    }
+    Err(format!(
+        "begin key \"{}\" must sort before end key \"{}\": the range is empty",
+        begin.escape_ascii(),
+        end.escape_ascii()
+    ))
 }
 
 fn batch_corruption(reason: String) -> Error {

@@ -380,3 +380,70 @@ fn insert_routes_records_to_their_family() {
         MemGet::Found(Bytes::from_static(b"one"))
     );
 }
+
+#[test]
+fn range_deletion_golden_bytes() {
+    let mut b = WriteBatch::new();
+    b.delete_range(b"a", b"c").unwrap();
+    b.add_range_deletion(2, b"k", b"m").unwrap();
+    b.set_sequence(9);
+    #[rustfmt::skip]
+    let expected: &[u8] = &[
+        9, 0, 0, 0, 0, 0, 0, 0,
+        2, 0, 0, 0,
+        0x0F, 1, b'a', 1, b'c',       // range deletion ["a", "c") in the default family
+        0x0E, 2, 1, b'k', 1, b'm',    // range deletion ["k", "m") in family 2
+    ];
+    assert_eq!(b.data(), expected);
+    let back = WriteBatch::from_data(expected.to_vec()).unwrap();
+    let got: Vec<_> = back
+        .iter()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.cf, e.value_type, e.key.to_vec(), e.value.to_vec())
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, ValueType::RangeDeletion, b"a".to_vec(), b"c".to_vec()),
+            (2, ValueType::RangeDeletion, b"k".to_vec(), b"m".to_vec()),
+        ]
+    );
+    assert_eq!(back.families(), [0, 2]);
+}
+
+#[test]
+fn empty_ranges_are_refused_and_corrupt_when_decoded() {
+    let mut b = WriteBatch::new();
+    for (begin, end) in [(&b"b"[..], &b"a"[..]), (b"a", b"a")] {
+        let err = b.delete_range(begin, end).unwrap_err();
+        assert!(err.to_string().contains("delete_range"), "{err}");
+    }
+    assert!(b.is_empty(), "a refused range leaves the batch unchanged");
+    #[rustfmt::skip]
+    let inverted: &[u8] = &[
+        0, 0, 0, 0, 0, 0, 0, 0,
+        1, 0, 0, 0,
+        0x0F, 1, b'z', 1, b'a',
+    ];
+    assert_corrupt(inverted.to_vec());
+}
+
+#[test]
+fn range_deletions_go_to_the_memtable_tombstones() {
+    let mem = MemTable::new(1 << 16);
+    let mut b = WriteBatch::new();
+    b.put(b"b", b"1").unwrap();
+    b.delete_range(b"a", b"c").unwrap();
+    b.put(b"b", b"2").unwrap();
+    b.set_sequence(10);
+    b.insert_into(&|_| Ok(Some(&mem))).unwrap();
+    assert_eq!(mem.len(), 2);
+    assert_eq!(mem.num_range_deletions(), 1);
+    assert_eq!(mem.range_tombstones().max_covering_seq(b"b", 12), 11);
+    assert_eq!(
+        mem.get(b"b", 12, &mut Vec::new()),
+        MemGet::Found(Bytes::from_static(b"2"))
+    );
+}

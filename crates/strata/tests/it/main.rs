@@ -16,5 +16,6 @@ mod db_fixtures;
 mod db_merge;
 mod db_metamorphic;
 mod db_model;
+mod db_range_del;
 mod db_write_control;
 mod util;

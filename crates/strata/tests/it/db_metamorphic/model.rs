@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 
-use super::ops::{IterStep, Key, Op, Value, WriteFlags, FAMILIES};
+use super::ops::{BatchWrite, IterStep, Key, Op, Value, WriteFlags, FAMILIES};
 use super::render;
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -129,6 +129,10 @@ impl Model {
                 self.latest[*cf].remove(&key.0);
                 render::OK.into()
             }
+            Op::DeleteRange { cf, begin, end, .. } => {
+                delete_range(&mut self.latest[*cf], begin, end);
+                render::OK.into()
+            }
             Op::Merge { cf, key, value, .. } => {
                 let merged = match self.latest[*cf].get(&key.0) {
                     Some(old) => [old.as_slice(), b",", &value.0].concat(),
@@ -138,11 +142,17 @@ impl Model {
                 render::OK.into()
             }
             Op::Batch { entries, .. } => {
-                for (cf, key, value) in entries {
-                    match value {
-                        Some(v) => self.latest[*cf].insert(key.0.clone(), v.0.clone()),
-                        None => self.latest[*cf].remove(&key.0),
-                    };
+                for (cf, key, write) in entries {
+                    let map = &mut self.latest[*cf];
+                    match write {
+                        BatchWrite::Put(v) => {
+                            map.insert(key.0.clone(), v.0.clone());
+                        }
+                        BatchWrite::Delete => {
+                            map.remove(&key.0);
+                        }
+                        BatchWrite::DeleteRange(end) => delete_range(map, key, end),
+                    }
                 }
                 render::OK.into()
             }
@@ -246,6 +256,17 @@ impl Model {
                 render::OK.into()
             }
         }
+    }
+}
+
+/// Removes every key in `[begin, end)`.
+fn delete_range(map: &mut Map, begin: &Key, end: &Key) {
+    let doomed: Vec<Vec<u8>> = map
+        .range(begin.0.clone()..end.0.clone())
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in doomed {
+        map.remove(&k);
     }
 }
 

@@ -83,6 +83,15 @@ pub fn describe_value(v: &[u8]) -> String {
     format!("{prefix}(len {}, #{:04x})", v.len(), hash & 0xffff)
 }
 
+/// One write of a batch, in the family and at the key its entry names.
+#[derive(Debug, Clone)]
+pub enum BatchWrite {
+    Put(Value),
+    Delete,
+    /// Deletes `[key, end)`.
+    DeleteRange(Key),
+}
+
 /// One operation. Snapshot and iterator ids are generator-assigned numbers.
 #[derive(Debug, Clone)]
 pub enum Op {
@@ -97,6 +106,13 @@ pub enum Op {
         key: Key,
         flags: WriteFlags,
     },
+    /// `delete_range_cf(begin, end)`, `begin < end`.
+    DeleteRange {
+        cf: usize,
+        begin: Key,
+        end: Key,
+        flags: WriteFlags,
+    },
     /// A merge operand; every family appends operands with "," (RocksDB's
     /// `StringAppendOperator`).
     Merge {
@@ -105,10 +121,10 @@ pub enum Op {
         value: Value,
         flags: WriteFlags,
     },
-    /// Entries apply in order (`None` deletes), each in its family; the
-    /// batch is atomic across families.
+    /// Entries apply in order, each in its family; the batch is atomic
+    /// across families.
     Batch {
-        entries: Vec<(usize, Key, Option<Value>)>,
+        entries: Vec<(usize, Key, BatchWrite)>,
         flags: WriteFlags,
     },
     Get {
@@ -207,6 +223,31 @@ impl Keys {
             )
             .into_bytes()),
             _ => Key(format!("k{:04}", rng.gen_range(0..self.count)).into_bytes()),
+        }
+    }
+
+    /// A range to delete, `begin < end`: mostly a few neighbouring keys,
+    /// sometimes a wide one (bounds drawn like seek targets).
+    fn range(&self, rng: &mut SmallRng) -> (Key, Key) {
+        if rng.gen_bool(0.8) {
+            let n = rng.gen_range(0..self.count);
+            let begin = format!("k{n:04}").into_bytes();
+            let mut end = format!("k{:04}", n + rng.gen_range(1..8)).into_bytes();
+            if rng.gen_bool(0.2) {
+                // Ends between keys: `k0012.1` keeps `k0012.2`.
+                end = format!("k{n:04}.{}", rng.gen_range(0..3)).into_bytes();
+            }
+            return (Key(begin), Key(end));
+        }
+        let (a, b) = (self.target(rng), self.target(rng));
+        match a.cmp(&b) {
+            std::cmp::Ordering::Less => (a, b),
+            std::cmp::Ordering::Greater => (b, a),
+            std::cmp::Ordering::Equal => {
+                let mut end = a.0.clone();
+                end.push(0);
+                (a, Key(end))
+            }
         }
     }
 
@@ -378,12 +419,21 @@ fn new_iter(rng: &mut SmallRng, keys: &Keys, live: &mut Live) -> Op {
 
 fn next_op(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
     match rng.gen_range(0..100) {
-        0..=21 => Op::Put {
+        0..=19 => Op::Put {
             cf: family(rng),
             key: keys.key(rng),
             value: value(rng, i),
             flags: write_flags(rng),
         },
+        20..=21 => {
+            let (begin, end) = keys.range(rng);
+            Op::DeleteRange {
+                cf: family(rng),
+                begin,
+                end,
+                flags: write_flags(rng),
+            }
+        }
         22..=25 => Op::Merge {
             cf: family(rng),
             key: keys.key(rng),
@@ -397,9 +447,13 @@ fn next_op(rng: &mut SmallRng, keys: &Keys, live: &mut Live, i: usize) -> Op {
         },
         29..=35 => {
             let entries = (0..rng.gen_range(1..10))
-                .map(|_| {
-                    let key = keys.key(rng);
-                    (family(rng), key, rng.gen_bool(0.7).then(|| value(rng, i)))
+                .map(|_| match rng.gen_range(0..10) {
+                    0..=6 => (family(rng), keys.key(rng), BatchWrite::Put(value(rng, i))),
+                    7..=8 => (family(rng), keys.key(rng), BatchWrite::Delete),
+                    _ => {
+                        let (begin, end) = keys.range(rng);
+                        (family(rng), begin, BatchWrite::DeleteRange(end))
+                    }
                 })
                 .collect();
             Op::Batch {

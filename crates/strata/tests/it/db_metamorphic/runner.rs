@@ -19,7 +19,7 @@ use strata::{
 };
 
 use super::model::Model;
-use super::ops::{IterStep, Key, Op, Shutdown, WriteFlags, FAMILIES};
+use super::ops::{BatchWrite, IterStep, Key, Op, Shutdown, WriteFlags, FAMILIES};
 use super::options::Knobs;
 use super::{concurrent, render};
 
@@ -194,12 +194,28 @@ impl Runner {
                 batch.delete_cf(self.cf(*cf), &key.0).expect("delete");
                 rendered(self.db().write(&write_options(*flags), batch))
             }
+            Op::DeleteRange {
+                cf,
+                begin,
+                end,
+                flags,
+            } => {
+                let mut batch = WriteBatch::new();
+                batch
+                    .delete_range_cf(self.cf(*cf), &begin.0, &end.0)
+                    .expect("delete_range");
+                rendered(self.db().write(&write_options(*flags), batch))
+            }
             Op::Batch { entries, flags } => {
                 let mut batch = WriteBatch::new();
-                for (cf, key, value) in entries {
-                    match value {
-                        Some(v) => batch.put_cf(self.cf(*cf), &key.0, &v.0).expect("batch put"),
-                        None => batch.delete_cf(self.cf(*cf), &key.0).expect("batch delete"),
+                for (cf, key, write) in entries {
+                    let cf = self.cf(*cf);
+                    match write {
+                        BatchWrite::Put(v) => batch.put_cf(cf, &key.0, &v.0).expect("batch put"),
+                        BatchWrite::Delete => batch.delete_cf(cf, &key.0).expect("batch delete"),
+                        BatchWrite::DeleteRange(end) => batch
+                            .delete_range_cf(cf, &key.0, &end.0)
+                            .expect("batch delete_range"),
                     }
                 }
                 rendered(self.db().write(&write_options(*flags), batch))
