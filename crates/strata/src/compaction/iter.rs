@@ -129,6 +129,13 @@ impl DropRules {
             .is_some_and(|t| t.compaction_may_drop(user_key, seq, &self.snapshots))
     }
 
+    /// True when no version of `user_key` can exist below what this
+    /// compaction reads (no deeper level may hold it, and no older L0 file
+    /// was left out). Keys must be passed in ascending order.
+    pub fn nothing_below(&mut self, user_key: &[u8]) -> bool {
+        self.may_drop_tombstones && !self.deeper.may_contain(user_key)
+    }
+
     /// Whether to keep the entry with internal key `ikey`. Entries must come in
     /// internal-key order. A malformed key is an error saying what is wrong
     /// with it; the job, which knows its input tables, names them.

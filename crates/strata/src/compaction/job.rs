@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::iter::{DropCounts, DropRules};
+use super::merge_collapse;
 use super::range_dels;
 use super::CompactionTask;
 use crate::compaction_filter::{CompactionFilter, Decision, FilterContext};
@@ -20,6 +21,7 @@ use crate::fs::Fs;
 use crate::iter::merging::{BoxedIterator, MergingIterator};
 use crate::iter::InternalIterator;
 use crate::key::{internal_key, user_key, ParsedInternalKey, SequenceNumber, ValueType};
+use crate::merge::MergeOperator;
 use crate::options::{ReadOptions, TableOptions};
 use crate::range_del::FragmentedRangeTombstones;
 use crate::statistics::thread_cpu_micros;
@@ -42,6 +44,8 @@ pub struct JobContext<'a> {
     pub new_file_number: &'a (dyn Fn() -> u64 + Sync),
     /// The family's compaction filter, if it has one.
     pub compaction_filter: Option<&'a dyn CompactionFilter>,
+    /// The family's merge operator, to combine operand chains.
+    pub merge_operator: Option<&'a dyn MergeOperator>,
 }
 
 impl std::fmt::Debug for JobContext<'_> {
@@ -257,9 +261,18 @@ impl OutputWriter<'_, '_> {
             !older_l0_left_out,
         );
         filter = filter.with_range_tombstones(input_tombstones);
+        // The kept entries of the current user key from its first merge
+        // operand on: written once the key ends, operand chains combined.
+        let mut chain: Vec<merge_collapse::Entry> = Vec::new();
         it.seek_to_first();
         while it.valid() {
             let key = it.key();
+            if chain
+                .first()
+                .is_some_and(|(k, _)| user_key(k) != user_key(key))
+            {
+                self.write_chain(std::mem::take(&mut chain), &mut filter, ctx)?;
+            }
             let keep = filter
                 .keep(key)
                 .map_err(|reason| malformed_input(task, ctx, reason))?;
@@ -269,21 +282,20 @@ impl OutputWriter<'_, '_> {
                     Some((k, v)) => (k.as_slice(), v.as_slice()),
                     None => (key, it.value()),
                 };
-                // Outputs are cut only between user keys, so every version of
-                // a key lands in one file and files of a level never share a
-                // user key.
-                let new_user_key = self
-                    .current
-                    .as_ref()
-                    .is_some_and(|o| user_key(&o.largest) != user_key(key));
-                if new_user_key && self.should_cut_before(key) {
-                    self.finish_current(Some(user_key(key)))?;
+                let is_operand = ParsedInternalKey::parse(key)
+                    .is_some_and(|p| p.value_type() == Some(ValueType::Merge));
+                if ctx.merge_operator.is_some() && (is_operand || !chain.is_empty()) {
+                    chain.push((key.to_vec(), value.to_vec()));
+                } else {
+                    self.write_entry(key, value)?;
                 }
-                self.add(key, value)?;
             }
             it.next();
         }
         it.status()?;
+        if !chain.is_empty() {
+            self.write_chain(chain, &mut filter, ctx)?;
+        }
         if self.current.is_none() && self.finished.is_empty() && !self.range_tombstones.is_empty() {
             // Every point entry went, but tombstones remain: they still
             // need a table.
@@ -291,6 +303,40 @@ impl OutputWriter<'_, '_> {
         }
         self.finish_current(None)?;
         Ok(filter.counts)
+    }
+
+    /// Writes one kept entry, cutting the output first when a new user key
+    /// may start a new file.
+    fn write_entry(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        // Outputs are cut only between user keys, so every version of a key
+        // lands in one file and files of a level never share a user key.
+        let new_user_key = self
+            .current
+            .as_ref()
+            .is_some_and(|o| user_key(&o.largest) != user_key(key));
+        if new_user_key && self.should_cut_before(key) {
+            self.finish_current(Some(user_key(key)))?;
+        }
+        self.add(key, value)
+    }
+
+    /// Writes a user key's entries from its first merge operand on, with
+    /// operand chains combined.
+    fn write_chain(
+        &mut self,
+        chain: Vec<merge_collapse::Entry>,
+        filter: &mut DropRules,
+        ctx: &JobContext<'_>,
+    ) -> Result<()> {
+        let nothing_below = chain
+            .first()
+            .is_some_and(|(k, _)| filter.nothing_below(user_key(k)));
+        let entries =
+            merge_collapse::collapse(chain, &ctx.snapshots, ctx.merge_operator, nothing_below);
+        for (key, value) in &entries {
+            self.write_entry(key, value)?;
+        }
+        Ok(())
     }
 
     /// Whether the current output is full, or `key` is past enough grandparent

@@ -7,6 +7,7 @@ pub mod fifo;
 pub mod iter;
 pub mod job;
 pub mod leveled;
+mod merge_collapse;
 mod range_dels;
 pub mod rate_limiter;
 pub mod universal;

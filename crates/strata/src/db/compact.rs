@@ -162,6 +162,7 @@ fn run_task(
             num_levels: options.compaction.num_levels,
             new_file_number: &|| inner.state.lock().versions.new_file_number(),
             compaction_filter: options.compaction_filter.as_deref(),
+            merge_operator: options.merge_operator.as_deref(),
         };
         job::run(task, &ctx)
     });

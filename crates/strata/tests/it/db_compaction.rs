@@ -160,6 +160,10 @@ fn writes_stall_at_the_l0_triggers_and_always_resume() {
             ..CompactionOptions::default()
         },
     );
+    // Slow syncs make every flush and compaction take a while, so writes
+    // always meet the L0 triggers (with instant background work a run could
+    // finish without one stall, and the test would depend on scheduling).
+    fs.set_sync_latency(std::time::Duration::from_millis(3));
     for i in 0..20_000u32 {
         db.put(key(i % 5000), format!("value-{i:08}").as_bytes())
             .unwrap();
