@@ -6,8 +6,8 @@
 //! state), so only the newest entry of a user key in each stripe is ever read.
 //! Older ones in the same stripe are dropped, but for merge operands: an
 //! operand hides nothing, so the entries below it in its stripe stay, down to
-//! the first value or deletion (operands are combined on read; compaction
-//! does not merge them yet). A tombstone in the oldest stripe
+//! the first value or deletion (the job then combines the chain, see
+//! `merge_collapse.rs`). A tombstone in the oldest stripe
 //! (every snapshot sees it) hides everything older of its key from every
 //! reader; when no level below the output can hold an older version of the
 //! key, the tombstone itself is dropped too. An entry that a range tombstone
