@@ -209,26 +209,21 @@ fn get_from_tables(
 }
 
 /// Applies the family's merge operator to `operands` (newest first) over
-/// `base`. Operands without an operator are an `InvalidArgument` naming the
-/// family's missing option; a failing operator is `MergeFailed`.
-pub(crate) fn full_merge(
+/// `base` (see [`crate::merge::merge_for_read`]).
+fn full_merge(
     sv: &SuperVersion,
     key: &[u8],
     base: Option<&[u8]>,
     operands: &[Bytes],
 ) -> Result<Bytes> {
-    let Some(operator) = sv.options.merge_operator.as_deref() else {
-        return Err(crate::error::Error::invalid_argument(
-            "merge_operator",
-            "the key has merge operands, but the column family has no merge operator \
-             (set CfOptions::merge_operator)",
-        ));
-    };
     let oldest_first: Vec<&[u8]> = operands.iter().rev().map(|o| o.as_ref()).collect();
-    operator
-        .full_merge(key, base, &oldest_first)
-        .map(Bytes::from)
-        .map_err(|e| crate::error::Error::merge_failed(operator, key, e))
+    crate::merge::merge_for_read(
+        sv.options.merge_operator.as_deref(),
+        key,
+        base,
+        &oldest_first,
+    )
+    .map(Bytes::from)
 }
 
 /// Everything an iterator reads: the memtables and every table, merged, at the

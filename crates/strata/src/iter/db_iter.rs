@@ -140,17 +140,8 @@ fn merge_values(
     base: Option<&[u8]>,
     operands: &[Vec<u8>],
 ) -> Result<Vec<u8>> {
-    let Some(operator) = operator else {
-        return Err(Error::invalid_argument(
-            "merge_operator",
-            "the key has merge operands, but the column family has no merge operator \
-             (set CfOptions::merge_operator)",
-        ));
-    };
     let operands: Vec<&[u8]> = operands.iter().map(Vec::as_slice).collect();
-    operator
-        .full_merge(key, base, &operands)
-        .map_err(|e| Error::merge_failed(operator, key, e))
+    crate::merge::merge_for_read(operator, key, base, &operands)
 }
 
 /// Writes into `buf` the internal key `(user_key, seq, type_code)`.

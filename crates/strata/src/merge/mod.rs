@@ -23,6 +23,28 @@ pub use operators::{MaxOperator, PutOperator, StringAppendOperator, UInt64AddOpe
 
 use crate::error::{Error, Result};
 
+/// What a read makes of a key's merge `operands` (oldest first) over `base`
+/// with the family's `operator`. Operands without an operator are an
+/// `InvalidArgument` naming the missing option; a failing operator is
+/// `MergeFailed` naming the key.
+pub(crate) fn merge_for_read(
+    operator: Option<&dyn MergeOperator>,
+    key: &[u8],
+    base: Option<&[u8]>,
+    operands: &[&[u8]],
+) -> Result<Vec<u8>> {
+    let Some(operator) = operator else {
+        return Err(Error::invalid_argument(
+            "merge_operator",
+            "the key has merge operands, but the column family has no merge operator \
+             (set CfOptions::merge_operator)",
+        ));
+    };
+    operator
+        .full_merge(key, base, operands)
+        .map_err(|e| Error::merge_failed(operator, key, e))
+}
+
 /// Combines merge operands into a value.
 ///
 /// Implementations must be deterministic: every read, flush and compaction of

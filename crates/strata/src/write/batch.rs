@@ -256,10 +256,7 @@ impl WriteBatch {
         if !self.names_families {
             return Vec::new();
         }
-        let mut ids: Vec<u32> = self.iter().filter_map(|e| e.ok()).map(|e| e.cf).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
+        self.families()
     }
 
     /// Removes every record and resets the sequence to 0, keeping the allocation.
