@@ -447,3 +447,30 @@ fn range_deletions_go_to_the_memtable_tombstones() {
         MemGet::Found(Bytes::from_static(b"2"))
     );
 }
+
+#[test]
+fn merge_golden_bytes() {
+    let mut b = WriteBatch::new();
+    b.merge(b"k", b"1").unwrap();
+    b.add(3, ValueType::Merge, b"k", b"2").unwrap();
+    assert_eq!(
+        &b.data()[HEADER_LEN..],
+        &[2, 1, b'k', 1, b'1', 6, 3, 1, b'k', 1, b'2']
+    );
+    let back = WriteBatch::from_data(b.data().to_vec()).unwrap();
+    let kinds: Vec<(u32, ValueType, Vec<u8>)> = back
+        .iter()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.cf, e.value_type, e.value.to_vec())
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (0, ValueType::Merge, b"1".to_vec()),
+            (3, ValueType::Merge, b"2".to_vec())
+        ]
+    );
+    assert_eq!(back.merge_families(), [0, 3]);
+}
