@@ -258,13 +258,18 @@ pub(super) fn check_families_not_ahead(
     else {
         return Ok(());
     };
+    // A family is ahead when it flushed past the damaged WAL (its log
+    // number says so, RocksDB's test) and its tables hold a write from
+    // after the damage. Either alone is no proof: tables also hold writes
+    // made without the WAL, with any sequence number.
     let ahead: Vec<String> = versions
         .families()
         .filter(|(id, _)| {
-            versions
-                .current(*id)
-                .all_files()
-                .any(|(_, f)| f.largest_seqno >= first_lost)
+            versions.log_number(*id) > wal
+                && versions
+                    .current(*id)
+                    .all_files()
+                    .any(|(_, f)| f.largest_seqno >= first_lost)
         })
         .map(|(_, name)| format!("{name:?}"))
         .collect();
