@@ -65,22 +65,12 @@ impl DbFlags {
             }
             (a, b) => a.clone().or_else(|| b.clone()),
         };
-        let column_family = match (&self.column_family, &after.column_family) {
-            (Some(a), Some(b)) if a != b => {
-                return Err(CliError::Failed(format!(
-                    "--column_family given twice: {a} and {b}"
-                )))
-            }
-            (a, b) => a.clone().or_else(|| b.clone()),
-        };
-        let merge_operator = match (&self.merge_operator, &after.merge_operator) {
-            (Some(a), Some(b)) if a != b => {
-                return Err(CliError::Failed(format!(
-                    "--merge_operator given twice: {a} and {b}"
-                )))
-            }
-            (a, b) => a.clone().or_else(|| b.clone()),
-        };
+        let column_family = once("column_family", &self.column_family, &after.column_family)?;
+        let merge_operator = once(
+            "merge_operator",
+            &self.merge_operator,
+            &after.merge_operator,
+        )?;
         Ok(DbFlags {
             db,
             column_family,
@@ -257,6 +247,16 @@ pub fn with_stdout<T>(
     let v = f(&mut out)?;
     out.flush().map_err(stdout_error)?;
     Ok(v)
+}
+
+/// A flag given before the command, after it, or both times with one value.
+fn once(name: &str, before: &Option<String>, after: &Option<String>) -> CliResult<Option<String>> {
+    match (before, after) {
+        (Some(a), Some(b)) if a != b => Err(CliError::Failed(format!(
+            "--{name} given twice: {a} and {b}"
+        ))),
+        (a, b) => Ok(a.clone().or_else(|| b.clone())),
+    }
 }
 
 /// Prints `OK`, as ldb does after a write.

@@ -282,9 +282,11 @@ impl OutputWriter<'_, '_> {
                     Some((k, v)) => (k.as_slice(), v.as_slice()),
                     None => (key, it.value()),
                 };
-                let is_operand = ParsedInternalKey::parse(key)
-                    .is_some_and(|p| p.value_type() == Some(ValueType::Merge));
-                if ctx.merge_operator.is_some() && (is_operand || !chain.is_empty()) {
+                let chained = ctx.merge_operator.is_some()
+                    && (!chain.is_empty()
+                        || ParsedInternalKey::parse(key)
+                            .is_some_and(|p| p.value_type() == Some(ValueType::Merge)));
+                if chained {
                     chain.push((key.to_vec(), value.to_vec()));
                 } else {
                     self.write_entry(key, value)?;

@@ -102,6 +102,8 @@ pub struct WriteBatch {
     sequence: SequenceNumber,
     /// Some record names a family other than the default one.
     names_families: bool,
+    /// Some record is a merge operand.
+    has_merges: bool,
 }
 
 impl WriteBatch {
@@ -112,6 +114,7 @@ impl WriteBatch {
             count: 0,
             sequence: 0,
             names_families: false,
+            has_merges: false,
         };
         put_fixed64(&mut batch.rep, 0);
         put_fixed32(&mut batch.rep, 0);
@@ -172,6 +175,11 @@ impl WriteBatch {
     /// The ids of the families the batch's merge operands go to, without
     /// repeats (empty for a batch without merges).
     pub(crate) fn merge_families(&self) -> Vec<u32> {
+        // Checked on every write: most batches hold no merge, and skip the
+        // parse.
+        if !self.has_merges {
+            return Vec::new();
+        }
         let mut ids: Vec<u32> = self
             .iter()
             .filter_map(|e| e.ok())
@@ -232,6 +240,7 @@ impl WriteBatch {
             put_varint32(&mut self.rep, cf);
             self.names_families = true;
         }
+        self.has_merges |= value_type == ValueType::Merge;
         put_len_and_bytes(&mut self.rep, key);
         if value_type != ValueType::Delete {
             put_len_and_bytes(&mut self.rep, value);
@@ -265,6 +274,7 @@ impl WriteBatch {
         self.sequence = 0;
         self.count = 0;
         self.names_families = false;
+        self.has_merges = false;
         self.store_header();
     }
 
@@ -315,9 +325,11 @@ impl WriteBatch {
             )));
         };
         let mut records: u64 = 0;
-        let mut names_families = false;
+        let (mut names_families, mut has_merges) = (false, false);
         for entry in parse_records(&data) {
-            names_families |= entry?.cf != 0;
+            let entry = entry?;
+            names_families |= entry.cf != 0;
+            has_merges |= entry.value_type == ValueType::Merge;
             records += 1;
         }
         if records != u64::from(count) {
@@ -330,6 +342,7 @@ impl WriteBatch {
             count,
             sequence,
             names_families,
+            has_merges,
         })
     }
 
@@ -351,6 +364,7 @@ impl WriteBatch {
         self.rep
             .extend_from_slice(other.rep.get(HEADER_LEN..).unwrap_or_default());
         self.names_families |= other.names_families;
+        self.has_merges |= other.has_merges;
         self.set_count(count);
         Ok(())
     }

@@ -168,6 +168,7 @@ fn iter_reports_one_error_then_ends() {
         count: 2,
         sequence: 0,
         names_families: false,
+        has_merges: false,
     };
     let results: Vec<_> = b.iter().collect();
     assert_eq!(results.len(), 2);
