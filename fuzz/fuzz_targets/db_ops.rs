@@ -74,7 +74,7 @@ fn delete_range(model: &mut Model, begin: &[u8], end: &[u8]) {
 
 fn scan_matches(db: &Db, model: &Model) {
     let got: Model = db
-        .range(&ReadOptions::default(), ..)
+        .range(..)
         .map(|e| e.expect("scan"))
         .collect();
     assert!(&got == model, "scan differs from the model");
@@ -191,7 +191,7 @@ fuzz_target!(|data: &[u8]| {
                 }
                 db = Db::open(path, options(&fs)).expect("reopen");
                 let recovered: Model = db
-                    .range(&ReadOptions::default(), ..)
+                    .range(..)
                     .map(|e| e.expect("scan"))
                     .collect();
                 if crash {

@@ -14,7 +14,7 @@ use strata::{ColumnFamily, Db, DbOptions, ReadOptions, WriteBatch, WriteOptions}
 
 use crate::cli_error::{context, stdout_error, CliError, CliResult};
 use crate::db_flags::{print_ok, with_db, with_db_read_only, with_stdout, DbFlags};
-use crate::{cf_cmd, hex, inspect, kv_line};
+use crate::{cf_cmd, hex, idump, inspect, kv_line};
 
 /// The database commands (ldb's names).
 #[derive(Debug, Subcommand)]
@@ -38,6 +38,10 @@ pub enum DbCommand {
     Scan(ScanArgs),
     /// Print `key ==> value` lines (the input format of `load`) and a count.
     Dump(DumpArgs),
+    /// Print every stored version of the keys in the range, as ldb's idump:
+    /// `'key' seq:N, type:T => value` (type 1 value, 0 deletion, 2 merge
+    /// operand, 15 range deletion whose value is its end key), and a count.
+    Idump(idump::IdumpArgs),
     /// Apply `key ==> value` lines from stdin in order (later lines win).
     Load(FlagsOnly),
     /// Print about how many bytes of table files hold the keys in
@@ -182,6 +186,7 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
         DbCommand::BatchPut(a) => batch_put(&before.merge(&a.flags)?, &a),
         DbCommand::Scan(a) => scan(&before.merge(&a.flags)?, &a),
         DbCommand::Dump(a) => dump(&before.merge(&a.flags)?, &a),
+        DbCommand::Idump(a) => idump::run(&before.merge(&a.flags)?, &a),
         DbCommand::Load(a) => load(&before.merge(&a.flags)?),
         DbCommand::GetProperty(a) => get_property(&before.merge(&a.flags)?, &a),
         DbCommand::ApproxSize(a) => approx_size(&before.merge(&a.flags)?, &a),
@@ -315,15 +320,15 @@ fn batch_put(flags: &DbFlags, a: &BatchPutArgs) -> CliResult {
 }
 
 /// A key range with its keys decoded.
-struct KeyRange {
-    from: Option<Vec<u8>>,
-    to: Option<Vec<u8>>,
-    limit: u64,
+pub(crate) struct KeyRange {
+    pub(crate) from: Option<Vec<u8>>,
+    pub(crate) to: Option<Vec<u8>>,
+    pub(crate) limit: u64,
 }
 
 impl RangeArgs {
     /// Decodes the bounds (hex with `--key_hex`) before the database is opened.
-    fn resolve(&self, flags: &DbFlags) -> CliResult<KeyRange> {
+    pub(crate) fn resolve(&self, flags: &DbFlags) -> CliResult<KeyRange> {
         Ok(KeyRange {
             from: self
                 .from
@@ -351,14 +356,17 @@ fn for_each_in_range(
         iterate_upper_bound: to,
         ..ReadOptions::default()
     };
-    let mut it = db.iter_cf(cf, &options);
+    let mut it = db.iter_cf_opt(cf, &options);
     match &from {
         Some(k) => it.seek(k),
         None => it.seek_to_first(),
     }
     let mut count = 0u64;
-    while it.valid() && count < limit {
-        visit(it.key(), it.value())?;
+    while count < limit {
+        let (Some(key), Some(value)) = (it.key(), it.value()) else {
+            break;
+        };
+        visit(key, value)?;
         count += 1;
         it.next();
     }

@@ -28,8 +28,14 @@ pub fn append(dst: &mut Vec<u8>, bytes: &[u8], hex: bool) {
         dst.extend_from_slice(bytes);
         return;
     }
-    dst.reserve(2 + bytes.len() * 2);
     dst.extend_from_slice(b"0x");
+    append_digits(dst, bytes);
+}
+
+/// Appends `bytes` as upper-case hex digits with no `0x` (RocksDB's
+/// `Slice::ToString(true)`, which ldb's idump prints).
+pub fn append_digits(dst: &mut Vec<u8>, bytes: &[u8]) {
+    dst.reserve(bytes.len() * 2);
     for &b in bytes {
         dst.push(DIGITS[usize::from(b >> 4)]);
         dst.push(DIGITS[usize::from(b & 0x0f)]);

@@ -11,6 +11,7 @@ mod cli_error;
 mod db_cmd;
 mod db_flags;
 mod hex;
+mod idump;
 mod inspect;
 mod kv_line;
 mod sst;

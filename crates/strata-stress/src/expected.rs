@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use strata::{Db, ReadOptions};
+use strata::Db;
 
 use crate::families::{of_key, Families};
 use crate::workload::{apply, parse_key, parse_seq, seq_key, thread_prefix, KeyState, Workload};
@@ -98,11 +98,7 @@ fn read_thread(
     let mut seq = None;
     let families = Families::of(db, w.families)?;
     for (i, cf) in families.all().iter().enumerate() {
-        for entry in db.range_cf(
-            cf,
-            &ReadOptions::default(),
-            prefix.as_slice()..end.as_slice(),
-        ) {
+        for entry in db.range_cf(cf, prefix.as_slice()..end.as_slice()) {
             let (k, v) =
                 entry.map_err(|e| format!("scan of thread {thread}'s keys failed: {e}"))?;
             if k == seq_key(thread) && i == 0 {

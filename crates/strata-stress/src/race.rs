@@ -205,7 +205,7 @@ fn check_once(db: &Db, shared: &Shared) -> Result<(), String> {
         }
     }
     let scanned: Vec<u64> = db
-        .range(&at, ..)
+        .range_opt(&at, ..)
         .map(|entry| {
             let (_, value) = entry.map_err(|e| format!("scan failed: {e}"))?;
             parse(&value)

@@ -212,7 +212,10 @@ fn check_scan(shared: &Shared<'_>, thread: usize, state: &KeyState) -> Result<bo
         ..ReadOptions::default()
     };
     for (i, cf) in shared.families.all().iter().enumerate() {
-        for entry in shared.db.range_cf(cf, &at, from.as_slice()..=to.as_slice()) {
+        for entry in shared
+            .db
+            .range_cf_opt(cf, &at, from.as_slice()..=to.as_slice())
+        {
             match entry {
                 Ok((k, v)) => {
                     let n = parse_key(thread, &k)

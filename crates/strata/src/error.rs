@@ -74,6 +74,9 @@ pub enum Error {
         /// Why it would have waited.
         reason: String,
     },
+    /// The database was closed ([`crate::Db::close`]) through another clone
+    /// of the handle; only reads still work on the remaining clones.
+    Closed,
     /// A merge operator could not combine a key's operands (RocksDB reports
     /// it as corruption): the stored operands or value are not what the
     /// operator accepts.
@@ -181,6 +184,10 @@ impl fmt::Display for Error {
             ),
             Error::NotFound { what } => write!(f, "NotFound: {what}"),
             Error::Incomplete { reason } => write!(f, "Incomplete: {reason}"),
+            Error::Closed => write!(
+                f,
+                "Closed: the database was closed through another handle; only reads still work"
+            ),
             Error::MergeFailed {
                 operator,
                 key,
@@ -232,6 +239,7 @@ impl Clone for Error {
             Error::Incomplete { reason } => Error::Incomplete {
                 reason: reason.clone(),
             },
+            Error::Closed => Error::Closed,
             Error::MergeFailed {
                 operator,
                 key,

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use strata::fs::SimFs;
-use strata::{Db, DbOptions, Error, Fs, ReadOptions, WriteBatch, WriteOptions};
+use strata::{Db, DbOptions, Error, Fs, WriteBatch, WriteOptions};
 
 /// Records the largest single allocation.
 struct Measuring;
@@ -185,7 +185,7 @@ fn check(files: &BTreeMap<String, Vec<u8>>, damaged: &str, case: &str) -> bool {
     // A full scan: each entry right, or the scan ends in an error.
     let mut scanned = BTreeMap::new();
     let mut scan_failed = false;
-    for entry in db.range(&ReadOptions::default(), ..) {
+    for entry in db.range(..) {
         match entry {
             Ok((k, v)) => {
                 scanned.insert(k, v);

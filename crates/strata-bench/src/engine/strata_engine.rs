@@ -183,7 +183,7 @@ impl Engine for StrataEngine {
     }
 
     fn cursor(&self) -> DbIterator {
-        self.db.iter(&self.read_options)
+        self.db.iter_opt(&self.read_options)
     }
 
     fn flush(&self) -> OpResult {
@@ -241,10 +241,10 @@ impl Cursor for DbIterator {
         DbIterator::valid(self)
     }
     fn key(&self) -> &[u8] {
-        DbIterator::key(self)
+        DbIterator::key(self).unwrap_or_default()
     }
     fn value(&self) -> &[u8] {
-        DbIterator::value(self)
+        DbIterator::value(self).unwrap_or_default()
     }
     fn next(&mut self) {
         DbIterator::next(self);

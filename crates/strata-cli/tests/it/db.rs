@@ -17,7 +17,7 @@ fn on_db(dir: &Path, args: &[&str], stdin: &str) -> Output {
 }
 
 /// Runs a command that must succeed and returns its stdout.
-fn ok(dir: &Path, args: &[&str], stdin: &str) -> String {
+pub fn ok(dir: &Path, args: &[&str], stdin: &str) -> String {
     let out = on_db(dir, args, stdin);
     assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     stdout(&out)
@@ -32,7 +32,7 @@ fn fails(dir: &Path, args: &[&str], stdin: &str) -> String {
     stderr(&out)
 }
 
-fn open_lib(dir: &Path) -> Db {
+pub fn open_lib(dir: &Path) -> Db {
     let options = DbOptions {
         create_if_missing: true,
         ..DbOptions::default()

@@ -6,6 +6,7 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 mod db;
+mod idump;
 mod sst;
 
 /// Runs `strata` with `args`, feeding it `stdin`.

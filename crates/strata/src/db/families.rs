@@ -286,8 +286,14 @@ impl Db {
         read::multi_get(&self.inner, &cf.shared, options, keys)
     }
 
-    /// A cursor over family `cf` (see [`Db::iter`]).
-    pub fn iter_cf(&self, cf: &ColumnFamily, options: &ReadOptions) -> DbIterator {
+    /// A cursor over family `cf`, reading the latest state (see
+    /// [`Db::iter`]).
+    pub fn iter_cf(&self, cf: &ColumnFamily) -> DbIterator {
+        self.iter_cf_opt(cf, &ReadOptions::default())
+    }
+
+    /// A cursor over family `cf` with read options (see [`Db::iter_opt`]).
+    pub fn iter_cf_opt(&self, cf: &ColumnFamily, options: &ReadOptions) -> DbIterator {
         let (lower, upper) = (
             options.iterate_lower_bound.clone(),
             options.iterate_upper_bound.clone(),
@@ -298,8 +304,15 @@ impl Db {
         read::iter(&self.inner, &cf.shared, options, lower, upper)
     }
 
-    /// The entries of family `cf` in `range` (see [`Db::range`]).
-    pub fn range_cf(
+    /// The entries of family `cf` in `range`, reading the latest state (see
+    /// [`Db::range`]).
+    pub fn range_cf(&self, cf: &ColumnFamily, range: impl KeyRange) -> DbRange {
+        self.range_cf_opt(cf, &ReadOptions::default(), range)
+    }
+
+    /// The entries of family `cf` in `range` with read options (see
+    /// [`Db::range_opt`]).
+    pub fn range_cf_opt(
         &self,
         cf: &ColumnFamily,
         options: &ReadOptions,

@@ -14,6 +14,7 @@ mod compact;
 mod families;
 pub(crate) mod info_log;
 pub mod key_range;
+mod key_versions;
 mod open;
 mod open_checks;
 mod properties;
@@ -50,19 +51,46 @@ use crate::write::WriteBatch;
 pub use admin::{check_consistency, ConsistencyReport};
 use info_log::InfoLog;
 pub use key_range::KeyRange;
+pub use key_versions::KeyVersion;
 pub use snapshot::Snapshot;
 use snapshot::SnapshotList;
 use stats::DbStats;
 pub use wal_replay::WalDamage;
 use write::WriteRequest;
 
-/// An open database. Cheap to share: `Db` is `Send + Sync`; wrap it in an `Arc`
-/// to use it from many threads. Dropping it closes the database cleanly.
-#[derive(Debug)]
+/// An open database.
+///
+/// `Db` is a cheap handle: cloning it shares the one open database (two
+/// reference counts), and it is `Send + Sync`, so each thread can hold its own
+/// clone. The database closes cleanly when the last clone is dropped, or at
+/// once with [`Db::close`], which also reports any error; after `close`, the
+/// other clones' writes, flushes and compactions fail with
+/// [`crate::Error::Closed`] while their reads go on until they are dropped.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let db = strata::Db::open(dir.path(), strata::DbOptions { create_if_missing: true, ..Default::default() })?;
+/// let writer = db.clone();
+/// std::thread::spawn(move || writer.put("k", "v")).join().ok();
+/// assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+/// db.close()?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
 pub struct Db {
     inner: Arc<DbInner>,
+    /// Shared by the clones; closes the database when the last one goes.
+    lifecycle: Arc<Lifecycle>,
+}
+
+/// What closing the database needs, shared by every clone of a [`Db`].
+#[derive(Debug)]
+struct Lifecycle {
+    inner: Arc<DbInner>,
     /// The flush thread and the compaction threads; empty once closed.
-    threads: Vec<JoinHandle<()>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 /// Metadata guarded by the DB mutex: never held across file I/O on the read or
@@ -164,16 +192,17 @@ impl Db {
     ) -> Result<Db> {
         let families = families.into_iter().map(|(n, o)| (n.into(), o)).collect();
         let inner = Arc::new(open::open(path.as_ref(), options, families)?);
-        let mut db = Db {
+        let lifecycle = Arc::new(Lifecycle {
             inner: inner.clone(),
-            threads: Vec::new(),
-        };
-        // On an error here, dropping `db` stops the threads already started.
-        db.threads
-            .push(background::spawn_flush_thread(inner.clone())?);
-        db.threads
-            .extend(compact::spawn_compaction_threads(&inner)?);
-        Ok(db)
+            threads: Mutex::new(Vec::new()),
+        });
+        // On an error here, dropping `lifecycle` stops the threads already
+        // started.
+        let flush_thread = background::spawn_flush_thread(inner.clone())?;
+        lifecycle.threads.lock().push(flush_thread);
+        let compaction_threads = compact::spawn_compaction_threads(&inner)?;
+        lifecycle.threads.lock().extend(compaction_threads);
+        Ok(Db { inner, lifecycle })
     }
 
     /// Opens the database for reads only (RocksDB's `OpenForReadOnly`): the
@@ -184,10 +213,12 @@ impl Db {
     /// they never return wrong data. Every column family is opened, the
     /// others with `options`' column family fields.
     pub fn open_read_only(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
-        Ok(Db {
-            inner: Arc::new(open::open_read_only(path.as_ref(), options)?),
-            threads: Vec::new(),
-        })
+        let inner = Arc::new(open::open_read_only(path.as_ref(), options)?);
+        let lifecycle = Arc::new(Lifecycle {
+            inner: inner.clone(),
+            threads: Mutex::new(Vec::new()),
+        });
+        Ok(Db { inner, lifecycle })
     }
 
     /// Deletes the database in `path` (RocksDB's `DestroyDB`): every file of
@@ -311,10 +342,34 @@ impl Db {
         read::multi_get(&self.inner, &self.inner.default_cf, options, keys)
     }
 
+    /// A cursor over the default family, reading the latest state.
+    /// Unpositioned: call a seek.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = strata::Db::open(dir.path(), strata::DbOptions { create_if_missing: true, ..Default::default() })?;
+    /// db.put("a", "1")?;
+    /// db.put("b", "2")?;
+    /// let mut it = db.iter();
+    /// it.seek(b"b");
+    /// assert_eq!(it.key(), Some(&b"b"[..]));
+    /// it.prev();
+    /// assert_eq!(it.key(), Some(&b"a"[..]));
+    /// it.prev();
+    /// assert!(it.key().is_none());
+    /// it.status()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn iter(&self) -> DbIterator {
+        self.iter_opt(&ReadOptions::default())
+    }
+
     /// A cursor over the default family at the read's snapshot (or now),
     /// within `iterate_lower_bound` / `iterate_upper_bound`. Unpositioned:
     /// call a seek.
-    pub fn iter(&self, options: &ReadOptions) -> DbIterator {
+    pub fn iter_opt(&self, options: &ReadOptions) -> DbIterator {
         read::iter(
             &self.inner,
             &self.inner.default_cf,
@@ -325,10 +380,32 @@ impl Db {
     }
 
     /// The entries of the default family in `range`, as a double-ended Rust
-    /// iterator of `Result<(key, value)>`; `options` bounds narrow it further.
-    /// Takes any std range over byte-string keys: `..`, `a..b`, `"a"..="m"`,
-    /// `k..`.
-    pub fn range(&self, options: &ReadOptions, range: impl KeyRange) -> DbRange {
+    /// iterator of `Result<(key, value)>`, reading the latest state. Takes any
+    /// std range over byte-string keys: `..`, `a..b`, `"a"..="m"`, `k..`.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = strata::Db::open(dir.path(), strata::DbOptions { create_if_missing: true, ..Default::default() })?;
+    /// for (k, v) in [("a", "1"), ("b", "2"), ("c", "3")] {
+    ///     db.put(k, v)?;
+    /// }
+    /// let keys: Vec<_> = db
+    ///     .range("b"..)
+    ///     .rev()
+    ///     .map(|entry| entry.map(|(k, _)| k))
+    ///     .collect::<strata::Result<_>>()?;
+    /// assert_eq!(keys, [&b"c"[..], &b"b"[..]]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn range(&self, range: impl KeyRange) -> DbRange {
+        self.range_opt(&ReadOptions::default(), range)
+    }
+
+    /// [`Db::range`] with read options: a snapshot, and bounds that narrow
+    /// the range further.
+    pub fn range_opt(&self, options: &ReadOptions, range: impl KeyRange) -> DbRange {
         let (lower, upper) = bounds(options, range);
         read::range(&self.inner, &self.inner.default_cf, options, lower, upper)
     }
@@ -434,17 +511,26 @@ impl Db {
     }
 
     /// Closes the database, reporting any error. Writes made with `disable_wal`
-    /// are flushed first; the WAL is synced.
-    pub fn close(mut self) -> Result<()> {
-        self.shutdown()
+    /// are flushed first; the WAL is synced; background work stops. Other
+    /// clones of this handle can still read; their writes fail with
+    /// [`crate::Error::Closed`]. The LOCK is released when the last clone is
+    /// dropped.
+    pub fn close(self) -> Result<()> {
+        self.lifecycle.shutdown()
     }
+}
 
-    fn shutdown(&mut self) -> Result<()> {
-        if self.threads.is_empty() {
+impl Lifecycle {
+    /// Stops the background threads and syncs the WAL; a no-op once done, and
+    /// on a read-only handle.
+    fn shutdown(&self) -> Result<()> {
+        let mut threads = self.threads.lock();
+        if threads.is_empty() {
             return Ok(());
         }
+        let inner = &self.inner;
         let unlogged: Vec<Arc<CfShared>> = {
-            let state = self.inner.state.lock();
+            let state = inner.state.lock();
             state
                 .cfs
                 .values()
@@ -452,18 +538,16 @@ impl Db {
                 .map(|cf| cf.shared.clone())
                 .collect()
         };
-        let flushed = unlogged
-            .iter()
-            .try_for_each(|cf| write::flush(&self.inner, cf));
-        self.inner.shutting_down.store(true, Ordering::Release);
+        let flushed = unlogged.iter().try_for_each(|cf| write::flush(inner, cf));
+        inner.shutting_down.store(true, Ordering::Release);
         {
-            // Under the mutex, so no background thread misses the wake-up
-            // between checking the flag and waiting.
-            let _state = self.inner.state.lock();
-            self.inner.bg_cv.notify_all();
+            // Under the mutex, so no background thread or stalled writer
+            // misses the wake-up between checking the flag and waiting.
+            let _state = inner.state.lock();
+            inner.bg_cv.notify_all();
         }
         let mut panicked = None;
-        for thread in self.threads.drain(..) {
+        for thread in threads.drain(..) {
             let name = thread
                 .thread()
                 .name()
@@ -473,11 +557,11 @@ impl Db {
                 panicked.get_or_insert(name);
             }
         }
-        let synced = match self.inner.wal.lock().as_mut() {
+        let synced = match inner.wal.lock().as_mut() {
             Some(wal) => wal.sync(),
             None => Ok(()),
         };
-        info_log::info!(self.inner.info_log, "closed");
+        info_log::info!(inner.info_log, "closed");
         flushed?;
         synced?;
         if let Some(thread) = panicked {
@@ -519,7 +603,7 @@ fn tighter(
     }
 }
 
-impl Drop for Db {
+impl Drop for Lifecycle {
     fn drop(&mut self) {
         if let Err(e) = self.shutdown() {
             info_log::info!(self.inner.info_log, "error while closing: {e}");
@@ -602,7 +686,7 @@ impl DbInner {
         self.tick(crate::statistics::Ticker::StallMicros, micros);
     }
 
-    /// Fails on a read-only handle.
+    /// Fails on a read-only handle, and once the database is closed.
     fn check_writable(&self) -> Result<()> {
         if self.read_only {
             return Err(crate::Error::invalid_argument(
@@ -610,7 +694,21 @@ impl DbInner {
                 "the database was opened read-only",
             ));
         }
+        if self.shutting_down.load(Ordering::Acquire) {
+            return Err(crate::Error::Closed);
+        }
         Ok(())
+    }
+
+    /// Why a writer waiting under the DB mutex must give up: a background
+    /// error, or the database being closed (nothing will wake it again).
+    fn wait_error(&self, state: &DbState) -> Option<crate::Error> {
+        if let Some(e) = &state.bg_error {
+            return Some(e.clone());
+        }
+        self.shutting_down
+            .load(Ordering::Acquire)
+            .then_some(crate::Error::Closed)
     }
 
     /// Publishes a new super version of family `cf` built from the state,

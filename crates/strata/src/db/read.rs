@@ -283,18 +283,40 @@ fn build_iter(
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
 ) -> DbIterator {
+    let children = point_sources(inner, sv, options, seq, lower.as_deref(), upper.as_deref());
+    let tombstones = match iterator_tombstones(inner, sv) {
+        Ok(tombstones) => tombstones,
+        Err(e) => return failed_iter(e, lower, upper),
+    };
+    let it = DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
+        .with_statistics(inner.options.statistics.clone())
+        .with_range_tombstones(tombstones)
+        .with_merge_operator(sv.options.merge_operator.clone())
+        .pinning(sv.clone());
+    match &options.snapshot {
+        Some(snapshot) => it.pinning(Arc::new(snapshot.clone())),
+        None => it,
+    }
+}
+
+/// One iterator per source of point entries a read at `seq` within the
+/// bounds needs: each memtable, each L0 table, and one per sorted level.
+pub(super) fn point_sources(
+    inner: &DbInner,
+    sv: &SuperVersion,
+    options: &ReadOptions,
+    seq: SequenceNumber,
+    lower: Option<&[u8]>,
+    upper: Option<&[u8]>,
+) -> Vec<BoxedIterator> {
     let mut children: Vec<BoxedIterator> = Vec::with_capacity(1 + sv.imm.len());
     children.push(Box::new(sv.mem.iter()));
     children.extend(sv.imm.iter().map(|m| Box::new(m.iter()) as BoxedIterator));
     // Tables wholly outside the bounds, or newer than the read, cannot
     // contribute.
     let relevant = |file: &FileMetaData| {
-        let below = lower
-            .as_deref()
-            .is_some_and(|l| user_key(&file.largest) < l);
-        let above = upper
-            .as_deref()
-            .is_some_and(|u| user_key(&file.smallest) >= u);
+        let below = lower.is_some_and(|l| user_key(&file.largest) < l);
+        let above = upper.is_some_and(|u| user_key(&file.smallest) >= u);
         !(below || above || file.smallest_seqno > seq)
     };
     for file in sv.version.files(0).iter().filter(|f| relevant(f)) {
@@ -322,19 +344,7 @@ fn build_iter(
             )));
         }
     }
-    let tombstones = match iterator_tombstones(inner, sv) {
-        Ok(tombstones) => tombstones,
-        Err(e) => return failed_iter(e, lower, upper),
-    };
-    let it = DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
-        .with_statistics(inner.options.statistics.clone())
-        .with_range_tombstones(tombstones)
-        .with_merge_operator(sv.options.merge_operator.clone())
-        .pinning(sv.clone());
-    match &options.snapshot {
-        Some(snapshot) => it.pinning(Arc::new(snapshot.clone())),
-        None => it,
-    }
+    children
 }
 
 /// Stands in for a table that could not be opened: never valid, always failing,

@@ -170,8 +170,8 @@ pub(crate) fn flush(inner: &DbInner, cf: &CfShared) -> Result<()> {
     )?;
     let mut state = inner.state.lock();
     loop {
-        if let Some(e) = &state.bg_error {
-            return Err(e.clone());
+        if let Some(e) = inner.wait_error(&state) {
+            return Err(e);
         }
         // A family dropped meanwhile has nothing left to flush.
         if state.cfs.get(&cf.id).is_none_or(|f| f.imm.is_empty()) {
@@ -500,8 +500,8 @@ fn stall_if_behind(
     let started = std::time::Instant::now();
     let mut stopped = false;
     let condition = loop {
-        if let Some(e) = &state.bg_error {
-            return Err(e.clone());
+        if let Some(e) = inner.wait_error(state) {
+            return Err(e);
         }
         let condition = stall::current(state);
         if condition.is_some() {
@@ -583,8 +583,8 @@ fn make_room(
     let mut force = force;
     let mut stalled = false;
     loop {
-        if let Some(e) = &state.bg_error {
-            return Err(e.clone());
+        if let Some(e) = inner.wait_error(state) {
+            return Err(e);
         }
         let to_switch: Vec<u32> = state
             .cfs

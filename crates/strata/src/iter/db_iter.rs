@@ -253,26 +253,28 @@ impl DbIterator {
         self.valid
     }
 
-    /// The current user key; empty when not valid.
-    pub fn key(&self) -> &[u8] {
+    /// The current user key, or `None` when not positioned on an entry
+    /// (before any seek, past either end, or after an error: check
+    /// [`DbIterator::status`]).
+    pub fn key(&self) -> Option<&[u8]> {
         if !self.valid {
-            return &[];
+            return None;
         }
-        match self.direction {
+        Some(match self.direction {
             Direction::Forward if !self.merged => crate::key::user_key(self.inner.key()),
             _ => &self.saved_key,
-        }
+        })
     }
 
-    /// The current value; empty when not valid.
-    pub fn value(&self) -> &[u8] {
+    /// The current value, or `None` when not positioned on an entry.
+    pub fn value(&self) -> Option<&[u8]> {
         if !self.valid {
-            return &[];
+            return None;
         }
-        match self.direction {
+        Some(match self.direction {
             Direction::Forward if !self.merged => self.inner.value(),
             _ => &self.saved_value,
-        }
+        })
     }
 
     /// The first error met: corruption seen here, or the inner iterator's error.
@@ -674,18 +676,18 @@ impl Iterator for DbRange {
             self.front.seek_to_first();
             self.front_started = true;
         }
-        if !self.front.valid() {
+        let (Some(key), Some(value)) = (self.front.key(), self.front.value()) else {
             let status = self.front.status();
             return self.finish(status);
-        }
-        let key = self.front.key();
+        };
         if self.back_yielded && key >= self.back_last.as_slice() {
             return self.finish(Ok(()));
         }
+        let entry = (key.to_vec(), value.to_vec());
         self.front_last.clear();
-        self.front_last.extend_from_slice(key);
+        self.front_last.extend_from_slice(&entry.0);
         self.front_yielded = true;
-        Some(Ok((key.to_vec(), self.front.value().to_vec())))
+        Some(Ok(entry))
     }
 }
 
@@ -700,18 +702,18 @@ impl DoubleEndedIterator for DbRange {
             self.back.seek_to_last();
             self.back_started = true;
         }
-        if !self.back.valid() {
+        let (Some(key), Some(value)) = (self.back.key(), self.back.value()) else {
             let status = self.back.status();
             return self.finish(status);
-        }
-        let key = self.back.key();
+        };
         if self.front_yielded && key <= self.front_last.as_slice() {
             return self.finish(Ok(()));
         }
+        let entry = (key.to_vec(), value.to_vec());
         self.back_last.clear();
-        self.back_last.extend_from_slice(key);
+        self.back_last.extend_from_slice(&entry.0);
         self.back_yielded = true;
-        Some(Ok((key.to_vec(), self.back.value().to_vec())))
+        Some(Ok(entry))
     }
 }
 

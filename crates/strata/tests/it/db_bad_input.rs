@@ -152,10 +152,10 @@ proptest! {
             iterate_upper_bound: Some(upper.clone()),
             ..ReadOptions::default()
         };
-        let mut it = db.iter(&options);
+        let mut it = db.iter_opt(&options);
         it.seek_to_first();
         while it.valid() {
-            prop_assert!(it.key() >= &lower[..] && it.key() < &upper[..]);
+            prop_assert!(it.key() >= Some(&lower[..]) && it.key() < Some(&upper[..]));
             it.next();
         }
         prop_assert!(it.status().is_ok());
@@ -221,10 +221,10 @@ fn a_snapshot_lives_in_its_read_options_and_another_databases_is_refused() {
         })
     ));
     assert!(db.multi_get(&foreign, &[b"k"]).iter().all(|r| r.is_err()));
-    let mut it = db.iter(&foreign);
+    let mut it = db.iter_opt(&foreign);
     it.seek_to_first();
     assert!(!it.valid() && it.status().is_err());
-    let first = db.range(&foreign, ..).next();
+    let first = db.range_opt(&foreign, ..).next();
     assert!(
         matches!(first, Some(Err(Error::InvalidArgument { .. }))),
         "{first:?}"
@@ -239,7 +239,7 @@ fn an_iterator_outlives_its_database() {
         db.put(format!("k{i:04}").as_bytes(), b"v").unwrap();
     }
     db.flush().unwrap();
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.iter();
     drop(db);
     it.seek_to_first();
     let mut n = 0;

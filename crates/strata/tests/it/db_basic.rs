@@ -212,7 +212,7 @@ fn direct_io_for_flush_and_compaction_writes_readable_tables() {
         let got = db.get(format!("key{i:06}").as_bytes()).unwrap();
         assert_eq!(got.as_deref(), Some(value(i).as_bytes()), "key {i}");
     }
-    let count = db.range(&ReadOptions::default(), ..).count();
+    let count = db.range(..).count();
     assert_eq!(count, 6000);
 }
 
@@ -279,7 +279,7 @@ fn read_only_open_sees_everything_and_writes_nothing() {
     let mut before = fs.list(dir).unwrap();
     before.sort();
     let reader = Db::open_read_only(dir, sim_options(&fs)).unwrap();
-    assert_eq!(reader.range(&ReadOptions::default(), ..).count(), 3000);
+    assert_eq!(reader.range(..).count(), 3000);
     assert_eq!(
         reader.get(b"k02999").unwrap().as_deref(),
         Some(&[b'v'; 60][..])
@@ -351,7 +351,7 @@ fn statistics_count_reads_writes_and_filters() {
     assert!(db.get(b"k00007").unwrap().is_some()); // from a table
     assert!(db.get(b"absent").unwrap().is_none()); // below every table
     assert!(db.get(b"k00007x").unwrap().is_none()); // inside a table's range
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.iter();
     it.seek(b"k00100");
     assert!(it.valid());
     assert_eq!(stats.ticker(Ticker::NumberKeysWritten), 2001);

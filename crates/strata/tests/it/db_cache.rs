@@ -93,7 +93,7 @@ fn index_and_filter_blocks_can_live_in_a_small_block_cache() {
         assert_eq!(got.as_deref(), Some(format!("v{i}").as_bytes()));
         assert!(db.get(format!("k{i:05}x").as_bytes()).unwrap().is_none());
     }
-    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 4000);
+    assert_eq!(db.range(..).count(), 4000);
     let t = |ticker| stats.ticker(ticker);
     assert!(t(Ticker::BlockCacheIndexMiss) > 0 && t(Ticker::BlockCacheIndexHit) > 0);
     assert!(t(Ticker::BlockCacheFilterMiss) > 0 && t(Ticker::BlockCacheFilterHit) > 0);
@@ -133,7 +133,7 @@ fn a_clock_block_cache_serves_reads() {
         }
     }
     assert!(stats.ticker(Ticker::BlockCacheDataHit) > 0);
-    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 3000);
+    assert_eq!(db.range(..).count(), 3000);
 }
 
 /// Opens a DB whose index and filter blocks live in `cache`, pinned at L0 or

@@ -84,8 +84,8 @@ fn compact_range_moves_everything_down_and_drops_deleted_data() {
         snapshot: Some(snap.clone()),
         ..ReadOptions::default()
     };
-    assert_eq!(db.range(&at_snap, ..).count(), 1000);
-    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 0);
+    assert_eq!(db.range_opt(&at_snap, ..).count(), 1000);
+    assert_eq!(db.range(..).count(), 0);
     assert!(
         number(&db, "strata.total-sst-files-size") > 0,
         "the snapshot's data went"
@@ -122,7 +122,7 @@ fn compact_range_covers_only_its_range() {
         "{before:?} -> {after:?}"
     );
     assert!(after[6] > 0);
-    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 2000);
+    assert_eq!(db.range(..).count(), 2000);
 }
 
 #[test]
@@ -144,7 +144,7 @@ fn sequential_data_moves_down_without_rewriting() {
         "sequential L0 files were rewritten:\n{log}"
     );
     assert!(files_per_level(&db)[6] > 0);
-    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 6000);
+    assert_eq!(db.range(..).count(), 6000);
 }
 
 #[test]
@@ -272,7 +272,7 @@ fn failed_manifest_sync_deletes_no_file_the_record_names() {
     drop(db);
     fs.crash(CrashMode::PROCESS_KILL);
     let db = open_with(&fs, CompactionOptions::default());
-    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 700);
+    assert_eq!(db.range(..).count(), 700);
     for i in 1300..2000u32 {
         assert_eq!(
             db.get(key(i % 700)).unwrap().as_deref(),
@@ -355,7 +355,7 @@ fn a_full_disk_during_compaction_loses_nothing() {
         );
     }
     db.compact_range(None, None).unwrap();
-    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 1000);
+    assert_eq!(db.range(..).count(), 1000);
 }
 
 /// A compaction that fails on an I/O error is retried later; writes never
@@ -431,7 +431,7 @@ fn fifo_drops_the_oldest_tables_to_stay_within_its_limit() {
         db.property("strata.sstables").unwrap(),
         log_text(&fs)
     );
-    let kept = db.range(&ReadOptions::default(), ..).count();
+    let kept = db.range(..).count();
     assert!(kept > 500 && kept < 6000, "{kept}");
     drop(db);
 
@@ -524,7 +524,7 @@ fn tables_a_reader_kept_go_once_it_lets_go() {
             .count()
     };
     // An iterator pins the current tables while compaction replaces them.
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.iter();
     it.seek_to_first();
     db.compact_range(None, None).unwrap();
     let live = db.live_files().len();

@@ -79,9 +79,6 @@ fn compactions_remove_and_change_values_no_snapshot_sees() {
     assert_eq!(db.get("d").unwrap(), None);
     // Removed: the older "b" stays hidden.
     assert_eq!(db.get("b").unwrap(), None);
-    let all: Vec<_> = db
-        .range(&ReadOptions::default(), ..)
-        .map(|e| e.unwrap().0)
-        .collect();
+    let all: Vec<_> = db.range(..).map(|e| e.unwrap().0).collect();
     assert_eq!(all, [&b"a"[..], &b"c"[..]]);
 }

@@ -75,11 +75,11 @@ fn four_writers_four_readers() {
                         let lower = format!("w{t}-").into_bytes();
                         let upper = format!("w{t}.").into_bytes();
                         let seen: Vec<_> = db
-                            .range(&ro, lower.as_slice()..upper.as_slice())
+                            .range_opt(&ro, lower.as_slice()..upper.as_slice())
                             .map(|e| e.unwrap())
                             .collect();
                         let again: Vec<_> = db
-                            .range(&ro, lower.as_slice()..upper.as_slice())
+                            .range_opt(&ro, lower.as_slice()..upper.as_slice())
                             .map(|e| e.unwrap())
                             .collect();
                         assert_eq!(
@@ -193,10 +193,7 @@ fn synced_groups_insert_large_batches_in_parallel() {
     }
     let report = db.property("strata.dbstats").unwrap();
     let expected_keys = 6 * 20 * (32 + 2);
-    let all: Vec<_> = db
-        .range(&ReadOptions::default(), ..)
-        .map(|e| e.unwrap())
-        .collect();
+    let all: Vec<_> = db.range(..).map(|e| e.unwrap()).collect();
     assert_eq!(all.len(), expected_keys, "{report}");
     assert!(all.iter().all(|(k, v)| k == v));
     // Distinct sequence numbers: one per record, none reused or skipped.

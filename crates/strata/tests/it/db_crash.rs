@@ -101,10 +101,7 @@ fn run(seed: u64, mode: CrashMode) {
             .filter_map(|n| db.get(key(n)).unwrap().map(|v| (key(n), v.to_vec())))
             .collect();
         // Iterators apply range deletions on their own path: same answer.
-        let scanned: BTreeMap<Vec<u8>, Vec<u8>> = db
-            .range(&Default::default(), ..)
-            .map(|r| r.unwrap())
-            .collect();
+        let scanned: BTreeMap<Vec<u8>, Vec<u8>> = db.range(..).map(|r| r.unwrap()).collect();
         assert_eq!(
             scanned, recovered,
             "seed {seed} round {round}: scan and gets differ"

@@ -8,9 +8,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use strata::fs::sim::{CrashMode, DataLoss};
 use strata::fs::SimFs;
-use strata::{
-    CfOptions, ColumnFamily, Db, DbOptions, Error, ReadOptions, WriteBatch, WriteOptions,
-};
+use strata::{CfOptions, ColumnFamily, Db, DbOptions, Error, WriteBatch, WriteOptions};
 
 use crate::util::sim_options;
 
@@ -29,7 +27,7 @@ fn field(e: &Error) -> &'static str {
 }
 
 fn scan_cf(db: &Db, cf: &ColumnFamily) -> Vec<(Vec<u8>, Vec<u8>)> {
-    db.range_cf(cf, &ReadOptions::default(), ..)
+    db.range_cf(cf, ..)
         .map(|e| {
             let (k, v) = e.unwrap();
             (k.to_vec(), v.to_vec())
@@ -147,7 +145,7 @@ fn bad_family_use_is_a_named_error() {
         field(&db.drop_column_family(&clone).unwrap_err()),
         "column_family"
     );
-    let mut it = db.iter_cf(&clone, &ReadOptions::default());
+    let mut it = db.iter_cf(&clone);
     it.seek_to_first();
     assert!(!it.valid());
     assert_eq!(field(&it.status().unwrap_err()), "column_family");
@@ -264,7 +262,7 @@ fn dropped_family_files_go_once_no_reader_holds_them() {
             .count()
     };
     assert_eq!(tables(&fs), 1);
-    let mut reader = db.iter_cf(&cf, &ReadOptions::default());
+    let mut reader = db.iter_cf(&cf);
     db.drop_column_family(&cf).unwrap();
     // The open iterator still reads the dropped family's table.
     reader.seek_to_first();
@@ -455,7 +453,7 @@ fn handles_are_send_sync_and_shared_across_threads() {
         t.join().unwrap();
     }
     assert_eq!(scan_cf(&db, &cf).len(), 2000);
-    assert_eq!(db.range(&ReadOptions::default(), ..).count(), 2000);
+    assert_eq!(db.range(..).count(), 2000);
 }
 
 #[test]

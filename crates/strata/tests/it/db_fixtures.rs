@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use strata::{Db, DbOptions, ReadOptions};
+use strata::{Db, DbOptions};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -44,7 +44,7 @@ fn v1_leveled_model() -> BTreeMap<Vec<u8>, Vec<u8>> {
 }
 
 fn scan(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    db.range(&ReadOptions::default(), ..)
+    db.range(..)
         .map(|entry| {
             let (k, v) = entry.expect("scan");
             (k.to_vec(), v.to_vec())

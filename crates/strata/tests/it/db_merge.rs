@@ -22,7 +22,7 @@ fn with_operator(fs: &SimFs, op: Arc<dyn strata::MergeOperator>) -> DbOptions {
 }
 
 fn scan(db: &Db, reverse: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.iter();
     let mut out = Vec::new();
     if reverse {
         it.seek_to_last();
@@ -30,7 +30,7 @@ fn scan(db: &Db, reverse: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
         it.seek_to_first();
     }
     while it.valid() {
-        out.push((it.key().to_vec(), it.value().to_vec()));
+        out.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
         if reverse {
             it.prev();
         } else {
@@ -109,7 +109,7 @@ fn merges_without_an_operator_are_refused_and_reads_say_why() {
     let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
     let err = db.get("k").unwrap_err();
     assert!(err.to_string().contains("merge operator"), "{err}");
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.iter();
     it.seek_to_first();
     assert!(!it.valid());
     assert!(it.status().is_err());
@@ -197,7 +197,7 @@ fn stringappend_matches_a_model() {
                 ..ReadOptions::default()
             };
             let got: Vec<_> = db
-                .range(&ro, ..)
+                .range_opt(&ro, ..)
                 .map(|e| {
                     let (k, v) = e.unwrap();
                     (k.to_vec(), v.to_vec())
@@ -207,10 +207,7 @@ fn stringappend_matches_a_model() {
             assert_eq!(got, want, "seed {seed} at a snapshot");
         }
         // The family took the merges only, in the same order.
-        for (k, _) in db
-            .range_cf(&cf, &ReadOptions::default(), ..)
-            .map(|e| e.unwrap())
-        {
+        for (k, _) in db.range_cf(&cf, ..).map(|e| e.unwrap()) {
             assert!(db.get_cf(&cf, &k).unwrap().is_some());
         }
     }

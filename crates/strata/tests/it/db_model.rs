@@ -64,11 +64,11 @@ fn check_iteration(db: &strata::Db, model: &Model, rng: &mut SmallRng, seed: u64
         ..ReadOptions::default()
     };
     let ctx = format!("seed {seed} step {step} bounds {lower:?}..{upper:?}");
-    let mut it = db.iter(&ro);
+    let mut it = db.iter_opt(&ro);
     let mut forward = Vec::new();
     it.seek_to_first();
     while it.valid() {
-        forward.push((it.key().to_vec(), it.value().to_vec()));
+        forward.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
         it.next();
     }
     it.status().unwrap();
@@ -76,7 +76,7 @@ fn check_iteration(db: &strata::Db, model: &Model, rng: &mut SmallRng, seed: u64
     let mut backward = Vec::new();
     it.seek_to_last();
     while it.valid() {
-        backward.push((it.key().to_vec(), it.value().to_vec()));
+        backward.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
         it.prev();
     }
     backward.reverse();
@@ -89,7 +89,7 @@ fn check_iteration(db: &strata::Db, model: &Model, rng: &mut SmallRng, seed: u64
         match pos {
             Some(i) => {
                 assert!(it.valid(), "{ctx}: seek {target:?} should find entry {i}");
-                assert_eq!(it.key(), &expected[i].0[..], "{ctx}");
+                assert_eq!(it.key(), Some(&expected[i].0[..]), "{ctx}");
                 if rng.gen_bool(0.5) {
                     it.next();
                     pos = (i + 1 < expected.len()).then_some(i + 1);
@@ -105,17 +105,14 @@ fn check_iteration(db: &strata::Db, model: &Model, rng: &mut SmallRng, seed: u64
         }
     }
     // The Rust range, from both ends at once.
-    let mut range = db.range(
-        &ReadOptions::default(),
-        (
-            lower
-                .as_deref()
-                .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Included),
-            upper
-                .as_deref()
-                .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded),
-        ),
-    );
+    let mut range = db.range((
+        lower
+            .as_deref()
+            .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Included),
+        upper
+            .as_deref()
+            .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded),
+    ));
     let (mut front, mut back) = (Vec::new(), Vec::new());
     loop {
         let item = if rng.gen_bool(0.5) {
@@ -236,7 +233,8 @@ fn run(seed: u64, steps: usize, compaction: &CompactionOptions) -> Vec<usize> {
                     expected.get(&k),
                     "seed {seed} step {step}: snapshot read"
                 );
-                let seen: Vec<(Vec<u8>, Vec<u8>)> = db.range(&ro, ..).map(|r| r.unwrap()).collect();
+                let seen: Vec<(Vec<u8>, Vec<u8>)> =
+                    db.range_opt(&ro, ..).map(|r| r.unwrap()).collect();
                 let want: Vec<(Vec<u8>, Vec<u8>)> = expected
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone()))

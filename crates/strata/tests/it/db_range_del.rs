@@ -41,7 +41,7 @@ fn delete_range(map: &mut Map, begin: &[u8], end: &[u8]) {
 }
 
 fn scan(db: &Db, cf: &ColumnFamily, ro: &ReadOptions, forward: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = db.iter_cf(cf, ro);
+    let mut it = db.iter_cf_opt(cf, ro);
     let mut out = Vec::new();
     if forward {
         it.seek_to_first();
@@ -49,7 +49,7 @@ fn scan(db: &Db, cf: &ColumnFamily, ro: &ReadOptions, forward: bool) -> Vec<(Vec
         it.seek_to_last();
     }
     while it.valid() {
-        out.push((it.key().to_vec(), it.value().to_vec()));
+        out.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
         if forward {
             it.next();
         } else {
@@ -162,7 +162,7 @@ fn deleting_a_wide_range_is_one_tombstone() {
     assert_eq!(prop("strata.num-range-deletes-active-mem-table"), "1");
     assert_eq!(prop("strata.num-entries-active-mem-table"), "100000");
     assert_eq!(db.get("w054321").unwrap(), None);
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.iter();
     it.seek_to_first();
     assert!(!it.valid());
 }
@@ -426,19 +426,19 @@ impl Run {
             expected,
             "{ctx}: backward"
         );
-        let mut it = self.db().iter_cf(&cf, &ro);
+        let mut it = self.db().iter_cf_opt(&cf, &ro);
         let target = key(self.rng.gen_range(0..KEYS));
         it.seek(&target);
         let want = expected.iter().find(|(k, _)| *k >= target);
         assert_eq!(
-            it.valid().then(|| it.key().to_vec()),
+            it.valid().then(|| it.key().unwrap().to_vec()),
             want.map(|(k, _)| k.clone()),
             "{ctx}: seek {target:?}"
         );
         it.seek_for_prev(&target);
         let want = expected.iter().rev().find(|(k, _)| *k <= target);
         assert_eq!(
-            it.valid().then(|| it.key().to_vec()),
+            it.valid().then(|| it.key().unwrap().to_vec()),
             want.map(|(k, _)| k.clone()),
             "{ctx}: seek_for_prev {target:?}"
         );

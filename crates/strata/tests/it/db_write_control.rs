@@ -72,3 +72,37 @@ fn no_slowdown_fails_with_incomplete_during_a_stall_and_writes_nothing() {
     );
     fs.set_sync_latency(Duration::ZERO);
 }
+
+#[test]
+fn close_through_one_clone_stops_the_others_writes_but_not_their_reads() {
+    let fs = SimFs::new(13);
+    let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
+    db.put("kept", "v").unwrap();
+    let other = db.clone();
+    let writer = db.clone();
+    // A writer on another thread stops with `Closed` once the database
+    // closes, whatever it was doing, instead of waiting for a flush that
+    // will never come.
+    let stop = std::thread::spawn(move || loop {
+        match writer.put("loop", vec![7u8; 1024]) {
+            Ok(()) => continue,
+            Err(e) => return e,
+        }
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    db.close().unwrap();
+    assert!(matches!(stop.join().unwrap(), Error::Closed));
+    assert!(matches!(other.put("late", "v"), Err(Error::Closed)));
+    assert!(matches!(other.flush(), Err(Error::Closed)));
+    assert_eq!(other.get("kept").unwrap().as_deref(), Some(&b"v"[..]));
+    // The lock goes with the last clone; then the database reopens with
+    // every acknowledged write.
+    assert!(matches!(
+        Db::open(Path::new("/db"), sim_options(&fs)),
+        Err(Error::LockHeld { .. })
+    ));
+    drop(other);
+    let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
+    assert_eq!(db.get("kept").unwrap().as_deref(), Some(&b"v"[..]));
+    assert!(db.get("late").unwrap().is_none());
+}

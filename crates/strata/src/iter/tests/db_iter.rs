@@ -146,7 +146,7 @@ fn scan_forward(it: &mut DbIterator) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut out = Vec::new();
     it.seek_to_first();
     while it.valid() {
-        out.push((it.key().to_vec(), it.value().to_vec()));
+        out.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
         it.next();
     }
     out
@@ -156,7 +156,7 @@ fn scan_backward(it: &mut DbIterator) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut out = Vec::new();
     it.seek_to_last();
     while it.valid() {
-        out.push((it.key().to_vec(), it.value().to_vec()));
+        out.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
         it.prev();
     }
     out
@@ -218,8 +218,8 @@ proptest! {
             }
             prop_assert_eq!(it.valid(), pos.is_some(), "after {:?}", op);
             if let Some(p) = pos {
-                prop_assert_eq!(it.key(), model[p].0.as_slice(), "after {:?}", op);
-                prop_assert_eq!(it.value(), model[p].1.as_slice(), "after {:?}", op);
+                prop_assert_eq!(it.key(), Some(model[p].0.as_slice()), "after {:?}", op);
+                prop_assert_eq!(it.value(), Some(model[p].1.as_slice()), "after {:?}", op);
             }
             prop_assert!(it.status().is_ok());
         }
@@ -266,8 +266,8 @@ proptest! {
             if it.valid() {
                 prop_assert!(it.status().is_ok());
                 let p = pos.unwrap();
-                prop_assert_eq!(it.key(), model[p].0.as_slice(), "after {:?}", op);
-                prop_assert_eq!(it.value(), model[p].1.as_slice(), "after {:?}", op);
+                prop_assert_eq!(it.key(), Some(model[p].0.as_slice()), "after {:?}", op);
+                prop_assert_eq!(it.value(), Some(model[p].1.as_slice()), "after {:?}", op);
             } else {
                 prop_assert!(pos.is_none() || it.status().is_err(), "skipped data after {:?}", op);
                 pos = None;
@@ -389,7 +389,7 @@ fn empty_user_key_is_an_ordinary_key() {
         ]
     );
     it.seek_for_prev(b"");
-    assert_eq!((it.valid(), it.value()), (true, &b"e3"[..]));
+    assert_eq!(it.value(), Some(&b"e3"[..]));
     let mut it = single(entries.clone(), 9, None, None);
     assert_eq!(
         scan_backward(&mut it),
@@ -444,14 +444,14 @@ fn seeks_clamp_to_bounds() {
     ];
     let mut it = single(entries, 9, Some(b"b"), Some(b"d"));
     it.seek(b"a");
-    assert_eq!(it.key(), b"b");
+    assert_eq!(it.key(), Some(&b"b"[..]));
     it.seek_for_prev(b"z");
-    assert_eq!(it.key(), b"c");
+    assert_eq!(it.key(), Some(&b"c"[..]));
     it.next();
     assert!(!it.valid());
     it.seek_to_last();
     it.prev();
-    assert_eq!(it.key(), b"b");
+    assert_eq!(it.key(), Some(&b"b"[..]));
     it.prev();
     assert!(!it.valid());
 }
@@ -470,18 +470,18 @@ fn many_versions_with_a_snapshot_in_the_middle() {
     }
     let mut it = single(entries, 20, None, None);
     it.seek_to_last();
-    assert_eq!(it.key(), b"c");
+    assert_eq!(it.key(), Some(&b"c"[..]));
     it.prev();
-    assert_eq!((it.key(), it.value()), (&b"b"[..], &b"b20"[..]));
+    assert_eq!((it.key(), it.value()), (Some(&b"b"[..]), Some(&b"b20"[..])));
     it.next();
-    assert_eq!(it.key(), b"c");
+    assert_eq!(it.key(), Some(&b"c"[..]));
     it.prev();
     it.prev();
-    assert_eq!(it.key(), b"a");
+    assert_eq!(it.key(), Some(&b"a"[..]));
     it.next();
-    assert_eq!(it.value(), b"b20");
+    assert_eq!(it.value(), Some(&b"b20"[..]));
     it.prev();
-    assert_eq!(it.value(), b"a1");
+    assert_eq!(it.value(), Some(&b"a1"[..]));
 }
 
 fn corrupt_type_entry(k: &[u8], seq: u64) -> (Vec<u8>, Vec<u8>) {
@@ -499,7 +499,7 @@ fn malformed_keys_are_corruption_in_both_directions() {
         it.seek_to_first();
         if it.valid() {
             // The short key sorts first; the bad-type key comes after "a".
-            assert_eq!(it.key(), b"a");
+            assert_eq!(it.key(), Some(&b"a"[..]));
             it.next();
         }
         assert!(!it.valid());
@@ -536,7 +536,7 @@ fn inner_error_is_reported_and_no_stale_candidate_is_shown() {
     // Forward, the same failure simply ends the scan with the error.
     let mut it = DbIterator::new(VecIterator::failing_at(entries, 1).boxed(), 9, None, None);
     it.seek_to_first();
-    assert_eq!(it.value(), b"new");
+    assert_eq!(it.value(), Some(&b"new"[..]));
     it.next();
     assert!(!it.valid());
     assert!(it.status().is_err());

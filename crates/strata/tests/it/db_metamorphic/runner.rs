@@ -248,7 +248,7 @@ impl Runner {
                     fill_cache: *fill_cache,
                     ..ro
                 };
-                let iter = self.db().iter_cf(self.cf(*cf), &ro);
+                let iter = self.db().iter_cf_opt(self.cf(*cf), &ro);
                 let snapshot = snapshot.and_then(|s| self.snapshots.get(&s).cloned());
                 self.iterators.insert(
                     *id,
@@ -359,7 +359,7 @@ impl Runner {
         };
         let mut range = self
             .db()
-            .range_cf(self.cf(cf), &ro, (bound(lower), bound(upper)));
+            .range_cf_opt(self.cf(cf), &ro, (bound(lower), bound(upper)));
         let (mut front, mut back) = (Vec::new(), Vec::new());
         for i in 0.. {
             let from_front = ends.rotate_right(i % 64) & 1 == 1;
@@ -464,10 +464,9 @@ fn iter_step(iter: &mut DbIterator, step: &IterStep) -> String {
         IterStep::Next => iter.next(),
         IterStep::Prev => iter.prev(),
     }
-    let position = if iter.valid() {
-        Ok(Some((iter.key(), iter.value())))
-    } else {
-        iter.status().map(|()| None).map_err(|e| e.to_string())
+    let position = match (iter.key(), iter.value()) {
+        (Some(key), Some(value)) => Ok(Some((key, value))),
+        _ => iter.status().map(|()| None).map_err(|e| e.to_string()),
     };
     render::position(position)
 }
