@@ -153,6 +153,12 @@ pub struct Flags {
     pub merge_operator: Option<String>,
     /// Bytes per second of the `*whilewriting` writer; 0: unlimited.
     pub benchmark_write_rate_limit: u64,
+    /// An OPTIONS file whose default family's options the database opens
+    /// with instead of the option flags (db_bench's `--options_file`).
+    pub options_file: Option<std::path::PathBuf>,
+    /// Skip options in `--options_file` that Strata lacks instead of failing
+    /// (RocksDB's `ignore_unknown_options`).
+    pub ignore_unknown_options: bool,
     /// YCSB records to load (0: `--num`).
     pub ycsb_record_count: u64,
     /// YCSB requests per thread (0: `--reads`).
@@ -231,6 +237,8 @@ impl Default for Flags {
             mergereadpercent: 70,
             merge_operator: None,
             benchmark_write_rate_limit: 0,
+            options_file: None,
+            ignore_unknown_options: false,
             ycsb_record_count: 0,
             ycsb_operation_count: 0,
             ycsb_request_distribution: None,
@@ -454,6 +462,11 @@ Flags (default in brackets):
   --mergereadpercent=P       [70]
   --merge_operator=NAME      [none]  uint64add, stringappend, max or put
   --benchmark_write_rate_limit=BYTES_PER_SEC [0]
+  --options_file=PATH        [none]  open with the default family's options of
+                             this OPTIONS file (Strata's or RocksDB's) instead of
+                             the option flags, as db_bench does; --engine=strata only
+  --ignore_unknown_options=0|1 [0]  skip options the file has and Strata lacks
+                             (else they are named in an error)
   --report_interval_seconds=N [0]  sample throughput every N seconds into
                              --report_file [report.csv] (benchmark,secs_elapsed,interval_qps)
   --plot=PATH.svg            draw throughput over time, one line per benchmark

@@ -43,6 +43,31 @@ impl StrataEngine {
     }
 }
 
+/// db_bench's `--options_file`: the file's DB options and default family
+/// options, with the benchmark's `--use_existing_db` and `--statistics`
+/// (db_bench keeps those few flags and ignores the other option flags).
+fn options_from_file(flags: &Flags, path: &Path, env: &StrataEnv) -> Result<DbOptions, String> {
+    let load = strata::LoadOptions {
+        ignore_unknown_options: flags.ignore_unknown_options,
+        ..strata::LoadOptions::default()
+    };
+    let (mut options, families) =
+        strata::options::load_options_file(Arc::new(strata::StdFs), path, &load)
+            .map_err(|e| format!("--options_file={}: {e}", path.display()))?;
+    if let Some((_, default)) = families
+        .into_iter()
+        .find(|(name, _)| name == strata::DEFAULT_COLUMN_FAMILY_NAME)
+    {
+        options.set_cf_options(default);
+    }
+    options.create_if_missing = !flags.use_existing_db;
+    options.statistics = env.statistics.clone();
+    if options.block_cache.is_none() {
+        options.block_cache = env.block_cache.clone();
+    }
+    Ok(options)
+}
+
 impl Engine for StrataEngine {
     type Env = StrataEnv;
     type Batch = WriteBatch;
@@ -64,11 +89,14 @@ impl Engine for StrataEngine {
             Some(name) => Some(strata::merge_operator_from_name(name).map_err(|e| e.to_string())?),
             None => None,
         };
-        let options = DbOptions {
-            statistics: env.statistics.clone(),
-            block_cache: env.block_cache.clone(),
-            merge_operator,
-            ..flags.db_options()
+        let options = match &flags.options_file {
+            Some(path) => options_from_file(flags, path, env)?,
+            None => DbOptions {
+                statistics: env.statistics.clone(),
+                block_cache: env.block_cache.clone(),
+                merge_operator,
+                ..flags.db_options()
+            },
         };
         let names: Vec<String> = (1..flags.num_column_families)
             .map(|i| format!("column_family_name_{i:06}"))
@@ -283,5 +311,48 @@ mod tests {
             .collect();
         assert_eq!(left, ["notes.txt"]);
         StrataEngine::destroy(&flags, &dir.path().join("missing"), &env).unwrap();
+    }
+
+    #[test]
+    fn options_file_replaces_the_option_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let written = DbOptions {
+            create_if_missing: true,
+            write_buffer_size: 3 << 20,
+            merge_operator: Some(strata::merge_operator_from_name("uint64add").unwrap()),
+            ..DbOptions::default()
+        };
+        Db::open(dir.path().join("a"), written)
+            .unwrap()
+            .close()
+            .unwrap();
+        let file = std::fs::read_dir(dir.path().join("a"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().contains("OPTIONS-"))
+            .max()
+            .unwrap();
+        let flags = Flags {
+            write_buffer_size: 64 << 20,
+            options_file: Some(file),
+            ..Flags::default()
+        };
+        let env = StrataEngine::env(&flags).unwrap();
+        let options =
+            options_from_file(&flags, flags.options_file.as_deref().unwrap(), &env).unwrap();
+        assert_eq!(options.write_buffer_size, 3 << 20);
+        assert!(options.merge_operator.is_some());
+        assert!(options.create_if_missing);
+        // A file with options Strata lacks is refused, naming them, unless
+        // asked to skip them.
+        let rocks = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../strata/tests/fixtures/rocksdb-options/OPTIONS-000007");
+        let err = options_from_file(&flags, &rocks, &env).unwrap_err();
+        assert!(err.contains("compaction_readahead_size"), "{err}");
+        let lenient = Flags {
+            ignore_unknown_options: true,
+            ..flags
+        };
+        options_from_file(&lenient, &rocks, &env).unwrap();
     }
 }

@@ -13,6 +13,7 @@ use super::{err, Command, FlagError, Flags, DEFAULT_SEED, KNOWN_BENCHMARKS};
 /// Names of the boolean flags: only these may appear bare or with a `no` prefix.
 const BOOL_FLAGS: &[&str] = &[
     "use_existing_db",
+    "ignore_unknown_options",
     "disable_wal",
     "sync",
     "mmap_read",
@@ -163,6 +164,8 @@ where
                 flags.merge_operator = Some(value.to_string());
             }
             "benchmark_write_rate_limit" => flags.benchmark_write_rate_limit = number(name, value)?,
+            "options_file" => flags.options_file = Some(value.into()),
+            "ignore_unknown_options" => flags.ignore_unknown_options = boolean(name, value)?,
             "ycsb_record_count" => flags.ycsb_record_count = number(name, value)?,
             "compare_with_rocksdb" => {
                 flags.compare_with_rocksdb = match value {
@@ -340,6 +343,7 @@ fn is_known(name: &str) -> bool {
             | "mergereadpercent"
             | "merge_operator"
             | "benchmark_write_rate_limit"
+            | "options_file"
             | "ycsb_record_count"
             | "ycsb_operation_count"
             | "ycsb_request_distribution"
@@ -388,6 +392,9 @@ fn checksum(value: &str) -> Result<ChecksumType, FlagError> {
 
 /// Rejects settings the benchmarks cannot run with, before anything is created.
 fn validate(flags: &Flags) -> Result<(), FlagError> {
+    if flags.options_file.is_some() && flags.engine != crate::engine::EngineKind::Strata {
+        return err("--options_file: only --engine=strata reads an OPTIONS file");
+    }
     if flags.key_size == 0 {
         return err("--key_size: must be at least 1");
     }

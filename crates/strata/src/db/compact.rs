@@ -24,14 +24,17 @@ use crate::options::{CfOptions, CompactionStyle};
 use crate::statistics::Ticker;
 use crate::version::Version;
 
-pub(super) fn spawn_compaction_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
-    let threads = inner.options.compaction.max_background_jobs - 1;
-    (0..threads)
+/// Starts the compaction threads numbered `numbers`.
+pub(super) fn spawn_compaction_threads(
+    inner: &Arc<DbInner>,
+    numbers: std::ops::Range<usize>,
+) -> Result<Vec<JoinHandle<()>>> {
+    numbers
         .map(|i| {
             let inner = inner.clone();
             std::thread::Builder::new()
                 .name(format!("strata-compact-{i}"))
-                .spawn(move || compaction_loop(&inner))
+                .spawn(move || compaction_loop(&inner, i))
         })
         .collect::<std::io::Result<Vec<_>>>()
         .map_err(|e| Error::io("start a compaction thread for", &inner.dir, e))
@@ -91,11 +94,18 @@ fn expired_tables(inner: &DbInner, version: &Version, ttl: u64) -> HashSet<u64> 
         .collect()
 }
 
-fn compaction_loop(inner: &Arc<DbInner>) {
+/// The life of compaction thread number `number`.
+fn compaction_loop(inner: &Arc<DbInner>, number: usize) {
     let mut state = inner.state.lock();
     loop {
         if inner.shutting_down.load(Ordering::Acquire) {
             return;
+        }
+        if number >= state.compaction_threads {
+            // `set_db_options` lowered max_background_jobs: idle until it
+            // rises again or the database closes.
+            inner.bg_cv.wait(&mut state);
+            continue;
         }
         if let Some(until) = state.compaction_retry_at.filter(|t| *t > Instant::now()) {
             // A job failed recently: retry after a pause, not in a hot loop.

@@ -11,6 +11,7 @@
 mod admin;
 mod background;
 mod compact;
+mod db_options;
 mod families;
 pub(crate) mod info_log;
 pub mod key_range;
@@ -120,6 +121,9 @@ pub(crate) struct DbState {
     pending_outputs: Vec<u64>,
     /// The family of each running compaction.
     running_compactions: Vec<u32>,
+    /// Compaction threads that may pick work (`max_background_jobs` - 1);
+    /// threads numbered past it idle after `set_db_options` lowers it.
+    compaction_threads: usize,
     /// Deletions of obsolete tables under way (with the mutex released).
     sweeps_running: usize,
     /// When the next write may go ahead while writes are slowed down.
@@ -200,8 +204,8 @@ impl Db {
         // started.
         let flush_thread = background::spawn_flush_thread(inner.clone())?;
         lifecycle.threads.lock().push(flush_thread);
-        let compaction_threads = compact::spawn_compaction_threads(&inner)?;
-        lifecycle.threads.lock().extend(compaction_threads);
+        let wanted = inner.state.lock().compaction_threads;
+        lifecycle.add_compaction_threads(wanted)?;
         Ok(Db { inner, lifecycle })
     }
 
@@ -521,6 +525,24 @@ impl Db {
 }
 
 impl Lifecycle {
+    /// Starts compaction threads until `wanted` run (never stops any:
+    /// threads numbered past the state's `compaction_threads` idle).
+    fn add_compaction_threads(&self, wanted: usize) -> Result<()> {
+        let mut threads = self.threads.lock();
+        // `shutdown` sets the flag holding this lock: once set, no thread
+        // may start that it would not join.
+        if self.inner.shutting_down.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // The flush thread is the first.
+        let running = threads.len().saturating_sub(1);
+        threads.extend(compact::spawn_compaction_threads(
+            &self.inner,
+            running..wanted,
+        )?);
+        Ok(())
+    }
+
     /// Stops the background threads and syncs the WAL; a no-op once done, and
     /// on a read-only handle.
     fn shutdown(&self) -> Result<()> {

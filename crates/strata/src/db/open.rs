@@ -461,6 +461,7 @@ fn build_inner(
             compacting: HashSet::new(),
             pending_outputs: Vec::new(),
             running_compactions: Vec::new(),
+            compaction_threads: options.compaction.max_background_jobs.saturating_sub(1),
             sweeps_running: 0,
             next_delayed_write: None,
             compaction_retry_at: None,

@@ -106,3 +106,69 @@ fn close_through_one_clone_stops_the_others_writes_but_not_their_reads() {
     assert_eq!(db.get("kept").unwrap().as_deref(), Some(&b"v"[..]));
     assert!(db.get("late").unwrap().is_none());
 }
+
+/// Threads of this process whose name starts with `prefix` (Linux shows the
+/// first 15 bytes of a thread's name).
+fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter(|task| {
+            let comm = task.as_ref().unwrap().path().join("comm");
+            std::fs::read_to_string(comm).is_ok_and(|name| name.starts_with(prefix))
+        })
+        .count()
+}
+
+#[test]
+fn set_db_options_changes_background_jobs_and_write_rate_and_records_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = DbOptions {
+        create_if_missing: true,
+        ..DbOptions::default()
+    };
+    let db = Db::open(dir.path(), options).unwrap();
+    let before = threads_named("strata-compact");
+    db.set_db_options(&[
+        ("max_background_jobs", "4"),
+        ("delayed_write_rate", "1048576"),
+    ])
+    .unwrap();
+    // Other tests run in this process too: at least the two new threads.
+    assert!(threads_named("strata-compact") >= before + 2);
+    let (stored, _) = strata::load_latest_options(dir.path(), &Default::default()).unwrap();
+    assert_eq!(stored.compaction.max_background_jobs, 4);
+    assert_eq!(stored.compaction.delayed_write_rate, 1048576);
+    // Bad input changes nothing.
+    for bad in [
+        &[("max_open_files", "10")][..],
+        &[("max_background_jobs", "1")],
+        &[("delayed_write_rate", "fast")],
+        &[("delayed_write_rate", "1"), ("no_such_option", "1")],
+    ] {
+        let err = db.set_db_options(bad).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidArgument { .. }),
+            "{bad:?}: {err}"
+        );
+    }
+    let (stored, _) = strata::load_latest_options(dir.path(), &Default::default()).unwrap();
+    assert_eq!(stored.compaction.delayed_write_rate, 1048576);
+    // Fewer jobs: compaction still runs, on the threads left.
+    db.set_db_options(&[("max_background_jobs", "2")]).unwrap();
+    for round in 0..6u32 {
+        for i in 0..200u32 {
+            db.put(format!("k{i:04}"), format!("v{round}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    db.wait_for_compaction().unwrap();
+    assert!(
+        db.property("rocksdb.num-files-at-level0")
+            .unwrap()
+            .parse::<u32>()
+            .unwrap()
+            < 4
+    );
+    assert_eq!(db.get("k0007").unwrap().as_deref(), Some(&b"v5"[..]));
+    db.close().unwrap();
+}
