@@ -5,7 +5,12 @@
 //!
 //! A filter only sees data no live snapshot can still see: a value older
 //! than some snapshot is written unchanged, so every snapshot keeps its
-//! view (RocksDB does the same). It sees values (puts), not deletions or
+//! view. A snapshot taken while a compaction runs would see that
+//! compaction's changes, so a job whose filter changed anything is redone
+//! (its outputs discarded) when a snapshot was taken meanwhile; after three
+//! such attempts it runs without the filter, and the next compaction of
+//! those keys filters them. RocksDB makes no such promise: its snapshots
+//! may see a filter's changes. It sees values (puts), not deletions or
 //! merge operands, and only the newest value of a key. Removing a value
 //! writes a deletion in its place (with its sequence number), so older
 //! versions of the key below the compaction stay hidden.

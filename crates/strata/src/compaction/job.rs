@@ -70,9 +70,20 @@ pub struct JobResult {
     /// Bytes moved by a trivial move.
     pub bytes_moved: u64,
     pub counts: DropCounts,
+    /// Values the compaction filter removed or changed.
+    pub filter_changes: u64,
     pub micros: u64,
     /// CPU time of the job's thread.
     pub cpu_micros: u64,
+}
+
+/// Deletes the outputs of a job that will not be installed (best effort:
+/// nothing references them).
+pub fn discard_outputs(result: &JobResult, ctx: &JobContext<'_>) {
+    for meta in &result.outputs {
+        ctx.table_cache.evict(meta.number);
+        let _ = ctx.fs.remove(&table_file_name(ctx.dir, meta.number));
+    }
 }
 
 /// Runs `task`. On error, output files already written are removed (nothing
@@ -115,6 +126,7 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
         seen_key: false,
         range_tombstones: FragmentedRangeTombstones::default(),
         output_lower: None,
+        filter_changes: 0,
     };
     let merged = merge_inputs(task, ctx).and_then(|it| writer.write_all(it, task, ctx));
     match merged {
@@ -132,6 +144,7 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
             }
             result.outputs = writer.finished;
             result.counts = counts;
+            result.filter_changes = writer.filter_changes;
             result.micros = elapsed_micros(start);
             result.cpu_micros = thread_cpu_micros().saturating_sub(cpu_start);
             Ok(result)
@@ -233,6 +246,8 @@ struct OutputWriter<'a, 'b> {
     /// The first user key the current (or next) output owns: the cut before
     /// it; `None` for the first output.
     output_lower: Option<Vec<u8>>,
+    /// Values the compaction filter removed or changed.
+    filter_changes: u64,
 }
 
 impl OutputWriter<'_, '_> {
@@ -278,6 +293,7 @@ impl OutputWriter<'_, '_> {
                 .map_err(|reason| malformed_input(task, ctx, reason))?;
             if keep {
                 let filtered = apply_filter(ctx, task, key, it.value());
+                self.filter_changes += u64::from(filtered.is_some());
                 let (key, value) = match &filtered {
                     Some((k, v)) => (k.as_slice(), v.as_slice()),
                     None => (key, it.value()),

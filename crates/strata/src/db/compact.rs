@@ -130,6 +130,10 @@ fn compaction_loop(inner: &Arc<DbInner>, number: usize) {
 /// How often an idle compaction thread sweeps tables that readers kept alive.
 const OBSOLETE_SWEEP_PAUSE: Duration = Duration::from_millis(500);
 
+/// Attempts of a compaction with its filter while snapshots taken during it
+/// void the filter's work; the next runs without the filter.
+const FILTER_ATTEMPTS: u32 = 3;
+
 /// How long automatic compaction pauses after a job fails before retrying.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
 
@@ -156,12 +160,20 @@ fn run_task(
         state.compacting.insert(f.number);
     }
     let version = state.versions.current(family_id);
-    let snapshots = inner.snapshots.sequences();
     let output_floor = state.versions.next_file_number();
     state.pending_outputs.push(output_floor);
     state.running_compactions.push(family_id);
-    let outcome = MutexGuard::unlocked(state, || {
-        crash_point!("compaction.before_job");
+    let mut attempt = 0;
+    let outcome = loop {
+        // Read under the DB mutex, as `Db::snapshot` registers under it.
+        let snapshots = inner.snapshots.sequences();
+        let newest_at_start = snapshots.iter().max().copied();
+        // The last attempt runs without the filter, so a stream of new
+        // snapshots cannot hold compaction back for ever.
+        let filter = match attempt < FILTER_ATTEMPTS {
+            true => options.compaction_filter.as_deref(),
+            false => None,
+        };
         let ctx = job::JobContext {
             fs: &*inner.compaction_fs,
             dir: &inner.dir,
@@ -171,11 +183,36 @@ fn run_task(
             version: &version,
             num_levels: options.compaction.num_levels,
             new_file_number: &|| inner.state.lock().versions.new_file_number(),
-            compaction_filter: options.compaction_filter.as_deref(),
+            compaction_filter: filter,
             merge_operator: options.merge_operator.as_deref(),
         };
-        job::run(task, &ctx)
-    });
+        let outcome = MutexGuard::unlocked(state, || {
+            crash_point!("compaction.before_job");
+            job::run(task, &ctx)
+        });
+        // The filter changed values no snapshot saw when the job started;
+        // one taken since sees them, and must not see them change. Such a
+        // job is redone with that snapshot in its list.
+        let taken_since = inner
+            .snapshots
+            .sequences()
+            .into_iter()
+            .any(|s| newest_at_start.is_none_or(|newest| s > newest));
+        match outcome {
+            Ok(result) if result.filter_changes > 0 && taken_since => {
+                job::discard_outputs(&result, &ctx);
+                info!(
+                    inner.info_log,
+                    "[{}] compaction L{} -> L{} redone: a snapshot was taken while its filter ran",
+                    cf.name,
+                    task.start_level,
+                    task.output_level
+                );
+                attempt += 1;
+            }
+            outcome => break outcome,
+        }
+    };
     // The job's version must not count as live below, or its inputs, obsolete
     // once the edit is installed, would stay on disk until the next job.
     drop(version);

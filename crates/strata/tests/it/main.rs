@@ -12,6 +12,7 @@ mod db_concurrency;
 mod db_crash;
 mod db_families;
 mod db_faults;
+mod db_filter_model;
 mod db_fixtures;
 mod db_merge;
 mod db_metamorphic;
