@@ -342,6 +342,40 @@ pub(crate) const CF_OPTIONS: &[OptionDef<CfOptions>] = &[
             Ok(())
         },
     },
+    // A filter is code: written by name, and found on load among
+    // `LoadOptions::compaction_filters` (see `options::file`); a name set
+    // here directly is one Strata cannot resolve.
+    OptionDef {
+        name: "compaction_filter",
+        mutable: false,
+        get: |o| {
+            Some(
+                o.compaction_filter
+                    .as_ref()
+                    .map_or("nullptr", |f| f.name())
+                    .to_owned(),
+            )
+        },
+        set: |o, v, unknown| {
+            o.compaction_filter = None;
+            if v != "nullptr" {
+                unknown.push(format!("compaction_filter={v}"));
+            }
+            Ok(())
+        },
+    },
+    // RocksDB writes it; Strata has filters, not factories.
+    OptionDef {
+        name: "compaction_filter_factory",
+        mutable: false,
+        get: |_| Some("nullptr".to_owned()),
+        set: |_, v, unknown| {
+            if v != "nullptr" {
+                unknown.push(format!("compaction_filter_factory={v}"));
+            }
+            Ok(())
+        },
+    },
     OptionDef {
         name: "comparator",
         mutable: false,

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use super::catalog::{self, OptionDef, BLOCK_BASED_TABLE, CF_OPTIONS, DB_OPTIONS, TABLE_OPTIONS};
 use super::ini::{self, Document, Entry, Section, SectionKind};
 use super::{CfOptions, CompactionOptions, DbOptions};
+use crate::compaction_filter::CompactionFilter;
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{options_file_name, parse_file_name, temp_file_name, FileType};
@@ -64,6 +65,11 @@ pub struct LoadOptions {
     /// The application's own merge operators, matched by
     /// [`MergeOperator::name`] before the built-ins. Default none.
     pub merge_operators: Vec<Arc<dyn MergeOperator>>,
+    /// The application's compaction filters, matched by
+    /// [`CompactionFilter::name`]: a filter is code, so the file only names
+    /// it. A name none of them has counts as an option Strata does not
+    /// know. Default none.
+    pub compaction_filters: Vec<Arc<dyn CompactionFilter>>,
 }
 
 /// The text of an OPTIONS file for `db` and `families` (the default family
@@ -338,10 +344,22 @@ impl Loader<'_> {
     fn apply_cf(&mut self, cf: &mut CfOptions, entries: &[Entry], label: &str) -> Result<()> {
         let (last, first): (Vec<&Entry>, Vec<&Entry>) = entries
             .iter()
-            .filter(|e| e.name != "merge_operator")
+            .filter(|e| e.name != "merge_operator" && e.name != "compaction_filter")
             .partition(|e| APPLIED_LAST.contains(&e.name.as_str()));
         self.apply(CF_OPTIONS, cf, first.into_iter(), label)?;
         self.apply(CF_OPTIONS, cf, last.into_iter(), label)?;
+        if let Some(entry) = entries.iter().find(|e| e.name == "compaction_filter") {
+            cf.compaction_filter = self
+                .load
+                .compaction_filters
+                .iter()
+                .find(|f| f.name() == entry.value)
+                .cloned();
+            if cf.compaction_filter.is_none() && entry.value != "nullptr" {
+                let name = format!("compaction_filter={}", entry.value);
+                self.note_unknown(label, &[name], entry.line);
+            }
+        }
         if let Some(entry) = entries.iter().find(|e| e.name == "merge_operator") {
             let mut sub = Vec::new();
             cf.merge_operator =

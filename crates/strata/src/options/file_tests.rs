@@ -33,7 +33,29 @@ fn load_text(text: &str, load: &LoadOptions) -> Result<(DbOptions, Vec<(String, 
 }
 
 fn strict() -> LoadOptions {
-    LoadOptions::default()
+    LoadOptions {
+        compaction_filters: vec![Arc::new(KeepAll)],
+        ..LoadOptions::default()
+    }
+}
+
+/// A compaction filter the loads above know by name.
+#[derive(Debug)]
+struct KeepAll;
+
+impl crate::compaction_filter::CompactionFilter for KeepAll {
+    fn name(&self) -> &str {
+        "KeepAll"
+    }
+
+    fn filter(
+        &self,
+        _: &crate::compaction_filter::FilterContext,
+        _: &[u8],
+        _: &[u8],
+    ) -> crate::compaction_filter::Decision {
+        crate::compaction_filter::Decision::Keep
+    }
 }
 
 fn lenient() -> LoadOptions {
@@ -94,7 +116,7 @@ fn unusual_cf(style: CompactionStyle) -> CfOptions {
             ttl: 3600,
         },
         merge_operator: Some(Arc::new(StringAppendOperator::new(b"#:|\\".to_vec()))),
-        compaction_filter: None,
+        compaction_filter: Some(Arc::new(KeepAll)),
     }
 }
 
@@ -125,8 +147,7 @@ fn assert_same_cf(got: &CfOptions, want: &CfOptions) {
         table,
         compaction,
         merge_operator,
-        // Code with no text form, given again at every open: not in the file.
-        compaction_filter: _,
+        compaction_filter,
     } = want;
     assert_eq!(got.write_buffer_size, *write_buffer_size);
     assert_eq!(got.max_write_buffer_number, *max_write_buffer_number);
@@ -136,6 +157,11 @@ fn assert_same_cf(got: &CfOptions, want: &CfOptions) {
         op.as_ref().map(|op| (op.name().to_owned(), op.options()))
     };
     assert_eq!(describe(&got.merge_operator), describe(merge_operator));
+    // Written by name, found again among `LoadOptions::compaction_filters`.
+    let name = |f: &Option<Arc<dyn crate::compaction_filter::CompactionFilter>>| {
+        f.as_ref().map(|f| f.name().to_owned())
+    };
+    assert_eq!(name(&got.compaction_filter), name(compaction_filter));
 }
 
 fn assert_same_db(got: &DbOptions, want: &DbOptions) {
@@ -216,7 +242,8 @@ fn every_option_roundtrips_through_the_file() {
         let differs = families
             .iter()
             .any(|(_, cf)| (def.get)(cf) != (def.get)(&default_cf));
-        let constant = ["comparator", "table_factory"].contains(&def.name);
+        let constant =
+            ["comparator", "table_factory", "compaction_filter_factory"].contains(&def.name);
         assert!(differs != constant, "{}", def.name);
     }
     for def in TABLE_OPTIONS {
@@ -524,4 +551,27 @@ fn the_applications_merge_operators_are_found_by_name() {
     };
     let (db, _) = load_text(text, &load).unwrap();
     assert_eq!(db.merge_operator.unwrap().name(), "ConcatOperator");
+}
+
+#[test]
+fn a_compaction_filter_is_written_by_name_and_must_be_given_to_load() {
+    let (fs, dir) = sim();
+    let db = DbOptions {
+        compaction_filter: Some(Arc::new(KeepAll)),
+        ..DbOptions::default()
+    };
+    write_options_file(&fs, &dir, 3, &db, &[]).unwrap();
+    let (loaded, _) = load_sim(&fs, &strict()).unwrap();
+    assert_eq!(
+        loaded.compaction_filter.map(|f| f.name().to_owned()),
+        Some("KeepAll".into())
+    );
+    // Without the filter's code the file cannot be honoured: named in the
+    // error, or skipped when unknown options are.
+    let err = load_sim(&fs, &LoadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("compaction_filter=KeepAll"), "{err}");
+    let (loaded, _) = load_sim(&fs, &lenient()).unwrap();
+    assert!(loaded.compaction_filter.is_none());
 }
