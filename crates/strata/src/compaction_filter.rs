@@ -89,7 +89,11 @@ pub struct FilterContext {
 /// impl CompactionFilter for Redact {
 ///     fn name(&self) -> &str { "Redact" }
 ///     fn filter(&self, _ctx: &FilterContext, key: &[u8], _value: &[u8]) -> Decision {
-///         if key.starts_with(b"secret:") { Decision::ChangeValue(b"***".to_vec()) } else { Decision::Keep }
+///         if key.starts_with(b"secret:") {
+///             Decision::ChangeValue(b"***".to_vec())
+///         } else {
+///             Decision::Keep
+///         }
 ///     }
 /// }
 ///
@@ -128,8 +132,9 @@ pub enum Decision {
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let dir = tempfile::tempdir()?;
-/// let filter = Some(Arc::new(DropTombstoned) as Arc<dyn CompactionFilter>);
-/// let db = Db::open(dir.path(), DbOptions { create_if_missing: true, compaction_filter: filter, ..Default::default() })?;
+/// let compaction_filter = Some(Arc::new(DropTombstoned) as Arc<dyn CompactionFilter>);
+/// let options = DbOptions { create_if_missing: true, compaction_filter, ..Default::default() };
+/// let db = Db::open(dir.path(), options)?;
 /// db.put("a", "gone")?;
 /// db.put("b", "here")?;
 /// db.flush()?;

@@ -209,7 +209,8 @@ struct Shard {
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let stats = Arc::new(Statistics::new());
 /// let dir = tempfile::tempdir()?;
-/// let options = DbOptions { create_if_missing: true, statistics: Some(stats.clone()), ..Default::default() };
+/// let statistics = Some(stats.clone());
+/// let options = DbOptions { create_if_missing: true, statistics, ..Default::default() };
 /// let db = Db::open(dir.path(), options)?;
 /// db.put("k", "v")?;
 /// db.get("k")?;

@@ -324,7 +324,11 @@ impl Release for Table {
 /// use strata::Error;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let options = ClockOptions { capacity: 4096, estimated_entry_charge: 1024, strict_capacity_limit: true };
+/// let options = ClockOptions {
+///     capacity: 4096,
+///     estimated_entry_charge: 1024,
+///     strict_capacity_limit: true,
+/// };
 /// let cache = ClockCache::new(options)?;
 /// let key = CacheKey { table_id: cache.new_table_id(), offset: 0 };
 /// // With a strict limit, an entry that cannot fit is refused.

@@ -67,11 +67,16 @@ const HIGH: usize = 2;
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let defaults = LruOptions::new(1 << 20);
 /// assert_eq!((defaults.high_pri_pool_ratio, defaults.low_pri_pool_ratio), (0.5, 0.0));
-/// let strict = LruOptions { strict_capacity_limit: true, num_shard_bits: Some(0), ..LruOptions::new(4096) };
+/// let strict = LruOptions {
+///     strict_capacity_limit: true,
+///     num_shard_bits: Some(0),
+///     ..LruOptions::new(4096)
+/// };
 /// let cache = LruCache::new(strict)?;
 /// // While one entry is pinned, a second that would overflow is refused.
-/// let _pinned = cache.insert(CacheKey { table_id: 1, offset: 0 }, Arc::new(()), 3000, Priority::Low)?;
-/// let next = cache.insert(CacheKey { table_id: 1, offset: 1 }, Arc::new(()), 3000, Priority::Low);
+/// let key = |offset| CacheKey { table_id: 1, offset };
+/// let _pinned = cache.insert(key(0), Arc::new(()), 3000, Priority::Low)?;
+/// let next = cache.insert(key(1), Arc::new(()), 3000, Priority::Low);
 /// assert!(matches!(next, Err(Error::CacheFull { .. })));
 /// # Ok(())
 /// # }

@@ -187,12 +187,18 @@ impl fmt::Debug for CacheHandle {
 /// use strata::{Db, DbOptions};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let clock = ClockOptions { capacity: 8 << 20, estimated_entry_charge: 4096, strict_capacity_limit: false };
-/// let caches: [Arc<dyn Cache>; 2] = [Arc::new(LruCache::new(LruOptions::new(8 << 20))?), Arc::new(ClockCache::new(clock)?)];
+/// let lru = LruCache::new(LruOptions::new(8 << 20))?;
+/// let clock = ClockCache::new(ClockOptions {
+///     capacity: 8 << 20,
+///     estimated_entry_charge: 4096,
+///     strict_capacity_limit: false,
+/// })?;
+/// let caches: [Arc<dyn Cache>; 2] = [Arc::new(lru), Arc::new(clock)];
 /// for cache in caches {
 ///     assert_eq!(cache.capacity(), 8 << 20);
 ///     # let dir = tempfile::tempdir()?;
-///     let options = DbOptions { create_if_missing: true, block_cache: Some(cache.clone()), ..Default::default() };
+///     let block_cache = Some(cache.clone());
+///     let options = DbOptions { create_if_missing: true, block_cache, ..Default::default() };
 ///     let db = Db::open(dir.path(), options)?;
 ///     db.put("k", "v")?;
 ///     db.flush()?;

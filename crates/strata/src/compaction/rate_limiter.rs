@@ -47,7 +47,8 @@ struct Bucket {
 /// assert_eq!(limiter.rate_bytes_per_sec(), 64 << 20);
 /// // Flushes and compactions of this database write at most 64 MiB/s.
 /// let dir = tempfile::tempdir()?;
-/// let options = DbOptions { create_if_missing: true, rate_limiter: Some(limiter), ..Default::default() };
+/// let rate_limiter = Some(limiter);
+/// let options = DbOptions { create_if_missing: true, rate_limiter, ..Default::default() };
 /// let db = Db::open(dir.path(), options)?;
 /// db.put("k", "v")?;
 /// db.flush()?;

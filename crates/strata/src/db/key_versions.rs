@@ -24,7 +24,8 @@ use super::{range_dels, read, Db};
 /// db.put("k", "v2")?;
 /// let versions = db.get_all_key_versions(&db.default_cf(), None, None, 10)?;
 /// assert_eq!(versions.len(), 2);
-/// assert_eq!((versions[0].user_key.as_slice(), versions[0].value.as_slice()), (&b"k"[..], &b"v2"[..]));
+/// assert_eq!(versions[0].user_key, b"k");
+/// assert_eq!(versions[0].value, b"v2");
 /// assert_eq!(versions[0].value_type, ValueType::Put);
 /// assert!(versions[0].sequence > versions[1].sequence, "newest first");
 /// # Ok(())

@@ -86,7 +86,8 @@ pub(crate) use forward_to_inner;
 /// # let mut file = StdFs.create(&path)?;
 /// # file.append(b"hello world")?;
 /// # file.sync()?;
-/// assert_eq!(ReadFileOptions::default(), ReadFileOptions { use_mmap_reads: false, use_direct_reads: false });
+/// let plain = ReadFileOptions::default();
+/// assert!(!plain.use_mmap_reads && !plain.use_direct_reads);
 /// // Reads served from a memory mapping, without copying.
 /// let mapped = StdFs.open(&path, ReadFileOptions { use_mmap_reads: true, ..Default::default() })?;
 /// assert_eq!(mapped.len(), 11);

@@ -21,9 +21,11 @@ use crate::version::NUM_LEVELS;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// assert_eq!(CompactionStyle::default(), CompactionStyle::Level);
-/// let compaction = CompactionOptions { compaction_style: CompactionStyle::Universal, ..Default::default() };
+/// let compaction_style = CompactionStyle::Universal;
+/// let compaction = CompactionOptions { compaction_style, ..Default::default() };
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), DbOptions { create_if_missing: true, compaction, ..Default::default() })?;
+/// let options = DbOptions { create_if_missing: true, compaction, ..Default::default() };
+/// let db = Db::open(dir.path(), options)?;
 /// for i in 0..3 {
 ///     db.put("k", format!("v{i}"))?;
 ///     db.flush()?;
@@ -129,12 +131,14 @@ impl Default for FifoOptions {
 /// use strata::{CompactionOptions, Db, DbOptions};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let compaction = CompactionOptions { level0_file_num_compaction_trigger: 2, ..Default::default() };
+/// let compaction =
+///     CompactionOptions { level0_file_num_compaction_trigger: 2, ..Default::default() };
 /// compaction.validate()?;
 /// // Each field is checked; the error names the first bad one.
 /// assert!(CompactionOptions { num_levels: 1, ..compaction.clone() }.validate().is_err());
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), DbOptions { create_if_missing: true, compaction, ..Default::default() })?;
+/// let options = DbOptions { create_if_missing: true, compaction, ..Default::default() };
+/// let db = Db::open(dir.path(), options)?;
 /// db.put("k", "v")?;
 /// db.flush()?;
 /// assert!(db.get("k")?.is_some());

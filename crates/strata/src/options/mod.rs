@@ -53,7 +53,8 @@ use crate::statistics::Statistics;
 /// table.validate()?;
 /// assert!(TableOptions { block_size: 0, ..table.clone() }.validate().is_err());
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), DbOptions { create_if_missing: true, table, ..Default::default() })?;
+/// let options = DbOptions { create_if_missing: true, table, ..Default::default() };
+/// let db = Db::open(dir.path(), options)?;
 /// db.put("k", "v")?;
 /// db.flush()?;
 /// assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
@@ -333,7 +334,8 @@ impl std::str::FromStr for WalRecoveryMode {
 /// let dir = tempfile::tempdir()?;
 /// // By default a missing database is an error, not created.
 /// assert!(Db::open(dir.path(), DbOptions::default()).is_err());
-/// let options = DbOptions { create_if_missing: true, write_buffer_size: 8 << 20, ..Default::default() };
+/// let options =
+///     DbOptions { create_if_missing: true, write_buffer_size: 8 << 20, ..Default::default() };
 /// Db::open(dir.path(), options.clone())?.close()?;
 /// // `error_if_exists` refuses to open one that is already there.
 /// let fresh_only = DbOptions { error_if_exists: true, ..options };
