@@ -6,6 +6,21 @@
 use crate::error::{Error, Result};
 
 /// Which function checksums the blocks of a table file.
+///
+/// ```
+/// use strata::{ChecksumType, TableOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// assert_eq!(ChecksumType::default(), ChecksumType::Xxh3);
+/// // Names and RocksDB's numeric codes both parse.
+/// assert_eq!(ChecksumType::parse("crc32c")?, ChecksumType::Crc32c);
+/// assert_eq!(ChecksumType::parse("4")?.name(), "xxh3");
+/// assert!(ChecksumType::parse("md5").is_err());
+/// let table = TableOptions { checksum: ChecksumType::Crc32c, ..TableOptions::default() };
+/// assert_eq!(table.checksum.code(), 1);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ChecksumType {
     /// CRC-32C (Castagnoli), code 1.

@@ -49,6 +49,26 @@
 use std::fmt;
 
 /// What a compaction is doing when it asks the filter.
+///
+/// ```
+/// use strata::{CompactionFilter, Decision, FilterContext};
+///
+/// /// Removes empty values, but only where nothing older lies below.
+/// #[derive(Debug)]
+/// struct DropEmptyAtBottom;
+///
+/// impl CompactionFilter for DropEmptyAtBottom {
+///     fn name(&self) -> &str { "DropEmptyAtBottom" }
+///     fn filter(&self, ctx: &FilterContext, _key: &[u8], value: &[u8]) -> Decision {
+///         if ctx.is_bottommost && value.is_empty() { Decision::Remove } else { Decision::Keep }
+///     }
+/// }
+///
+/// let bottom = FilterContext { level: 6, is_bottommost: true };
+/// let middle = FilterContext { level: 2, is_bottommost: false };
+/// assert_eq!(DropEmptyAtBottom.filter(&bottom, b"k", b""), Decision::Remove);
+/// assert_eq!(DropEmptyAtBottom.filter(&middle, b"k", b""), Decision::Keep);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FilterContext {
     /// The level the compaction writes.
@@ -59,6 +79,28 @@ pub struct FilterContext {
 }
 
 /// A filter's answer for one value.
+///
+/// ```
+/// use strata::{CompactionFilter, Decision, FilterContext};
+///
+/// #[derive(Debug)]
+/// struct Redact;
+///
+/// impl CompactionFilter for Redact {
+///     fn name(&self) -> &str { "Redact" }
+///     fn filter(&self, _ctx: &FilterContext, key: &[u8], _value: &[u8]) -> Decision {
+///         if key.starts_with(b"secret:") {
+///             Decision::ChangeValue(b"***".to_vec())
+///         } else {
+///             Decision::Keep
+///         }
+///     }
+/// }
+///
+/// let ctx = FilterContext { level: 1, is_bottommost: false };
+/// assert_eq!(Redact.filter(&ctx, b"secret:pin", b"1234"), Decision::ChangeValue(b"***".to_vec()));
+/// assert_eq!(Redact.filter(&ctx, b"user:1", b"ada"), Decision::Keep);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// Write the value unchanged.
@@ -73,6 +115,35 @@ pub enum Decision {
 /// `CompactionFilter::FilterV2` for values). Called from compaction threads,
 /// possibly several at once; it must be deterministic enough that removing a
 /// value twice does no harm (a failed compaction is retried).
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::{CompactionFilter, Db, DbOptions, Decision, FilterContext};
+///
+/// #[derive(Debug)]
+/// struct DropTombstoned;
+///
+/// impl CompactionFilter for DropTombstoned {
+///     fn name(&self) -> &str { "DropTombstoned" }
+///     fn filter(&self, _ctx: &FilterContext, _key: &[u8], value: &[u8]) -> Decision {
+///         if value == b"gone" { Decision::Remove } else { Decision::Keep }
+///     }
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// let compaction_filter = Some(Arc::new(DropTombstoned) as Arc<dyn CompactionFilter>);
+/// let options = DbOptions { create_if_missing: true, compaction_filter, ..Default::default() };
+/// let db = Db::open(dir.path(), options)?;
+/// db.put("a", "gone")?;
+/// db.put("b", "here")?;
+/// db.flush()?;
+/// db.compact_range(None, None)?;
+/// assert!(db.get("a")?.is_none());
+/// assert!(db.get("b")?.is_some());
+/// # Ok(())
+/// # }
+/// ```
 pub trait CompactionFilter: Send + Sync + fmt::Debug {
     /// The filter's name, for logs and the OPTIONS file.
     fn name(&self) -> &str;

@@ -48,6 +48,20 @@ fn zstd_decompress(body: &[u8], out: &mut [u8]) -> std::io::Result<usize> {
 }
 
 /// Compression codec for a block.
+///
+/// ```
+/// use strata::CompressionType;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// assert_eq!(CompressionType::parse("kZSTD")?, CompressionType::Zstd { level: 3 });
+/// let raw = b"abcdefgh".repeat(100);
+/// let mut stored = Vec::new();
+/// CompressionType::Lz4.compress_into(&raw, &mut stored)?;
+/// assert!(stored.len() < raw.len());
+/// assert_eq!(CompressionType::Lz4.decompress(&stored)?, raw);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CompressionType {
     /// Stored as is (code 0).

@@ -9,9 +9,41 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// Result alias used throughout the engine.
+///
+/// ```
+/// use strata::{Db, DbOptions};
+///
+/// fn count_keys(db: &Db) -> strata::Result<usize> {
+///     db.range(..).try_fold(0, |n, entry| entry.map(|_| n + 1))
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// db.put("a", "1")?;
+/// db.put("b", "2")?;
+/// assert_eq!(count_keys(&db)?, 2);
+/// # Ok(())
+/// # }
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in Strata.
+///
+/// ```
+/// use strata::{Db, DbOptions, Error};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let options = DbOptions { create_if_missing: true, ..Default::default() };
+/// let db = Db::open(dir.path(), options.clone())?;
+/// // A second handle on the same directory is refused while the first is open.
+/// let second = Db::open(dir.path(), options);
+/// assert!(matches!(second, Err(Error::LockHeld { .. })));
+/// # drop(db);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {

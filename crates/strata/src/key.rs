@@ -15,6 +15,25 @@ use std::cmp::Ordering;
 use crate::encoding::decode_fixed64;
 
 /// A sequence number: 56 bits, assigned to every write in commit order.
+///
+/// ```
+/// use strata::{Db, DbOptions, SequenceNumber, WriteBatch};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// let before: SequenceNumber = db.latest_sequence_number();
+/// db.put("a", "1")?;
+/// assert_eq!(db.latest_sequence_number(), before + 1);
+/// // A batch takes one sequence number per entry.
+/// let mut batch = WriteBatch::new();
+/// batch.put("b", "2")?;
+/// batch.delete("a")?;
+/// db.write(&Default::default(), batch)?;
+/// assert_eq!(db.latest_sequence_number(), before + 3);
+/// # Ok(())
+/// # }
+/// ```
 pub type SequenceNumber = u64;
 
 /// Largest representable sequence number.
@@ -24,6 +43,23 @@ pub const MAX_SEQUENCE_NUMBER: SequenceNumber = (1 << 56) - 1;
 pub const TAG_LEN: usize = 8;
 
 /// What an entry means. Codes match RocksDB's so dumps read the same.
+///
+/// ```
+/// use strata::{Db, DbOptions, ValueType};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// assert_eq!(ValueType::from_code(1), Some(ValueType::Put));
+/// assert_eq!(ValueType::Delete as u8, 0);
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// db.put("k", "v")?;
+/// db.delete("k")?;
+/// let versions = db.get_all_key_versions(&db.default_cf(), None, None, 10)?;
+/// let types: Vec<ValueType> = versions.iter().map(|v| v.value_type).collect();
+/// assert_eq!(types, [ValueType::Delete, ValueType::Put]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum ValueType {

@@ -13,6 +13,18 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// The counters. Names as RocksDB's, printed with the `strata.` prefix.
+///
+/// ```
+/// use strata::{Statistics, Ticker};
+///
+/// let stats = Statistics::new();
+/// stats.add(Ticker::BytesWritten, 100);
+/// stats.add(Ticker::BytesWritten, 20);
+/// assert_eq!(stats.ticker(Ticker::BytesWritten), 120);
+/// assert_eq!(stats.ticker(Ticker::MemtableHit), 0);
+/// assert_eq!(Ticker::BytesWritten.name(), "bytes.written");
+/// assert!(Ticker::ALL.contains(&Ticker::NumberKeysRead));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]
 pub enum Ticker {
@@ -94,6 +106,18 @@ impl Ticker {
 }
 
 /// The latency histograms.
+///
+/// ```
+/// use strata::{Histogram, Statistics};
+///
+/// let stats = Statistics::new();
+/// for micros in [10, 20, 30] {
+///     stats.record(Histogram::DbWriteMicros, micros);
+/// }
+/// let summary = stats.histogram(Histogram::DbWriteMicros);
+/// assert_eq!((summary.count, summary.sum, summary.max), (3, 60, 30));
+/// assert_eq!(Histogram::DbWriteMicros.name(), "db.write.micros");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]
 pub enum Histogram {
@@ -177,6 +201,25 @@ struct Shard {
 }
 
 /// Tickers and histograms of one or more databases (share the `Arc`).
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::{Db, DbOptions, Histogram, Statistics, Ticker};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let stats = Arc::new(Statistics::new());
+/// let dir = tempfile::tempdir()?;
+/// let statistics = Some(stats.clone());
+/// let options = DbOptions { create_if_missing: true, statistics, ..Default::default() };
+/// let db = Db::open(dir.path(), options)?;
+/// db.put("k", "v")?;
+/// db.get("k")?;
+/// assert_eq!(stats.ticker(Ticker::NumberKeysWritten), 1);
+/// assert_eq!(stats.histogram(Histogram::DbGetMicros).count, 1);
+/// assert!(stats.report().contains("number.keys.written"));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Statistics {
     shards: Vec<Shard>,
@@ -198,6 +241,20 @@ fn shard_index(shards: usize) -> usize {
 }
 
 /// A histogram's summary.
+///
+/// ```
+/// use strata::statistics::HistogramData;
+/// use strata::{Histogram, Statistics};
+///
+/// let stats = Statistics::new();
+/// for micros in 1..=100 {
+///     stats.record(Histogram::DbGetMicros, micros);
+/// }
+/// let data: HistogramData = stats.histogram(Histogram::DbGetMicros);
+/// assert_eq!(data.count, 100);
+/// assert_eq!(data.max, 100);
+/// assert!(data.p50 <= data.p95 && data.p95 <= data.p99 && data.p99 <= 100.0);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HistogramData {
     pub count: u64,

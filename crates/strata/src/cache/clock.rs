@@ -316,6 +316,27 @@ impl Release for Table {
 }
 
 /// How a clock cache is built.
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::cache::clock::{ClockCache, ClockOptions};
+/// use strata::cache::{Cache, CacheKey, Priority};
+/// use strata::Error;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let options = ClockOptions {
+///     capacity: 4096,
+///     estimated_entry_charge: 1024,
+///     strict_capacity_limit: true,
+/// };
+/// let cache = ClockCache::new(options)?;
+/// let key = CacheKey { table_id: cache.new_table_id(), offset: 0 };
+/// // With a strict limit, an entry that cannot fit is refused.
+/// let too_big = cache.insert(key, Arc::new(()), 1 << 20, Priority::Low);
+/// assert!(matches!(too_big, Err(Error::CacheFull { .. })));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClockOptions {
     pub capacity: usize,
@@ -326,6 +347,26 @@ pub struct ClockOptions {
 }
 
 /// The clock cache.
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::cache::clock::{ClockCache, ClockOptions};
+/// use strata::cache::{Cache, CacheKey, Priority};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let cache = ClockCache::new(ClockOptions {
+///     capacity: 1 << 20,
+///     estimated_entry_charge: 4096,
+///     strict_capacity_limit: false,
+/// })?;
+/// let key = CacheKey { table_id: cache.new_table_id(), offset: 0 };
+/// drop(cache.insert(key, Arc::new(vec![0u8; 4096]), 4096, Priority::Low)?);
+/// assert!(cache.lookup(&key).is_some());
+/// cache.erase(&key);
+/// assert!(cache.lookup(&key).is_none());
+/// # Ok(())
+/// # }
+/// ```
 pub struct ClockCache {
     table: Arc<Table>,
     strict: bool,

@@ -57,6 +57,30 @@ const LOW: usize = 1;
 const HIGH: usize = 2;
 
 /// How an LRU cache is built (RocksDB's `LRUCacheOptions`).
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::cache::lru::{LruCache, LruOptions};
+/// use strata::cache::{Cache, CacheKey, Priority};
+/// use strata::Error;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let defaults = LruOptions::new(1 << 20);
+/// assert_eq!((defaults.high_pri_pool_ratio, defaults.low_pri_pool_ratio), (0.5, 0.0));
+/// let strict = LruOptions {
+///     strict_capacity_limit: true,
+///     num_shard_bits: Some(0),
+///     ..LruOptions::new(4096)
+/// };
+/// let cache = LruCache::new(strict)?;
+/// // While one entry is pinned, a second that would overflow is refused.
+/// let key = |offset| CacheKey { table_id: 1, offset };
+/// let _pinned = cache.insert(key(0), Arc::new(()), 3000, Priority::Low)?;
+/// let next = cache.insert(key(1), Arc::new(()), 3000, Priority::Low);
+/// assert!(matches!(next, Err(Error::CacheFull { .. })));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LruOptions {
     /// Bytes the cache may hold.
@@ -378,6 +402,25 @@ impl Release for Shards {
 }
 
 /// The sharded LRU cache.
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::cache::lru::{LruCache, LruOptions};
+/// use strata::cache::{Cache, CacheKey, Priority};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let cache = LruCache::new(LruOptions { num_shard_bits: Some(0), ..LruOptions::new(2000) })?;
+/// let key = |offset| CacheKey { table_id: 1, offset };
+/// for offset in 0..3 {
+///     cache.insert(key(offset), Arc::new(offset), 800, Priority::Low)?;
+/// }
+/// // The third insert evicted the least recently used entry.
+/// assert!(cache.lookup(&key(0)).is_none());
+/// assert!(cache.lookup(&key(2)).is_some());
+/// assert!(cache.usage() <= cache.capacity());
+/// # Ok(())
+/// # }
+/// ```
 pub struct LruCache {
     /// For `set_capacity` and `capacity`; inserts read `strict` instead, so
     /// no insert takes a lock shared by every shard.

@@ -17,10 +17,43 @@ use std::sync::Arc;
 use crate::error::Result;
 
 /// What the cache holds: a decoded block (or any shared value).
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::cache::lru::{LruCache, LruOptions};
+/// use strata::cache::{Cache, CacheKey, CacheValue, Priority};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let cache = LruCache::new(LruOptions::new(1 << 20))?;
+/// let value: CacheValue = Arc::new(String::from("a decoded block"));
+/// let key = CacheKey { table_id: cache.new_table_id(), offset: 0 };
+/// let handle = cache.insert(key, value, 15, Priority::Low)?;
+/// let block = handle.value().downcast_ref::<String>();
+/// assert_eq!(block.map(String::as_str), Some("a decoded block"));
+/// # Ok(())
+/// # }
+/// ```
 pub type CacheValue = Arc<dyn Any + Send + Sync>;
 
 /// Names one cached block. `table_id` comes from [`Cache::new_table_id`], so
 /// keys never collide between files, reopens, or databases sharing a cache.
+///
+/// ```
+/// use strata::cache::lru::{LruCache, LruOptions};
+/// use strata::cache::{Cache, CacheKey};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let cache = LruCache::new(LruOptions::new(1 << 20))?;
+/// // Fresh table ids keep keys of different files apart.
+/// let (t1, t2) = (cache.new_table_id(), cache.new_table_id());
+/// assert_ne!(t1, t2);
+/// let a = CacheKey { table_id: t1, offset: 4096 };
+/// let b = CacheKey { table_id: t2, offset: 4096 };
+/// assert_ne!(a, b);
+/// assert_eq!(a.hash(), CacheKey { table_id: t1, offset: 4096 }.hash());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CacheKey {
     pub table_id: u64,
@@ -39,6 +72,26 @@ impl CacheKey {
 
 /// Eviction priority: bottom entries go first, then low, then high. Index and
 /// filter blocks are high, data blocks low, blob values (later) bottom.
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::cache::lru::{LruCache, LruOptions};
+/// use strata::cache::{Cache, CacheKey, Priority};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// assert!(Priority::Bottom < Priority::Low && Priority::Low < Priority::High);
+/// let cache = LruCache::new(LruOptions { num_shard_bits: Some(0), ..LruOptions::new(500) })?;
+/// let index = CacheKey { table_id: 1, offset: 0 };
+/// let data = CacheKey { table_id: 1, offset: 100 };
+/// cache.insert(index, Arc::new(()), 100, Priority::High)?;
+/// cache.insert(data, Arc::new(()), 100, Priority::Low)?;
+/// // Shrinking evicts the low-priority entry first.
+/// cache.set_capacity(250);
+/// assert!(cache.lookup(&index).is_some());
+/// assert!(cache.lookup(&data).is_none());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Priority {
     Bottom,
@@ -47,12 +100,48 @@ pub enum Priority {
 }
 
 /// Releases a pinned entry; implemented by each cache.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use strata::cache::Release;
+///
+/// /// Counts unpins, as a cache's bookkeeping would.
+/// struct Unpins(AtomicU64);
+///
+/// impl Release for Unpins {
+///     fn release(&self, _token: u64) {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///     }
+/// }
+///
+/// let unpins = Unpins(AtomicU64::new(0));
+/// unpins.release(7);
+/// assert_eq!(unpins.0.load(Ordering::Relaxed), 1);
+/// ```
 pub trait Release: Send + Sync {
     /// Unpins the entry `token` names.
     fn release(&self, token: u64);
 }
 
 /// A pinned cache entry. Dropping it unpins the entry.
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::cache::lru::{LruCache, LruOptions};
+/// use strata::cache::{Cache, CacheKey, Priority};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let cache = LruCache::new(LruOptions::new(1 << 20))?;
+/// let key = CacheKey { table_id: cache.new_table_id(), offset: 0 };
+/// let handle = cache.insert(key, Arc::new(7u64), 1000, Priority::Low)?;
+/// assert_eq!(handle.value().downcast_ref::<u64>(), Some(&7));
+/// assert!(cache.pinned_usage() >= 1000, "pinned while the handle lives");
+/// drop(handle);
+/// assert_eq!(cache.pinned_usage(), 0);
+/// assert!(cache.lookup(&key).is_some(), "still cached once unpinned");
+/// # Ok(())
+/// # }
+/// ```
 pub struct CacheHandle {
     value: CacheValue,
     owner: Arc<dyn Release>,
@@ -89,6 +178,36 @@ impl fmt::Debug for CacheHandle {
 }
 
 /// A cache of blocks, shareable between tables and databases.
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::cache::clock::{ClockCache, ClockOptions};
+/// use strata::cache::lru::{LruCache, LruOptions};
+/// use strata::cache::Cache;
+/// use strata::{Db, DbOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let lru = LruCache::new(LruOptions::new(8 << 20))?;
+/// let clock = ClockCache::new(ClockOptions {
+///     capacity: 8 << 20,
+///     estimated_entry_charge: 4096,
+///     strict_capacity_limit: false,
+/// })?;
+/// let caches: [Arc<dyn Cache>; 2] = [Arc::new(lru), Arc::new(clock)];
+/// for cache in caches {
+///     assert_eq!(cache.capacity(), 8 << 20);
+///     # let dir = tempfile::tempdir()?;
+///     let block_cache = Some(cache.clone());
+///     let options = DbOptions { create_if_missing: true, block_cache, ..Default::default() };
+///     let db = Db::open(dir.path(), options)?;
+///     db.put("k", "v")?;
+///     db.flush()?;
+///     assert!(db.get("k")?.is_some());
+///     assert!(cache.usage() > 0, "the table's blocks were cached");
+/// }
+/// # Ok(())
+/// # }
+/// ```
 pub trait Cache: Send + Sync + fmt::Debug {
     /// Inserts `value` under `key` (replacing any entry there) and returns it
     /// pinned. `charge` is the value's size in bytes; the cache adds its own

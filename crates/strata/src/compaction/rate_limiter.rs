@@ -36,6 +36,26 @@ struct Bucket {
 }
 
 /// Limits the bytes per second written through it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::{Db, DbOptions, RateLimiter};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// assert!(RateLimiter::new(5).is_err(), "below 10 bytes per second");
+/// let limiter = Arc::new(RateLimiter::new(64 << 20)?);
+/// assert_eq!(limiter.rate_bytes_per_sec(), 64 << 20);
+/// // Flushes and compactions of this database write at most 64 MiB/s.
+/// let dir = tempfile::tempdir()?;
+/// let rate_limiter = Some(limiter);
+/// let options = DbOptions { create_if_missing: true, rate_limiter, ..Default::default() };
+/// let db = Db::open(dir.path(), options)?;
+/// db.put("k", "v")?;
+/// db.flush()?;
+/// assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct RateLimiter {
     rate_bytes_per_sec: u64,

@@ -32,6 +32,23 @@ pub(super) fn destroy(dir: &Path, options: &DbOptions) -> Result<()> {
 }
 
 /// What [`check_consistency`] found.
+///
+/// ```
+/// use strata::{check_consistency, Db, DbOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// db.put("k", "v")?;
+/// db.flush()?;
+/// // Works beside the live writer, and writes nothing.
+/// let report = check_consistency(dir.path(), &DbOptions::default())?;
+/// assert!(report.is_clean());
+/// assert_eq!(report.tables_checked, 1);
+/// assert!(report.wal_damage.is_empty() && report.corrupt_wals.is_empty());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConsistencyReport {
     /// Table files checked (each exists with the size its MANIFEST records).

@@ -9,6 +9,25 @@
 use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 
 /// A range of user keys, seen as its lower and upper bound.
+///
+/// ```
+/// use std::ops::Bound;
+/// use strata::{Db, DbOptions, KeyRange};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// assert_eq!(("a".."c").lower(), Bound::Included(&b"a"[..]));
+/// assert_eq!(("a".."c").upper(), Bound::Excluded(&b"c"[..]));
+/// assert_eq!((..=b"z".to_vec()).upper(), Bound::Included(&b"z"[..]));
+/// assert_eq!((..).lower(), Bound::Unbounded);
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// for k in ["a", "b", "c"] {
+///     db.put(k, "")?;
+/// }
+/// assert_eq!(db.range("a"..="b").count(), 2);
+/// # Ok(())
+/// # }
+/// ```
 pub trait KeyRange {
     /// The lower bound.
     fn lower(&self) -> Bound<&[u8]>;

@@ -13,6 +13,24 @@ use crate::options::ReadOptions;
 use super::{range_dels, read, Db};
 
 /// One stored version of a key.
+///
+/// ```
+/// use strata::{Db, DbOptions, ValueType};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// db.put("k", "v1")?;
+/// db.put("k", "v2")?;
+/// let versions = db.get_all_key_versions(&db.default_cf(), None, None, 10)?;
+/// assert_eq!(versions.len(), 2);
+/// assert_eq!(versions[0].user_key, b"k");
+/// assert_eq!(versions[0].value, b"v2");
+/// assert_eq!(versions[0].value_type, ValueType::Put);
+/// assert!(versions[0].sequence > versions[1].sequence, "newest first");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyVersion {
     /// The user key (a range tombstone's start key).

@@ -49,6 +49,23 @@ impl SnapshotList {
 /// `ReadOptions::snapshot` see the state when it was taken. Cheap to clone;
 /// released when the last clone (the ones inside read options too) is
 /// dropped. A snapshot of one database is refused by another.
+///
+/// ```
+/// use strata::{Db, DbOptions, ReadOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// db.put("k", "v1")?;
+/// let snapshot = db.snapshot();
+/// db.put("k", "v2")?;
+/// assert!(snapshot.sequence() < db.latest_sequence_number());
+/// let then = ReadOptions { snapshot: Some(snapshot.clone()), ..Default::default() };
+/// assert_eq!(db.get_opt(&then, "k")?.as_deref(), Some(&b"v1"[..]));
+/// assert_eq!(db.get("k")?.as_deref(), Some(&b"v2"[..]));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Snapshot(Arc<Held>);
 

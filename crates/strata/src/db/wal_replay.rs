@@ -31,6 +31,26 @@ use crate::wal::LogReader;
 use crate::write::WriteBatch;
 
 /// Damage recovery found in one WAL, and what it cost.
+///
+/// ```
+/// use strata::{Db, DbOptions, WalDamage};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// // A clean open found nothing to report.
+/// assert!(db.wal_damage().is_empty());
+/// let damage = WalDamage {
+///     wal: 7,
+///     offset: 4096,
+///     reason: "bad checksum".into(),
+///     records_dropped: 3,
+///     dropped_sequences: Some((100, 102)),
+/// };
+/// assert!(damage.to_string().starts_with("WAL #7 damaged at offset 4096: bad checksum"));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalDamage {
     /// The damaged WAL's file number.

@@ -168,6 +168,25 @@ impl fmt::Debug for DirectWritableFile {
 /// An [`Fs`] whose `create` makes files written with `O_DIRECT` (through
 /// [`Fs::create_direct`]); everything else goes to the inner file system.
 /// The flush and compaction jobs get one when the option is on.
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::fs::{DirectWritesFs, ReadFileOptions};
+/// use strata::{Fs, StdFs};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("data");
+/// let mut file = StdFs.create(&path)?;
+/// file.append(b"hello")?;
+/// file.sync()?;
+/// // Everything but `create` goes to the inner file system unchanged.
+/// let fs = DirectWritesFs::new(Arc::new(StdFs));
+/// assert!(fs.exists(&path)?);
+/// assert_eq!(&fs.open(&path, ReadFileOptions::default())?.read_at(0, 5)?[..], b"hello");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct DirectWritesFs {
     inner: Arc<dyn Fs>,

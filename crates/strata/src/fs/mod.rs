@@ -75,6 +75,26 @@ macro_rules! forward_to_inner {
 pub(crate) use forward_to_inner;
 
 /// How a file is opened for random reads.
+///
+/// ```
+/// use strata::fs::ReadFileOptions;
+/// use strata::{Fs, StdFs};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("data");
+/// # let mut file = StdFs.create(&path)?;
+/// # file.append(b"hello world")?;
+/// # file.sync()?;
+/// let plain = ReadFileOptions::default();
+/// assert!(!plain.use_mmap_reads && !plain.use_direct_reads);
+/// // Reads served from a memory mapping, without copying.
+/// let mapped = StdFs.open(&path, ReadFileOptions { use_mmap_reads: true, ..Default::default() })?;
+/// assert_eq!(mapped.len(), 11);
+/// assert_eq!(&mapped.read_at(0, 5)?[..], b"hello");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadFileOptions {
     /// Map the file and serve reads from the mapping (RocksDB's `use_mmap_reads`).
@@ -87,6 +107,24 @@ pub struct ReadFileOptions {
 }
 
 /// A file open for appending.
+///
+/// ```
+/// use strata::fs::WritableFile;
+/// use strata::{Fs, StdFs};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("log");
+/// let mut file: Box<dyn WritableFile> = StdFs.create(&path)?;
+/// assert!(file.is_empty());
+/// file.append(b"abc")?;
+/// file.append(b"de")?;
+/// assert_eq!(file.len(), 5, "buffered bytes count too");
+/// file.flush()?; // now a process kill loses nothing
+/// assert_eq!(StdFs.file_size(&path)?, 5);
+/// # Ok(())
+/// # }
+/// ```
 pub trait WritableFile: Send + fmt::Debug {
     /// Appends bytes. They may stay in a user-space buffer until [`flush`](Self::flush).
     fn append(&mut self, data: &[u8]) -> Result<()>;
@@ -103,6 +141,25 @@ pub trait WritableFile: Send + fmt::Debug {
 }
 
 /// A file open for positional reads. Shared between threads.
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::fs::{RandomAccessFile, ReadFileOptions};
+/// use strata::{Fs, StdFs};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("data");
+/// # let mut file = StdFs.create(&path)?;
+/// # file.append(b"0123456789")?;
+/// # file.sync()?;
+/// let reader: Arc<dyn RandomAccessFile> = StdFs.open(&path, ReadFileOptions::default())?;
+/// assert_eq!(reader.len(), 10);
+/// assert_eq!(&reader.read_at(3, 4)?[..], b"3456");
+/// assert!(reader.read_at(8, 4).is_err(), "reading past the end fails");
+/// # Ok(())
+/// # }
+/// ```
 pub trait RandomAccessFile: Send + Sync + fmt::Debug {
     /// Reads exactly `len` bytes at `offset`. Reading past the end is an error.
     /// With mmap the result borrows the mapping without copying.
@@ -116,9 +173,40 @@ pub trait RandomAccessFile: Send + Sync + fmt::Debug {
 }
 
 /// A held advisory lock on a file; released on drop.
+///
+/// ```
+/// use strata::{Error, Fs, StdFs};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("LOCK");
+/// let lock = StdFs.lock(&path)?;
+/// assert!(matches!(StdFs.lock(&path), Err(Error::LockHeld { .. })));
+/// drop(lock); // released on drop
+/// let _again = StdFs.lock(&path)?;
+/// # Ok(())
+/// # }
+/// ```
 pub trait FileLock: Send + Sync + fmt::Debug {}
 
 /// The operations the engine needs from a file system.
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::{Db, DbOptions, Fs, StdFs};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let fs: Arc<dyn Fs> = Arc::new(StdFs);
+/// let options = DbOptions { create_if_missing: true, fs: fs.clone(), ..Default::default() };
+/// Db::open(dir.path(), options)?.close()?;
+/// // Every file the database made went through `fs`.
+/// let names = fs.list(dir.path())?;
+/// assert!(names.iter().any(|name| name == "CURRENT"));
+/// assert!(fs.exists(&dir.path().join("CURRENT"))?);
+/// # Ok(())
+/// # }
+/// ```
 pub trait Fs: Send + Sync + fmt::Debug {
     /// Creates a directory and its parents; succeeds if it exists.
     fn create_dir_all(&self, dir: &Path) -> Result<()>;

@@ -26,6 +26,23 @@ const WRITE_BUFFER_BYTES: usize = 64 * 1024;
 const DIRECT_IO_ALIGN: usize = 4096;
 
 /// The real file system. Stateless: every method goes straight to the OS.
+///
+/// ```
+/// use strata::fs::ReadFileOptions;
+/// use strata::{Fs, StdFs};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("data");
+/// let mut file = StdFs.create(&path)?;
+/// file.append(b"hello world")?;
+/// file.sync()?;
+/// assert_eq!(StdFs.file_size(&path)?, 11);
+/// let reader = StdFs.open(&path, ReadFileOptions::default())?;
+/// assert_eq!(&reader.read_at(6, 5)?[..], b"world");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdFs;
 

@@ -155,6 +155,27 @@ fn build_internal_key(buf: &mut Vec<u8>, user_key: &[u8], seq: SequenceNumber, t
 ///
 /// Like every cursor here, positioning never fails directly: an error makes the
 /// iterator invalid and is reported by [`status`](Self::status).
+///
+/// ```
+/// use strata::{Db, DbOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// for k in ["a", "c", "e"] {
+///     db.put(k, k)?;
+/// }
+/// let mut it = db.iter();
+/// it.seek(b"b"); // the first key at or after "b"
+/// assert_eq!(it.key(), Some(&b"c"[..]));
+/// it.seek_for_prev(b"d"); // the last key at or before "d"
+/// assert_eq!(it.value(), Some(&b"c"[..]));
+/// it.seek_to_last();
+/// assert_eq!(it.key(), Some(&b"e"[..]));
+/// it.status()?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct DbIterator {
     inner: Box<dyn InternalIterator + Send>,
     /// The snapshot: versions with a larger sequence number are invisible.
@@ -624,6 +645,25 @@ impl fmt::Debug for DbIterator {
 /// bounds): the front one walks forward from the first key, the back one backward
 /// from the last. The ends stop when they meet, so every key is yielded once.
 /// An error is yielded once, as `Some(Err(_))`, and ends the iteration.
+///
+/// ```
+/// use strata::{Db, DbOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// for k in ["a", "b", "c", "d"] {
+///     db.put(k, "")?;
+/// }
+/// let mut range = db.range("a".."d");
+/// let (first, _) = range.next().unwrap()?;
+/// let (last, _) = range.next_back().unwrap()?;
+/// assert_eq!((&first[..], &last[..]), (&b"a"[..], &b"c"[..]));
+/// // The two ends meet in the middle: "b" is yielded once.
+/// assert_eq!(range.count(), 1);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct DbRange {
     front: DbIterator,

@@ -15,6 +15,26 @@ use crate::error::{Error, Result};
 use crate::version::NUM_LEVELS;
 
 /// Compaction strategy (RocksDB's `compaction_style`).
+///
+/// ```
+/// use strata::{CompactionOptions, CompactionStyle, Db, DbOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// assert_eq!(CompactionStyle::default(), CompactionStyle::Level);
+/// let compaction_style = CompactionStyle::Universal;
+/// let compaction = CompactionOptions { compaction_style, ..Default::default() };
+/// let dir = tempfile::tempdir()?;
+/// let options = DbOptions { create_if_missing: true, compaction, ..Default::default() };
+/// let db = Db::open(dir.path(), options)?;
+/// for i in 0..3 {
+///     db.put("k", format!("v{i}"))?;
+///     db.flush()?;
+/// }
+/// db.compact_range(None, None)?;
+/// assert_eq!(db.get("k")?.as_deref(), Some(&b"v2"[..]));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum CompactionStyle {
     /// Leveled compaction: each level below L0 is one sorted run, sized by
@@ -32,6 +52,22 @@ pub enum CompactionStyle {
 }
 
 /// Universal compaction's options (RocksDB's `CompactionOptionsUniversal`).
+///
+/// ```
+/// use strata::{CompactionOptions, CompactionStyle, UniversalOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let universal = UniversalOptions { max_size_amplification_percent: 50, ..Default::default() };
+/// assert_eq!(universal.min_merge_width, 2);
+/// let compaction = CompactionOptions {
+///     compaction_style: CompactionStyle::Universal,
+///     compaction_options_universal: universal,
+///     ..Default::default()
+/// };
+/// compaction.validate()?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UniversalOptions {
     /// Percent by which a run may be larger than the runs before it and still
@@ -58,6 +94,22 @@ impl Default for UniversalOptions {
 }
 
 /// FIFO compaction's options (RocksDB's `CompactionOptionsFIFO`).
+///
+/// ```
+/// use strata::{CompactionOptions, CompactionStyle, FifoOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// assert_eq!(FifoOptions::default().max_table_files_size, 1 << 30);
+/// // Keep at most 64 MiB of tables; the oldest are deleted first.
+/// let compaction = CompactionOptions {
+///     compaction_style: CompactionStyle::Fifo,
+///     compaction_options_fifo: FifoOptions { max_table_files_size: 64 << 20 },
+///     ..Default::default()
+/// };
+/// compaction.validate()?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FifoOptions {
     /// The oldest tables are deleted while the total is above this. Default
@@ -74,6 +126,25 @@ impl Default for FifoOptions {
 }
 
 /// How compaction is triggered, shaped and throttled.
+///
+/// ```
+/// use strata::{CompactionOptions, Db, DbOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let compaction =
+///     CompactionOptions { level0_file_num_compaction_trigger: 2, ..Default::default() };
+/// compaction.validate()?;
+/// // Each field is checked; the error names the first bad one.
+/// assert!(CompactionOptions { num_levels: 1, ..compaction.clone() }.validate().is_err());
+/// let dir = tempfile::tempdir()?;
+/// let options = DbOptions { create_if_missing: true, compaction, ..Default::default() };
+/// let db = Db::open(dir.path(), options)?;
+/// db.put("k", "v")?;
+/// db.flush()?;
+/// assert!(db.get("k")?.is_some());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompactionOptions {
     /// The strategy. Default leveled.

@@ -40,6 +40,27 @@ use crate::statistics::Statistics;
 
 /// How table files are built (RocksDB's `BlockBasedTableOptions` plus the
 /// compression setting that RocksDB keeps in column family options).
+///
+/// ```
+/// use strata::{CompressionType, Db, DbOptions, TableOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let table = TableOptions {
+///     block_size: 16 << 10,
+///     compression: CompressionType::Lz4,
+///     ..TableOptions::default()
+/// };
+/// table.validate()?;
+/// assert!(TableOptions { block_size: 0, ..table.clone() }.validate().is_err());
+/// let dir = tempfile::tempdir()?;
+/// let options = DbOptions { create_if_missing: true, table, ..Default::default() };
+/// let db = Db::open(dir.path(), options)?;
+/// db.put("k", "v")?;
+/// db.flush()?;
+/// assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableOptions {
     /// Target uncompressed size of a data block, in bytes. Default 4096.
@@ -131,6 +152,26 @@ impl TableOptions {
 }
 
 /// Options for one read (RocksDB's `ReadOptions`).
+///
+/// ```
+/// use strata::{Db, DbOptions, ReadOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// for k in ["a", "b", "c", "d"] {
+///     db.put(k, "")?;
+/// }
+/// let options = ReadOptions { iterate_upper_bound: Some(b"c".to_vec()), ..Default::default() };
+/// let keys = db
+///     .range_opt(&options, "b"..)
+///     .map(|entry| entry.map(|(k, _)| k))
+///     .collect::<strata::Result<Vec<_>>>()?;
+/// assert_eq!(keys, [&b"b"[..]]);
+/// assert!(ReadOptions::default().verify_checksums);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadOptions {
     /// Verify the checksum of every data block read. Default true. Index and
@@ -163,6 +204,21 @@ impl Default for ReadOptions {
 }
 
 /// Options for one write (RocksDB's `WriteOptions`).
+///
+/// ```
+/// use strata::{Db, DbOptions, WriteOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// assert!(!WriteOptions::default().sync, "writes are not synced by default");
+/// // Durable against power loss once put_opt returns.
+/// let durable = WriteOptions { sync: true, ..Default::default() };
+/// db.put_opt(&durable, "k", "v")?;
+/// assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WriteOptions {
     /// Wait for the WAL to be fsynced before returning. Default false: the write
@@ -188,6 +244,27 @@ pub struct WriteOptions {
 /// valid records means acknowledged writes were lost, and every mode that
 /// goes on past it reports it (`strata.wal-damage`) and keeps the WAL as
 /// `NNNNNN.log.corrupt`.
+///
+/// ```
+/// use strata::{Db, DbOptions, WalRecoveryMode};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// assert_eq!(WalRecoveryMode::default(), WalRecoveryMode::PointInTimeRecovery);
+/// assert_eq!(WalRecoveryMode::ALL[1], WalRecoveryMode::AbsoluteConsistency);
+/// let dir = tempfile::tempdir()?;
+/// let strict = DbOptions {
+///     create_if_missing: true,
+///     wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
+///     ..Default::default()
+/// };
+/// let db = Db::open(dir.path(), strict.clone())?;
+/// db.put("k", "v")?;
+/// db.close()?;
+/// // An intact WAL replays under the strictest mode.
+/// assert!(Db::open(dir.path(), strict)?.get("k")?.is_some());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum WalRecoveryMode {
     /// Ignore a torn tail of the last WAL; any other damage fails the open.
@@ -249,6 +326,23 @@ impl std::str::FromStr for WalRecoveryMode {
 }
 
 /// Options of a database (RocksDB's `DBOptions` and column family options).
+///
+/// ```
+/// use strata::{Db, DbOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// // By default a missing database is an error, not created.
+/// assert!(Db::open(dir.path(), DbOptions::default()).is_err());
+/// let options =
+///     DbOptions { create_if_missing: true, write_buffer_size: 8 << 20, ..Default::default() };
+/// Db::open(dir.path(), options.clone())?.close()?;
+/// // `error_if_exists` refuses to open one that is already there.
+/// let fresh_only = DbOptions { error_if_exists: true, ..options };
+/// assert!(Db::open(dir.path(), fresh_only).is_err());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct DbOptions {
     /// Create the database if it does not exist. Default false.

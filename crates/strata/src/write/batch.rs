@@ -92,6 +92,26 @@ pub struct BatchEntry<'a> {
 /// `put` and `delete` return `Result` instead of recording a deferred error
 /// (RocksDB's style): a too-large key or value is reported at the call that
 /// added it, and the batch is left unchanged.
+///
+/// ```
+/// use strata::{Db, DbOptions, WriteBatch, WriteOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// db.put("old", "x")?;
+/// let mut batch = WriteBatch::new();
+/// batch.put("a", "1")?;
+/// batch.put("b", "2")?;
+/// batch.delete("old")?;
+/// assert_eq!(batch.count(), 3);
+/// assert!(batch.put(vec![0u8; strata::MAX_KEY_SIZE + 1], "").is_err());
+/// assert_eq!(batch.count(), 3, "a rejected put leaves the batch unchanged");
+/// db.write(&WriteOptions::default(), batch)?;
+/// assert!(db.get("old")?.is_none() && db.get("b")?.is_some());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct WriteBatch {
     /// The encoded batch: header, then records.
