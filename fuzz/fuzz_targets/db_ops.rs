@@ -1,10 +1,11 @@
-//! Operation sequences against a `BTreeMap` model: the input is read as a
-//! list of operations (put, delete, delete_range, merge, batch, get, scan,
-//! snapshot read, flush, compaction, reopen, crash and reopen) on a small
-//! database on the
+//! Operation sequences against a `BTreeMap` model per column family: the
+//! input is read as a list of operations (put, delete, delete_range, merge,
+//! batch across families, get, scan, snapshot read, flush, compaction,
+//! reopen, crash and reopen) on a small database with two families on the
 //! simulated file system. Every read must agree with the model, and after a
-//! crash the database must hold the model's state after some write at or
-//! after the last sync (unsynced writes may or may not survive, in order).
+//! crash the database must hold the models' state after some write at or
+//! after the last sync (unsynced writes may or may not survive, in order,
+//! and a batch across families survives or vanishes whole).
 #![no_main]
 
 use std::collections::BTreeMap;
@@ -15,9 +16,11 @@ use libfuzzer_sys::fuzz_target;
 use strata::fs::sim::{CrashMode, DataLoss};
 use strata::fs::SimFs;
 use strata::merge::StringAppendOperator;
-use strata::{Db, DbOptions, ReadOptions, WriteBatch, WriteOptions};
+use strata::{ColumnFamily, Db, DbOptions, ReadOptions, WriteBatch, WriteOptions};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+/// One model per family: the default one and "other".
+type Models = [Model; 2];
 
 fn options(fs: &SimFs) -> DbOptions {
     let mut o = DbOptions {
@@ -25,11 +28,21 @@ fn options(fs: &SimFs) -> DbOptions {
         write_buffer_size: 64 << 10,
         fs: Arc::new(fs.clone()),
         merge_operator: Some(Arc::new(StringAppendOperator::new(b",".to_vec()))),
+        create_missing_column_families: true,
         ..DbOptions::default()
     };
     o.table.block_size = 256;
     o.compaction.level0_file_num_compaction_trigger = 2;
     o
+}
+
+/// Opens (or reopens) the database with both families.
+fn open(fs: &SimFs) -> (Db, [ColumnFamily; 2]) {
+    let options = options(fs);
+    let other = options.cf_options();
+    let db = Db::open_cf(Path::new("/db"), options, [("other", other)]).expect("open");
+    let families = [db.default_cf(), db.cf_handle("other").expect("other family")];
+    (db, families)
 }
 
 /// Bytes consumed from the input, yielding zeroes once it runs out.
@@ -44,6 +57,11 @@ impl Input<'_> {
             }
             None => 0,
         }
+    }
+
+    /// Which family an operation touches.
+    fn family(&mut self) -> usize {
+        usize::from(self.byte() % 2)
     }
 
     fn key(&mut self) -> Vec<u8> {
@@ -72,108 +90,123 @@ fn delete_range(model: &mut Model, begin: &[u8], end: &[u8]) {
     model.retain(|k, _| k.as_slice() < begin || k.as_slice() >= end);
 }
 
-fn scan_matches(db: &Db, model: &Model) {
-    let got: Model = db
-        .range(..)
-        .map(|e| e.expect("scan"))
-        .collect();
-    assert!(&got == model, "scan differs from the model");
+fn scan(db: &Db, families: &[ColumnFamily; 2]) -> Models {
+    families
+        .each_ref()
+        .map(|cf| db.range_cf(cf, ..).map(|e| e.expect("scan")).collect())
+}
+
+fn scan_matches(db: &Db, families: &[ColumnFamily; 2], models: &Models) {
+    assert!(&scan(db, families) == models, "scan differs from the model");
 }
 
 fuzz_target!(|data: &[u8]| {
     let fs = SimFs::new(u64::from(data.first().copied().unwrap_or(0)));
-    let path = Path::new("/db");
-    let mut db = Db::open(path, options(&fs)).expect("open");
-    let mut model = Model::new();
+    let (mut db, mut families) = open(&fs);
+    let mut models: Models = Default::default();
     // The states since the last durable point, oldest first: a power loss
     // keeps one of them.
-    let mut history = vec![Model::new()];
+    let mut history = vec![models.clone()];
     let mut input = Input(data);
     let mut steps = 0;
     while !input.0.is_empty() && steps < 400 {
         steps += 1;
         match input.byte() % 13 {
             0..=3 => {
+                let f = input.family();
                 let (k, v, sync) = (input.key(), input.value(), input.byte() % 8 == 0);
-                db.put_opt(&WriteOptions { sync, ..WriteOptions::default() }, &k, &v)
-                    .expect("put");
-                model.insert(k, v);
+                let options = WriteOptions { sync, ..WriteOptions::default() };
+                let mut batch = WriteBatch::new();
+                batch.put_cf(&families[f], &k, &v).expect("put");
+                db.write(&options, batch).expect("put");
+                models[f].insert(k, v);
                 if sync {
                     history.clear();
                 }
-                history.push(model.clone());
+                history.push(models.clone());
             }
             4 => {
+                let f = input.family();
                 if input.byte() % 3 == 0 {
                     let (begin, end) = input.range();
-                    db.delete_range(&begin, &end).expect("delete_range");
-                    delete_range(&mut model, &begin, &end);
+                    db.delete_range_cf(&families[f], &begin, &end).expect("delete_range");
+                    delete_range(&mut models[f], &begin, &end);
                 } else {
                     let k = input.key();
-                    db.delete(&k).expect("delete");
-                    model.remove(&k);
+                    db.delete_cf(&families[f], &k).expect("delete");
+                    models[f].remove(&k);
                 }
-                history.push(model.clone());
+                history.push(models.clone());
             }
             5 => {
+                // One batch across both families: atomic, after a crash too.
                 let mut batch = WriteBatch::new();
                 for _ in 0..input.byte() % 5 {
+                    let f = input.family();
+                    let cf = &families[f];
                     let k = input.key();
                     let kind = input.byte() % 6;
                     if kind == 0 {
-                        batch.delete(&k).expect("batch delete");
-                        model.remove(&k);
+                        batch.delete_cf(cf, &k).expect("batch delete");
+                        models[f].remove(&k);
                     } else if kind == 1 {
                         let (begin, end) = input.range();
-                        batch.delete_range(&begin, &end).expect("batch delete_range");
-                        delete_range(&mut model, &begin, &end);
+                        batch.delete_range_cf(cf, &begin, &end).expect("batch delete_range");
+                        delete_range(&mut models[f], &begin, &end);
                     } else {
                         let v = input.value();
-                        batch.put(&k, &v).expect("batch put");
-                        model.insert(k, v);
+                        batch.put_cf(cf, &k, &v).expect("batch put");
+                        models[f].insert(k, v);
                     }
                 }
                 db.write(&WriteOptions::default(), batch).expect("write");
-                history.push(model.clone());
+                history.push(models.clone());
             }
             6 => {
+                let f = input.family();
                 let k = input.key();
-                let got = db.get(&k).expect("get");
-                assert_eq!(got.as_deref(), model.get(&k).map(Vec::as_slice));
+                let got = db.get_cf(&families[f], &k).expect("get");
+                assert_eq!(got.as_deref(), models[f].get(&k).map(Vec::as_slice));
             }
-            7 => scan_matches(&db, &model),
+            7 => scan_matches(&db, &families, &models),
             8 => {
+                let f = input.family();
                 let snapshot = db.snapshot();
-                let frozen = model.clone();
+                let frozen = models[f].clone();
                 let k = input.key();
-                db.put(&k, b"after the snapshot").expect("put");
-                model.insert(k.clone(), b"after the snapshot".to_vec());
-                history.push(model.clone());
+                db.put_cf(&families[f], &k, b"after the snapshot").expect("put");
+                models[f].insert(k.clone(), b"after the snapshot".to_vec());
+                history.push(models.clone());
                 let options = ReadOptions {
                     snapshot: Some(snapshot.clone()),
                     ..ReadOptions::default()
                 };
-                let got = db.get_opt(&options, &k).expect("snapshot get");
+                let got = db.get_cf_opt(&families[f], &options, &k).expect("snapshot get");
                 assert_eq!(got.as_deref(), frozen.get(&k).map(Vec::as_slice));
             }
             9 => {
-                db.flush().expect("flush");
-                history = vec![model.clone()];
+                // Flushing one family switches the shared WAL, making every
+                // family's earlier writes durable.
+                let f = input.family();
+                db.flush_cf(&families[f]).expect("flush");
+                history = vec![models.clone()];
             }
             10 => {
-                db.compact_range(None, None).expect("compact");
-                history = vec![model.clone()];
+                let f = input.family();
+                db.compact_range_cf(&families[f], None, None).expect("compact");
+                history = vec![models.clone()];
             }
             11 => {
                 // A merge operand, appended with "," as the model does.
+                let f = input.family();
                 let (k, v) = (input.key(), input.value());
-                db.merge(&k, &v).expect("merge");
-                let merged = match model.get(&k) {
+                db.merge_cf(&families[f], &k, &v).expect("merge");
+                let merged = match models[f].get(&k) {
                     Some(old) => [old.as_slice(), b",", &v].concat(),
                     None => v,
                 };
-                model.insert(k, merged);
-                history.push(model.clone());
+                models[f].insert(k, merged);
+                history.push(models.clone());
             }
             _ => {
                 // A clean close and reopen keeps everything; a power loss
@@ -189,23 +222,20 @@ fuzz_target!(|data: &[u8]| {
                         lose_unsynced_dir_entries: true,
                     });
                 }
-                db = Db::open(path, options(&fs)).expect("reopen");
-                let recovered: Model = db
-                    .range(..)
-                    .map(|e| e.expect("scan"))
-                    .collect();
+                (db, families) = open(&fs);
+                let recovered = scan(&db, &families);
                 if crash {
                     assert!(
                         history.contains(&recovered),
                         "after power loss: not the state after any write since the last sync"
                     );
                 } else {
-                    assert!(recovered == model, "a clean reopen lost writes");
+                    assert!(recovered == models, "a clean reopen lost writes");
                 }
-                model = recovered;
-                history = vec![model.clone()];
+                models = recovered;
+                history = vec![models.clone()];
             }
         }
     }
-    scan_matches(&db, &model);
+    scan_matches(&db, &families, &models);
 });

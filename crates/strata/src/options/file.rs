@@ -138,19 +138,19 @@ fn section_of<T>(kind: SectionKind, defs: &[OptionDef<T>], target: &T) -> Sectio
 /// larger than any earlier OPTIONS file's.
 ///
 /// ```
-/// use std::path::Path;
-/// use strata::fs::{Fs, SimFs};
+/// use std::sync::Arc;
+/// use strata::fs::StdFs;
 /// use strata::options::{load_latest_options_with_fs, write_options_file, LoadOptions};
 /// use strata::{CfOptions, DbOptions};
 ///
-/// let fs = SimFs::new(7);
-/// let dir = Path::new("/db");
-/// fs.create_dir_all(dir).unwrap();
+/// let tmp = tempfile::tempdir().unwrap();
+/// let dir = tmp.path();
 /// let db = DbOptions { write_buffer_size: 8 << 20, ..DbOptions::default() };
 /// let logs = CfOptions::default();
-/// write_options_file(&fs, dir, 5, &db, &[("default", &db.cf_options()), ("logs", &logs)]).unwrap();
+/// write_options_file(&StdFs, dir, 5, &db, &[("default", &db.cf_options()), ("logs", &logs)])
+///     .unwrap();
 /// let (loaded, families) =
-///     load_latest_options_with_fs(std::sync::Arc::new(fs), dir, &LoadOptions::default()).unwrap();
+///     load_latest_options_with_fs(Arc::new(StdFs), dir, &LoadOptions::default()).unwrap();
 /// assert_eq!(loaded.write_buffer_size, 8 << 20);
 /// assert_eq!(families[1].0, "logs");
 /// ```
