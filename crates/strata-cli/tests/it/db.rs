@@ -744,3 +744,37 @@ fn approxsize_estimates_table_bytes_of_a_range() {
     assert!(third > all / 5 && third < all / 2, "{third} of {all}");
     assert_eq!(none, 0);
 }
+
+#[test]
+fn write_buffer_size_sets_the_memtable_of_the_named_family_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path();
+    ok(
+        db,
+        &["--create_if_missing", "create_column_family", "big"],
+        "",
+    );
+    // 3 MiB of writes into 1 MiB memtables: tables appear during the load
+    // (the tool flushes nothing when it closes), as with ldb's flag.
+    let lines: String = (0..3000)
+        .map(|i| format!("key{i:05} ==> {}\n", "v".repeat(1000)))
+        .collect();
+    let flags = ["--column_family=big", "--write_buffer_size=1048576"];
+    ok(db, &[flags[0], flags[1], "load"], &lines);
+    let level0 = ok(
+        db,
+        &[flags[0], "get_property", "rocksdb.num-files-at-level0"],
+        "",
+    );
+    assert_ne!(level0, "rocksdb.num-files-at-level0: 0\n");
+    // The size is stored for that family; the default family keeps its own.
+    let (default, families) = strata::load_latest_options(db, &strata::LoadOptions::default())
+        .expect("load_latest_options");
+    assert_eq!(default.write_buffer_size, 64 << 20);
+    let big = families.iter().find(|(name, _)| name == "big");
+    assert_eq!(big.map(|(_, cf)| cf.write_buffer_size), Some(1 << 20));
+    assert_eq!(
+        ok(db, &[flags[0], "get", "key02999"], ""),
+        "v".repeat(1000) + "\n"
+    );
+}
