@@ -5,6 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+# The CLI against RocksDB's ldb, command for command, on two seeds (one of
+# them with 0x00 bytes in keys and values).
+if command -v ldb >/dev/null; then
+  bash scripts/ldb-diff.sh 1 2
+else
+  echo "ldb-diff: skipped, ldb is not on PATH (scripts/install-rocksdb-tools.sh installs it)"
+fi
 # The memtable's and the clock cache's concurrency, model-checked with
 # shuttle's randomized scheduler.
 cargo test -p strata --features shuttle --lib -- memtable:: cache::clock:: db::snapshot::

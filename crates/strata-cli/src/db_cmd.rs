@@ -417,6 +417,9 @@ fn dump(flags: &DbFlags, a: &DumpArgs) -> CliResult {
 
 /// The footer of `dump`, which `load` ignores (as ldb's load does).
 const KEYS_IN_RANGE: &str = "Keys in range:";
+/// A line old RocksDB builds printed among a dump's, which ldb's load also
+/// ignores.
+const BG_THREAD_LINE: &str = "Created bg thread 0x";
 
 /// Entries per write batch of `load`: large enough that group commit and WAL
 /// writes are amortized, small enough to keep memory flat.
@@ -424,8 +427,13 @@ const LOAD_BATCH_ENTRIES: u32 = 1000;
 /// Bytes per write batch of `load`, for large values.
 const LOAD_BATCH_BYTES: usize = 4 << 20;
 
+/// Reads `key ==> value` lines from stdin as ldb's load does: each line is
+/// what comes before a "\n" (a "\r" before it is data, so a value ending in
+/// "\r" survives `dump | load`), a line with the arrow is a pair even when
+/// it starts like a dump's footer, and any other line but the footer is
+/// counted and reported on stdout with ldb's words.
 fn load(flags: &DbFlags) -> CliResult {
-    with_db(flags, DbOptions::default(), |db, cf| {
+    let (bad_lines, first_bad) = with_db(flags, DbOptions::default(), |db, cf| {
         let mut input = io::stdin().lock();
         let mut batch = WriteBatch::new();
         let mut line = Vec::new();
@@ -443,20 +451,16 @@ fn load(flags: &DbFlags) -> CliResult {
                 break;
             }
             number += 1;
-            // As `str::lines` does for `sst build`: drop "\n" or "\r\n".
             if line.last() == Some(&b'\n') {
                 line.pop();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-            }
-            if line.is_empty() || line.starts_with(KEYS_IN_RANGE.as_bytes()) {
-                continue;
             }
             if kv_line::split(&line).is_none() {
-                // ldb's load skips such lines and counts them.
-                bad_lines += 1;
-                first_bad.get_or_insert(number);
+                if !(line.starts_with(KEYS_IN_RANGE.as_bytes())
+                    || line.starts_with(BG_THREAD_LINE.as_bytes()))
+                {
+                    bad_lines += 1;
+                    first_bad.get_or_insert(number);
+                }
                 continue;
             }
             let (key, value) =
@@ -471,13 +475,16 @@ fn load(flags: &DbFlags) -> CliResult {
         if !batch.is_empty() {
             write(batch)?;
         }
-        if let Some(first) = first_bad {
-            eprintln!(
-                "Warning: {bad_lines} bad lines ignored (not `key ==> value`; the first is line {first})."
-            );
-        }
-        Ok(())
-    })
+        Ok((bad_lines, first_bad))
+    })?;
+    if let Some(first) = first_bad {
+        // Where to look goes to stderr: stdout keeps ldb's exact line.
+        eprintln!("the first line that is not `key ==> value` is line {first}");
+        with_stdout(|out| {
+            writeln!(out, "Warning: {bad_lines} bad lines ignored.").map_err(stdout_error)
+        })?;
+    }
+    Ok(())
 }
 
 fn get_property(flags: &DbFlags, a: &PropertyArgs) -> CliResult {

@@ -42,6 +42,11 @@ pub struct DbFlags {
     /// its OPTIONS file names.
     #[arg(long = "merge_operator", value_name = "NAME")]
     pub merge_operator: Option<String>,
+    /// The memtable size in bytes of the `--column_family` family (ldb's
+    /// flag, RocksDB's write_buffer_size: a flush every BYTES of writes);
+    /// by default the one its OPTIONS file names.
+    #[arg(long = "write_buffer_size", value_name = "BYTES")]
+    pub write_buffer_size: Option<usize>,
 }
 
 impl DbFlags {
@@ -50,6 +55,7 @@ impl DbFlags {
         self.db.is_none()
             && self.column_family.is_none()
             && self.merge_operator.is_none()
+            && self.write_buffer_size.is_none()
             && !(self.create_if_missing || self.hex || self.key_hex || self.value_hex)
     }
 
@@ -71,10 +77,16 @@ impl DbFlags {
             &self.merge_operator,
             &after.merge_operator,
         )?;
+        let write_buffer_size = once(
+            "write_buffer_size",
+            &self.write_buffer_size,
+            &after.write_buffer_size,
+        )?;
         Ok(DbFlags {
             db,
             column_family,
             merge_operator,
+            write_buffer_size,
             create_if_missing: self.create_if_missing || after.create_if_missing,
             hex: self.hex || after.hex,
             key_hex: self.key_hex || after.key_hex,
@@ -107,22 +119,37 @@ impl DbFlags {
     pub fn value(&self, arg: &OsString) -> CliResult<Vec<u8>> {
         Ok(hex::parse_arg(arg, self.is_value_hex(), "value")?)
     }
-    /// `options` and `families` with `--merge_operator` set on the
-    /// `--column_family` family.
-    fn with_merge_operator(
+    /// `options` and `families` with `--merge_operator` and
+    /// `--write_buffer_size` set on the `--column_family` family only, as
+    /// ldb overrides the options of the family it works on.
+    fn with_family_flags(
         &self,
         mut options: DbOptions,
         mut families: Vec<(String, CfOptions)>,
     ) -> CliResult<(DbOptions, Vec<(String, CfOptions)>)> {
-        let Some(name) = &self.merge_operator else {
-            return Ok((options, families));
+        let operator = match &self.merge_operator {
+            Some(name) => {
+                Some(merge_operator_from_name(name).map_err(context("--merge_operator"))?)
+            }
+            None => None,
         };
-        let operator = merge_operator_from_name(name).map_err(context("--merge_operator"))?;
         match self.column_family.as_deref() {
-            None | Some(DEFAULT_COLUMN_FAMILY_NAME) => options.merge_operator = Some(operator),
+            None | Some(DEFAULT_COLUMN_FAMILY_NAME) => {
+                if operator.is_some() {
+                    options.merge_operator = operator;
+                }
+                if let Some(bytes) = self.write_buffer_size {
+                    options.write_buffer_size = bytes;
+                }
+            }
             Some(family) => {
                 if let Some((_, cf)) = families.iter_mut().find(|(n, _)| n == family) {
-                    cf.merge_operator = Some(operator);
+                    if operator.is_some() {
+                        cf.merge_operator = operator;
+                    }
+                    if let Some(bytes) = self.write_buffer_size {
+                        cf.write_buffer_size = bytes;
+                    }
                 }
             }
         }
@@ -154,7 +181,7 @@ pub fn with_db<T>(
 ) -> CliResult<T> {
     let dir = flags.db_dir()?;
     let (options, families) = stored_options(dir, options)?;
-    let (options, families) = flags.with_merge_operator(options, families)?;
+    let (options, families) = flags.with_family_flags(options, families)?;
     let options = DbOptions {
         create_if_missing: flags.create_if_missing,
         ..options
@@ -215,7 +242,7 @@ pub fn with_db_read_only<T>(
 ) -> CliResult<T> {
     let dir = flags.db_dir()?;
     let (options, families) = stored_options(dir, options)?;
-    let (options, _) = flags.with_merge_operator(options, families)?;
+    let (options, _) = flags.with_family_flags(options, families)?;
     let db = Db::open_read_only(dir, options)?;
     // Writes after damage in a WAL are not there to read: say so, rather
     // than answer as if the database were whole.
@@ -250,7 +277,11 @@ pub fn with_stdout<T>(
 }
 
 /// A flag given before the command, after it, or both times with one value.
-fn once(name: &str, before: &Option<String>, after: &Option<String>) -> CliResult<Option<String>> {
+fn once<T: Clone + PartialEq + std::fmt::Display>(
+    name: &str,
+    before: &Option<T>,
+    after: &Option<T>,
+) -> CliResult<Option<T>> {
     match (before, after) {
         (Some(a), Some(b)) if a != b => Err(CliError::Failed(format!(
             "--{name} given twice: {a} and {b}"
