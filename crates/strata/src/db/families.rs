@@ -251,6 +251,11 @@ impl Db {
         begin: impl AsRef<[u8]>,
         end: impl AsRef<[u8]>,
     ) -> Result<()> {
+        if begin.as_ref() == end.as_ref() {
+            // Nothing to delete (see `Db::delete_range`).
+            self.inner.check_writable()?;
+            return cf.shared.check_usable(self.inner.instance);
+        }
         let mut batch = WriteBatch::new();
         batch.delete_range_cf(cf, begin, end)?;
         self.write(&WriteOptions::default(), batch)

@@ -274,8 +274,10 @@ impl Db {
 
     /// Deletes every key in `[begin, end)` of the default family (RocksDB's
     /// `DeleteRange`): one write, whatever the number of keys, and reads stay
-    /// about as cheap as before. `begin >= end` is `InvalidArgument` naming
-    /// `delete_range`.
+    /// about as cheap as before. `begin > end` is `InvalidArgument` naming
+    /// `delete_range`; an empty range (`begin == end`) writes nothing, as
+    /// RocksDB's `DeleteRange` does (a [`WriteBatch`] refuses it, as
+    /// RocksDB's batch does).
     pub fn delete_range(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
         self.delete_range_opt(&WriteOptions::default(), begin, end)
     }
@@ -288,6 +290,9 @@ impl Db {
         begin: impl AsRef<[u8]>,
         end: impl AsRef<[u8]>,
     ) -> Result<()> {
+        if begin.as_ref() == end.as_ref() {
+            return self.inner.check_writable();
+        }
         let mut batch = WriteBatch::new();
         batch.delete_range(begin, end)?;
         self.write(options, batch)

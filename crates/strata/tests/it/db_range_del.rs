@@ -168,17 +168,26 @@ fn deleting_a_wide_range_is_one_tombstone() {
 }
 
 #[test]
-fn empty_and_inverted_ranges_are_invalid_arguments() {
+fn inverted_ranges_are_invalid_and_empty_ones_write_nothing() {
     let fs = SimFs::new(4);
     let db = open_sim(&fs);
-    for (b, e) in [("b", "a"), ("a", "a")] {
-        let err = db.delete_range(b, e).unwrap_err();
-        assert!(
-            matches!(err, strata::Error::InvalidArgument { .. })
-                && err.to_string().contains("delete_range"),
-            "{err}"
-        );
-    }
+    db.put("a", "1").unwrap();
+    let err = db.delete_range("b", "a").unwrap_err();
+    assert!(
+        matches!(err, strata::Error::InvalidArgument { .. })
+            && err.to_string().contains("delete_range"),
+        "{err}"
+    );
+    // As RocksDB's DeleteRange: an empty range is no error and no write.
+    let seq = db.latest_sequence_number();
+    db.delete_range("a", "a").unwrap();
+    db.delete_range_cf(&db.default_cf(), "a", "a").unwrap();
+    assert_eq!(db.latest_sequence_number(), seq);
+    assert_eq!(db.get("a").unwrap().as_deref(), Some(&b"1"[..]));
+    // A batch refuses both, as RocksDB's does.
+    let mut batch = strata::WriteBatch::new();
+    assert!(batch.delete_range("a", "a").is_err());
+    assert!(batch.delete_range("b", "a").is_err());
 }
 
 #[test]
