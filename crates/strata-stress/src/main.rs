@@ -64,6 +64,10 @@ struct Args {
     /// Writer threads.
     #[arg(long, default_value_t = 4)]
     threads: usize,
+    /// Race mode: a value the compaction filter removes vanishing from a
+    /// live snapshot is a violation (a known engine bug, counted otherwise).
+    #[arg(long)]
+    strict_filter: bool,
     /// Internal: run as the kill-mode child for this cycle.
     #[arg(long, hide = true)]
     child_cycle: Option<u64>,
@@ -79,6 +83,8 @@ pub struct RunLimits {
     pub threads: usize,
     pub duration: Duration,
     pub cycles: Option<u64>,
+    /// Race mode: see `--strict-filter`.
+    pub strict_filter: bool,
 }
 
 impl RunLimits {
@@ -108,6 +114,7 @@ fn main() -> ExitCode {
         threads: args.threads,
         duration: Duration::from_secs(args.duration),
         cycles: args.cycles,
+        strict_filter: args.strict_filter,
     };
     if let Some(cycle) = args.child_cycle {
         let Some(root) = &args.db else {
