@@ -10,8 +10,10 @@
 //! every key at the snapshot, with `multi_get` and at the latest state, and
 //! iterate. Every read must see a whole batch, no older than what was
 //! acknowledged before the read began (`x` may be gone, never older); a
-//! snapshot's answers never change. Any miss, split or older value is a
-//! violation.
+//! snapshot's answers never change, neither within a round nor when a
+//! reader reads `n` and `x` again at its previous round's snapshot, which
+//! has lived through a round of compactions. Any miss, split or older value
+//! is a violation.
 //!
 //! One exception, a known engine bug: the filter's documentation promises
 //! every snapshot keeps its view, but a compaction reads the snapshot list
@@ -250,17 +252,54 @@ fn churn(db: &Db, shared: &Shared) {
 }
 
 fn read_loop(db: &Db, shared: &Shared) {
+    let mut held = None;
     while !shared.done.load(Ordering::Relaxed) {
-        if let Err(what) = check_once(db, shared) {
-            shared.violate(what);
-            return;
+        let round = check_held(db, shared, held.take()).and_then(|()| check_once(db, shared));
+        match round {
+            Ok(next) => held = Some(next),
+            Err(what) => {
+                shared.violate(what);
+                return;
+            }
         }
         shared.reads.fetch_add(1, Ordering::Relaxed);
     }
 }
 
+/// A round's snapshot (kept alive by the read options) and what it read of
+/// the counter and `x`, read again in the reader's next round: a snapshot
+/// that lived through a round, and maybe a compaction, must answer the same.
+struct Held {
+    at: ReadOptions,
+    k: u64,
+    seen: [Option<Vec<u8>>; 2],
+}
+
+fn check_held(db: &Db, shared: &Shared, held: Option<Held>) -> Result<(), String> {
+    let Some(held) = held else {
+        return Ok(());
+    };
+    let keys: [&[u8]; 2] = [COUNTER, EXPIRING];
+    let again = db.multi_get(&held.at, &keys);
+    for ((key, result), seen) in keys.iter().zip(again).zip(&held.seen) {
+        let got = result.map_err(|e| format!("multi_get failed: {e}"))?;
+        let got = got.map(|v| v.to_vec());
+        let vanished = *key == EXPIRING && got.is_none();
+        if got != *seen && !(vanished && shared.tolerate_vanished()) {
+            return Err(format!(
+                "snapshot {} changed a round later: {} read {}, then {}",
+                held.k,
+                show(Some(key)),
+                shown(key, seen.as_deref()),
+                shown(key, got.as_deref())
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// One round of reads; the error says what was wrong.
-fn check_once(db: &Db, shared: &Shared) -> Result<(), String> {
+fn check_once(db: &Db, shared: &Shared) -> Result<Held, String> {
     let floor = shared.acked.load(Ordering::SeqCst);
     let snapshot = db.snapshot();
     let at = ReadOptions {
@@ -337,7 +376,14 @@ fn check_once(db: &Db, shared: &Shared) -> Result<(), String> {
             listed(&expected)
         ));
     }
-    Ok(())
+    let read = |key: &[u8]| {
+        scanned
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
+    let seen = [read(COUNTER), read(EXPIRING)];
+    Ok(Held { at, k, seen })
 }
 
 /// Keys and values for a report.
