@@ -75,7 +75,7 @@ pub fn run(limits: &RunLimits) -> Outcome {
         .filter(|p| !p.starts_with("recovery."))
         .collect();
     let Some(mut db) = run.open_first() else {
-        return run.out;
+        return run.totals();
     };
     let start = Instant::now();
     let mut second_crashes = 0u64;
@@ -85,12 +85,13 @@ pub fn run(limits: &RunLimits) -> Outcome {
         let halted = Arc::new(AtomicBool::new(false));
         let nth = run.rng.gen_range(1..=3);
         arm(point, nth, &run.fs, &halted, &hits_of(point));
-        let (logs, ops, error) = run_cycle(&db, &run, cycle, 4_000, &halted);
+        let ran = run_cycle(&db, &run, cycle, 4_000, &halted);
         fail::remove(point);
-        run.out.ops += ops;
-        if let Some(e) = error {
+        run.count(&ran);
+        let logs = ran.logs;
+        if let Some(e) = ran.error {
             run.fail(cycle, &format!("crash point {point}: {e}"), &logs);
-            return run.out;
+            return run.totals();
         }
         drop(db);
         let mode = run.crash_mode();
@@ -112,7 +113,7 @@ pub fn run(limits: &RunLimits) -> Outcome {
                 db = reopened;
                 let what = format!("crash point {point}");
                 if !run.verify_reopened(&db, cycle, &logs, mode, &what) {
-                    return run.out;
+                    return run.totals();
                 }
                 run.out.cycles += 1;
                 continue;
@@ -122,7 +123,7 @@ pub fn run(limits: &RunLimits) -> Outcome {
         // recovery may lose nothing more: the first crash's promise holds.
         db = match run.reopen_and_verify(cycle, &logs, mode, &format!("crash point {point}")) {
             Some(db) => db,
-            None => return run.out,
+            None => return run.totals(),
         };
         run.out.cycles += 1;
     }
@@ -146,5 +147,5 @@ pub fn run(limits: &RunLimits) -> Outcome {
             run.out.violations += 1;
         }
     }
-    run.out
+    run.totals()
 }

@@ -9,10 +9,16 @@
 //! each family is flushed on its own, so after a crash families hold
 //! different prefixes of the history (RocksDB ties them with `atomic_flush`,
 //! which Strata does not have), and no single prefix could be checked.
+//!
+//! Each family has its own merge operator (`model::MergeKind`), and all
+//! share the compaction filter.
 
 use std::path::Path;
 
-use strata::{ColumnFamily, Db, DbOptions};
+use strata::{CfOptions, ColumnFamily, Db, DbOptions};
+
+use crate::model::MergeKind;
+use crate::options::StressOptions;
 
 /// The families' names, by index.
 pub const NAMES: [&str; 3] = ["default", "s1", "s2"];
@@ -31,32 +37,39 @@ pub fn of_key(n: u32, used: usize) -> usize {
     (n % used.max(1) as u32) as usize
 }
 
-/// The family a writer thread creates, writes, reads and drops now and then
-/// (so crashes hit family creation, drop and the OPTIONS file writes).
+/// The family a writer thread creates, writes, merges into, reads and drops
+/// now and then (so crashes hit family creation, drop and the OPTIONS file
+/// writes).
 pub const SCRATCH: &str = "scratch";
 
+/// The scratch family's options: its own merge operator, so that a family
+/// created at run time with one is tested too.
+pub fn scratch_options() -> CfOptions {
+    CfOptions {
+        merge_operator: Some(MergeKind::StringAppend.operator()),
+        ..CfOptions::default()
+    }
+}
+
 /// Opens the database with every family (creating the others the first
-/// time), each with `options`' column family options. A scratch family a
-/// crash left behind is opened and dropped.
-pub fn open(dir: impl AsRef<Path>, options: &DbOptions) -> strata::Result<Db> {
+/// time), each with its options from `opts`. A scratch family a crash left
+/// behind is opened and dropped.
+pub fn open(dir: impl AsRef<Path>, opts: &StressOptions) -> strata::Result<Db> {
     let dir = dir.as_ref();
     let options = DbOptions {
         create_missing_column_families: true,
-        ..options.clone()
+        ..opts.db.clone()
     };
-    let cf_options = options.cf_options();
     let scratch_left = Db::list_column_families(dir, &options)
         .map(|names| names.iter().any(|n| n == SCRATCH))
         .unwrap_or(false);
-    let mut names: Vec<&str> = NAMES[1..].to_vec();
+    let mut families: Vec<(&str, CfOptions)> = (1..NAMES.len())
+        .map(|i| (NAMES[i], opts.cf_options(i)))
+        .collect();
     if scratch_left {
-        names.push(SCRATCH);
+        families.push((SCRATCH, scratch_options()));
     }
-    let db = Db::open_cf(
-        dir,
-        options,
-        names.into_iter().map(|n| (n, cf_options.clone())),
-    )?;
+    let db = Db::open_cf(dir, options, families)?;
     if let Some(scratch) = db.cf_handle(SCRATCH) {
         db.drop_column_family(&scratch)?;
     }

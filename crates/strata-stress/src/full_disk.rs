@@ -54,7 +54,7 @@ pub fn cycle(run: &mut SimRun, db: Db, cycle: u64) -> Option<Db> {
         true
     });
     drop(watchdog);
-    run.out.ops += ran.ops;
+    run.count(&ran);
     let logs = ran.logs;
     if let Some(e) = ran.error {
         run.fail(

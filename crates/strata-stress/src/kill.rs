@@ -25,7 +25,7 @@ use rand::{Rng, SeedableRng};
 use strata::StdFs;
 
 use crate::expected::{verify, Durability, Expected, ThreadLog};
-use crate::options;
+use crate::options::{self, StressOptions};
 use crate::report::{violation, Outcome};
 use crate::runner::{run_thread, Recorder, Shared};
 use crate::workload::Workload;
@@ -36,14 +36,8 @@ const CHILD_VIOLATION: i32 = 3;
 /// A child left alone stops after this long.
 const CHILD_MAX_RUN: Duration = Duration::from_secs(120);
 
-pub fn workload(limits: &RunLimits, sync_ratio: f64, disable_wal: bool) -> Workload {
-    Workload {
-        seed: limits.seed,
-        threads: limits.threads,
-        keys_per_thread: 200,
-        sync_ratio,
-        families: crate::families::used(disable_wal),
-    }
+pub fn workload(limits: &RunLimits, opts: &StressOptions) -> Workload {
+    Workload::new(limits.seed, limits.threads, opts)
 }
 
 fn log_path(logs: &Path, thread: usize) -> PathBuf {
@@ -81,7 +75,7 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
         limits.seed,
         db_dir.display()
     );
-    let w = workload(limits, opts.sync_ratio, opts.disable_wal);
+    let w = workload(limits, &opts);
     let durability = if opts.disable_wal {
         Durability::PrefixOnly
     } else {
@@ -163,6 +157,11 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
             .map(|t| read_log(&log_path(&logs_dir, t)))
             .collect();
         out.ops += logs.iter().map(|l| l.started.len() as u64).sum::<u64>();
+        out.merges += logs
+            .iter()
+            .enumerate()
+            .map(|(t, l)| w.merges_in(cycle, t, l.acked.iter().flatten().count()))
+            .sum::<u64>();
         match intruded {
             Some(Ok(rounds)) => {
                 out.ops += rounds;
@@ -183,7 +182,7 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
             fail(what, &logs);
             return out;
         }
-        let db = match crate::families::open(&db_dir, &opts.db) {
+        let db = match crate::families::open(&db_dir, &opts) {
             Ok(db) => db,
             Err(e) => {
                 fail(format!("reopen after kill failed: {e}"), &logs);
@@ -208,7 +207,7 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
         }
         out.cycles += 1;
         if rng.gen_range(0..100) < CURRENT_PERCENT {
-            if let Err(e) = attack_current(&db_dir, &opts.db, &w, &expected, &mut rng) {
+            if let Err(e) = attack_current(&db_dir, &opts, &w, &expected, &mut rng) {
                 fail(e, &[]);
                 return out;
             }
@@ -217,6 +216,8 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
             out.cycles += 1;
         }
     }
+    out.expired_gone = expected.expired_gone;
+    out.filter_removed = opts.filter.removed();
     out
 }
 
@@ -224,12 +225,12 @@ pub fn run(limits: &RunLimits, dir: Option<PathBuf>) -> Outcome {
 /// refuses, restores it, and checks the database holds exactly `expected`.
 fn attack_current(
     dir: &Path,
-    options: &strata::DbOptions,
+    options: &StressOptions,
     w: &Workload,
     expected: &Expected,
     rng: &mut SmallRng,
 ) -> Result<(), String> {
-    let what = crate::current::attack(&StdFs, dir, options, rng)?;
+    let what = crate::current::attack(&StdFs, dir, &options.db, rng)?;
     let db = crate::families::open(dir, options)
         .map_err(|e| format!("{what}, restored: reopen failed: {e}"))?;
     crate::expected::verify_unchanged(&db, w, expected)
@@ -279,8 +280,8 @@ impl Recorder for FileRecorder {
 /// The child: writes until killed (or `CHILD_MAX_RUN`).
 pub fn child(limits: &RunLimits, root: &Path, cycle: u64) -> ExitCode {
     let opts = options::draw(limits.seed, Arc::new(StdFs));
-    let w = workload(limits, opts.sync_ratio, opts.disable_wal);
-    let db = match crate::families::open(root.join("db"), &opts.db) {
+    let w = workload(limits, &opts);
+    let db = match crate::families::open(root.join("db"), &opts) {
         Ok(db) => db,
         Err(e) => {
             eprintln!("strata-stress child: open failed: {e}");

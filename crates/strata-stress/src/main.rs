@@ -12,6 +12,7 @@ mod families;
 mod full_disk;
 mod intruder;
 mod kill;
+mod model;
 mod options;
 mod race;
 mod report;
@@ -121,7 +122,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         };
         let opts = options::draw(limits.seed, std::sync::Arc::new(strata::StdFs));
-        let w = kill::workload(&limits, opts.sync_ratio, opts.disable_wal);
+        let w = kill::workload(&limits, &opts);
         return intruder::run(&limits, root, cycle, &w);
     }
     let (name, outcome) = match args.mode {

@@ -9,16 +9,36 @@ use rand::{Rng, SeedableRng};
 use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::Cache;
+use strata::{CfOptions, TableOptions, WalRecoveryMode};
 use strata::{ChecksumType, CompactionOptions, CompactionStyle, CompressionType, DbOptions, Fs};
-use strata::{TableOptions, WalRecoveryMode};
+
+use crate::model::{ExpiredFilter, MergeKind};
 
 /// The drawn options, with what the engine's `DbOptions` cannot say.
 #[derive(Clone)]
 pub struct StressOptions {
+    /// The default family's options are these (with its merge operator and
+    /// the filter); the other families' come from [`StressOptions::cf_options`].
     pub db: DbOptions,
     pub disable_wal: bool,
     pub sync_ratio: f64,
+    /// Each key family's merge operator, by family index.
+    pub merge_kinds: [MergeKind; 3],
+    /// The compaction filter every key family shares, kept to count what it
+    /// removed.
+    pub filter: Arc<ExpiredFilter>,
     cache: &'static str,
+}
+
+impl StressOptions {
+    /// The options of key family `family`: the default family's, with the
+    /// family's own merge operator.
+    pub fn cf_options(&self, family: usize) -> CfOptions {
+        CfOptions {
+            merge_operator: self.merge_kinds.get(family).map(|k| k.operator()),
+            ..self.db.cf_options()
+        }
+    }
 }
 
 impl fmt::Display for StressOptions {
@@ -30,7 +50,7 @@ impl fmt::Display for StressOptions {
              level0_file_num_compaction_trigger={} target_file_size_base={} \
              max_bytes_for_level_base={} block_size={} compression={:?} checksum={:?} \
              bloom_bits={} cache={} cache_index_and_filter_blocks={} max_open_files={} \
-             disable_wal={} sync_ratio={}",
+             disable_wal={} sync_ratio={} merge_operators={} compaction_filter=remove-{}",
             o.write_buffer_size,
             o.max_write_buffer_number,
             c.compaction_style,
@@ -45,7 +65,9 @@ impl fmt::Display for StressOptions {
             t.cache_index_and_filter_blocks,
             o.max_open_files,
             self.disable_wal,
-            self.sync_ratio
+            self.sync_ratio,
+            self.merge_kinds.map(MergeKind::name).join(","),
+            String::from_utf8_lossy(crate::model::MARK)
         )
     }
 }
@@ -107,8 +129,12 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
     } else {
         pick(&mut rng, &[0.0, 0.01, 0.1, 0.5])
     };
+    let merge_kinds = MergeKind::for_families(seed);
+    let filter = Arc::new(ExpiredFilter::default());
     let db = DbOptions {
         create_if_missing: true,
+        merge_operator: Some(merge_kinds[0].operator()),
+        compaction_filter: Some(filter.clone()),
         write_buffer_size: pick(&mut rng, &[64 << 10, 128 << 10, 256 << 10, 1 << 20]),
         max_write_buffer_number: rng.gen_range(2..=4),
         table,
@@ -123,6 +149,8 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         db,
         disable_wal,
         sync_ratio,
+        merge_kinds,
+        filter,
         cache: cache_kind,
     }
 }

@@ -1,12 +1,24 @@
 //! Race mode: reads that race flushes and compactions, on the real file
 //! system, in one process. Each cycle opens a fresh database with tiny
 //! buffers, files and blocks. One writer bumps `k` and `k2` together in one
-//! batch (1, 2, 3, ...) and publishes each acknowledged number; one thread
-//! flushes and compacts everything nonstop; readers (more than the cores)
-//! take snapshots and read both keys at the snapshot, with `multi_get` and
-//! at the latest state, and iterate. Every read must see a whole batch, no
-//! older than what was acknowledged before the read began; a snapshot's
-//! answers never change. Any miss, split or older value is a violation.
+//! batch (1, 2, 3, ...) and publishes each acknowledged number; every
+//! eighth batch also adds 1 to the counter `n` with a merge (`uint64add`),
+//! so `n` follows from `k` however compactions combined its operands, and
+//! every batch puts `EXPIRED-<k>` in `x`, a value the compaction filter
+//! removes once no snapshot sees it. One thread flushes and compacts
+//! everything nonstop; readers (more than the cores) take snapshots and read
+//! every key at the snapshot, with `multi_get` and at the latest state, and
+//! iterate. Every read must see a whole batch, no older than what was
+//! acknowledged before the read began (`x` may be gone, never older); a
+//! snapshot's answers never change, neither within a round nor when a
+//! reader reads `n` and `x` again at its previous round's snapshot, which
+//! has lived through a round of compactions. Any miss, split or older value
+//! is a violation.
+//!
+//! `x` may be gone when a snapshot is taken (the filter removed it), but
+//! once a snapshot has read it, it must keep reading it: the engine redoes a
+//! compaction whose filter changed what a snapshot taken meanwhile sees
+//! (RocksDB makes no such promise).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,6 +29,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use strata::{CompactionOptions, Db, DbOptions, ReadOptions, TableOptions, WriteBatch};
 
+use crate::model::{show, ExpiredFilter, MergeKind, MARK};
 use crate::report::Outcome;
 use crate::RunLimits;
 
@@ -43,7 +56,17 @@ pub fn run(limits: &RunLimits) -> Outcome {
         let bounded = limits.cycles.map(|_| WRITES_PER_CYCLE);
         let until = start + limits.duration;
         let cycle_end = (Instant::now() + CYCLE).min(until);
-        let (ops, violations) = cycle(dir.path(), &mut rng, readers, bounded, cycle_end);
+        let filter = Arc::new(ExpiredFilter::default());
+        let shared = Arc::new(Shared::default());
+        let (ops, violations) = cycle(
+            dir.path(),
+            &mut rng,
+            &filter,
+            &shared,
+            readers,
+            bounded,
+            cycle_end,
+        );
         if violations > 0 {
             eprintln!(
                 "  reproduce: strata-stress --mode=race --seed={} --threads={} (cycle {})",
@@ -51,20 +74,31 @@ pub fn run(limits: &RunLimits) -> Outcome {
             );
         }
         outcome.cycles += 1;
-        outcome.ops += ops;
+        outcome.ops += ops.reads + ops.writes;
+        outcome.merges += ops.writes.div_ceil(MERGE_EVERY);
+        outcome.filter_removed += filter.removed();
         outcome.violations += violations;
     }
     outcome
 }
 
-/// One database's race; returns (operations, violations).
+/// What one database's race did.
+#[derive(Default)]
+struct Done {
+    writes: u64,
+    reads: u64,
+}
+
+/// One database's race; returns what it did and its violations.
 fn cycle(
     dir: &Path,
     rng: &mut SmallRng,
+    filter: &Arc<ExpiredFilter>,
+    shared: &Arc<Shared>,
     readers: usize,
     writes: Option<u64>,
     end: Instant,
-) -> (u64, u64) {
+) -> (Done, u64) {
     let options = DbOptions {
         create_if_missing: true,
         write_buffer_size: 64 << 10,
@@ -78,19 +112,20 @@ fn cycle(
             max_background_jobs: rng.gen_range(2..=4),
             ..CompactionOptions::default()
         },
+        merge_operator: Some(MergeKind::UInt64Add.operator()),
+        compaction_filter: Some(filter.clone()),
         ..DbOptions::default()
     };
     let db = match Db::open(dir.join("db"), options) {
         Ok(db) => Arc::new(db),
         Err(e) => {
             eprintln!("strata-stress: VIOLATION: race: open failed: {e}");
-            return (0, 1);
+            return (Done::default(), 1);
         }
     };
-    let shared = Arc::new(Shared::default());
     if let Err(e) = write_pair(&db, 0) {
         eprintln!("strata-stress: VIOLATION: race: first write failed: {e}");
-        return (0, 1);
+        return (Done::default(), 1);
     }
     let mut threads = Vec::new();
     {
@@ -120,12 +155,17 @@ fn cycle(
             shared.violate("a race thread panicked".into());
         }
     }
-    let ops = n + shared.reads.load(Ordering::Relaxed);
-    (ops, shared.violations.load(Ordering::Relaxed))
+    let done = Done {
+        writes: n,
+        reads: shared.reads.load(Ordering::Relaxed),
+    };
+    (done, shared.violations.load(Ordering::Relaxed))
 }
 
-/// Reads the readers check per cycle, at the least, in a cycle-bounded run.
-const MIN_READS: u64 = 200_000;
+/// Rounds of reads the readers check per cycle, at the least, in a
+/// cycle-bounded run. A round reads four keys at a snapshot three ways;
+/// this many keep CI's run (a debug build) near 10 s of CPU.
+const MIN_READS: u64 = 150_000;
 
 #[derive(Default)]
 struct Shared {
@@ -144,11 +184,34 @@ impl Shared {
     }
 }
 
+/// The counter batches add 1 to, and the key every batch puts a value the
+/// filter removes into.
+const COUNTER: &[u8] = b"n";
+const EXPIRING: &[u8] = b"x";
+
+/// Batches that merge into the counter: one in this many. A read merges
+/// every operand not yet combined by a compaction, so a merge in every
+/// batch would make reads of the counter several times slower.
+const MERGE_EVERY: u64 = 8;
+
+/// The counter after batch `n`.
+fn counter_after(n: u64) -> u64 {
+    n / MERGE_EVERY + 1
+}
+
+fn expiring_value(n: u64) -> Vec<u8> {
+    [MARK, format!("-{n}").as_bytes()].concat()
+}
+
 fn write_pair(db: &Db, n: u64) -> strata::Result<()> {
     let mut batch = WriteBatch::new();
     let value = n.to_string();
     batch.put(b"k", value.as_bytes())?;
     batch.put(b"k2", value.as_bytes())?;
+    if n % MERGE_EVERY == 0 {
+        batch.merge(COUNTER, 1u64.to_le_bytes())?;
+    }
+    batch.put(EXPIRING, expiring_value(n))?;
     db.write(&strata::WriteOptions::default(), batch)
 }
 
@@ -162,17 +225,53 @@ fn churn(db: &Db, shared: &Shared) {
 }
 
 fn read_loop(db: &Db, shared: &Shared) {
+    let mut held = None;
     while !shared.done.load(Ordering::Relaxed) {
-        if let Err(what) = check_once(db, shared) {
-            shared.violate(what);
-            return;
+        let round = check_held(db, held.take()).and_then(|()| check_once(db, shared));
+        match round {
+            Ok(next) => held = Some(next),
+            Err(what) => {
+                shared.violate(what);
+                return;
+            }
         }
         shared.reads.fetch_add(1, Ordering::Relaxed);
     }
 }
 
+/// A round's snapshot (kept alive by the read options) and what it read of
+/// the counter and `x`, read again in the reader's next round: a snapshot
+/// that lived through a round, and maybe a compaction, must answer the same.
+struct Held {
+    at: ReadOptions,
+    k: u64,
+    seen: [Option<Vec<u8>>; 2],
+}
+
+fn check_held(db: &Db, held: Option<Held>) -> Result<(), String> {
+    let Some(held) = held else {
+        return Ok(());
+    };
+    let keys: [&[u8]; 2] = [COUNTER, EXPIRING];
+    let again = db.multi_get(&held.at, &keys);
+    for ((key, result), seen) in keys.iter().zip(again).zip(&held.seen) {
+        let got = result.map_err(|e| format!("multi_get failed: {e}"))?;
+        let got = got.map(|v| v.to_vec());
+        if got != *seen {
+            return Err(format!(
+                "snapshot {} changed a round later: {} read {}, then {}",
+                held.k,
+                show(Some(key)),
+                shown(key, seen.as_deref()),
+                shown(key, got.as_deref())
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// One round of reads; the error says what was wrong.
-fn check_once(db: &Db, shared: &Shared) -> Result<(), String> {
+fn check_once(db: &Db, shared: &Shared) -> Result<Held, String> {
     let floor = shared.acked.load(Ordering::SeqCst);
     let snapshot = db.snapshot();
     let at = ReadOptions {
@@ -195,26 +294,76 @@ fn check_once(db: &Db, shared: &Shared) -> Result<(), String> {
             "the latest read {latest}, older than the snapshot's {k}"
         ));
     }
-    let both = db.multi_get(&at, &[&b"k"[..], &b"k2"[..]]);
-    for (name, result) in ["k", "k2"].iter().zip(both) {
-        let again = number(result, name)?;
-        if again != k {
-            return Err(format!(
-                "the snapshot changed: {name} read {k}, then {again}"
-            ));
+    // Every key at the snapshot in one call: `k` and `k2` must read as
+    // before, the counter as merged up to batch `k`, `x` as batch `k` wrote
+    // it unless the filter removed it.
+    let keys: [&[u8]; 4] = [b"k", b"k2", COUNTER, EXPIRING];
+    let mut first = [
+        Some(k.to_string().into_bytes()),
+        Some(k.to_string().into_bytes()),
+        Some(counter_after(k).to_le_bytes().to_vec()),
+        Some(expiring_value(k)),
+    ];
+    let all = db.multi_get(&at, &keys);
+    for (i, result) in all.into_iter().enumerate() {
+        let got = result.map_err(|e| format!("multi_get failed: {e}"))?;
+        let got = got.map(|v| v.to_vec());
+        if got != first[i] {
+            if !(keys[i] == EXPIRING && got.is_none()) {
+                return Err(format!(
+                    "at snapshot {k}, {} read {}, expected {}",
+                    show(Some(keys[i])),
+                    shown(keys[i], got.as_deref()),
+                    shown(keys[i], first[i].as_deref())
+                ));
+            }
+            first[i] = None;
         }
     }
-    let scanned: Vec<u64> = db
+    let scanned: Vec<(Vec<u8>, Vec<u8>)> = db
         .range_opt(&at, ..)
         .map(|entry| {
-            let (_, value) = entry.map_err(|e| format!("scan failed: {e}"))?;
-            parse(&value)
+            let (key, value) = entry.map_err(|e| format!("scan failed: {e}"))?;
+            Ok((key.to_vec(), value.to_vec()))
         })
-        .collect::<Result<_, _>>()?;
-    if scanned != [k, k] {
-        return Err(format!("a scan at snapshot {k} saw {scanned:?}"));
+        .collect::<Result<_, String>>()?;
+    let expected: Vec<(Vec<u8>, Vec<u8>)> = keys
+        .iter()
+        .zip(first)
+        .filter_map(|(key, value)| Some((key.to_vec(), value?)))
+        .collect();
+    if scanned != expected {
+        return Err(format!(
+            "a scan at snapshot {k} saw {}, expected {}",
+            listed(&scanned),
+            listed(&expected)
+        ));
     }
-    Ok(())
+    let read = |key: &[u8]| {
+        scanned
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
+    let seen = [read(COUNTER), read(EXPIRING)];
+    Ok(Held { at, k, seen })
+}
+
+/// Keys and values for a report.
+fn listed(entries: &[(Vec<u8>, Vec<u8>)]) -> String {
+    let listed: Vec<String> = entries
+        .iter()
+        .map(|(key, value)| format!("{}={}", show(Some(key)), shown(key, Some(value))))
+        .collect();
+    listed.join(" ")
+}
+
+/// A value of `key` for a report: the counter's as the number it holds.
+fn shown(key: &[u8], value: Option<&[u8]>) -> String {
+    match value.map(<[u8; 8]>::try_from) {
+        Some(Ok(number)) if key == COUNTER => u64::from_le_bytes(number).to_string(),
+        _ => show(value),
+    }
 }
 
 fn number(read: strata::Result<Option<strata::Bytes>>, what: &str) -> Result<u64, String> {

@@ -30,6 +30,14 @@ pub struct Outcome {
     /// Rounds of a second process opening, destroying and checking the
     /// database while the writer held it (kill).
     pub intruder_rounds: u64,
+    /// Merge operands in acknowledged batches.
+    pub merges: u64,
+    /// Values the compaction filter removed in this process (kill mode's
+    /// writer removes its own, unseen).
+    pub filter_removed: u64,
+    /// Keys verification found absent that may have held a value the
+    /// filter removes.
+    pub expired_gone: u64,
 }
 
 impl Outcome {
@@ -45,6 +53,10 @@ impl Outcome {
             self.dropped_undercounted,
             self.refused_families_ahead,
             self.intruder_rounds
+        );
+        println!(
+            "strata-stress: merges={} filter-removed={} expired-found-gone={}",
+            self.merges, self.filter_removed, self.expired_gone
         );
         println!(
             "strata-stress: mode={mode} cycles={} ops={} violations={}",
@@ -113,15 +125,7 @@ pub fn violation(
         let from = log.started.len().saturating_sub(3);
         for index in from..log.started.len() {
             let batch = w.batch(cycle, t, index as u64);
-            let ops: Vec<String> = batch
-                .ops
-                .iter()
-                .map(|op| match (&op.value, op.range_end) {
-                    (_, Some(end)) => format!("delete_range k{}..k{end}", op.key),
-                    (Some(v), None) => format!("put k{} ({} bytes)", op.key, v.len()),
-                    (None, None) => format!("delete k{}", op.key),
-                })
-                .collect();
+            let ops: Vec<String> = batch.ops.iter().map(|op| op.describe()).collect();
             eprintln!(
                 "    batch {index} (started at {}, acknowledged at {:?}, sync {}): {}",
                 log.started[index],

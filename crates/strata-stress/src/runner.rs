@@ -1,6 +1,7 @@
 //! The writer threads: random batches, gets, scans and snapshot reads over
-//! each thread's own keys. A thread knows the exact value of every key it
-//! owns, so every read it makes is checked on the spot.
+//! each thread's own keys. A thread knows the value of every key it owns
+//! (or the few it may have, where the compaction filter may have removed
+//! one), so every read it makes is checked on the spot.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -10,7 +11,8 @@ use rand::{Rng, SeedableRng};
 use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
 
 use crate::families::Families;
-use crate::workload::{apply, key, parse_key, seq_key, seq_value, KeyState, Workload};
+use crate::model::{allows, expected_of, mismatch, show, Found, KeyState};
+use crate::workload::{key, parse_key, seq_key, seq_value, Op, Workload};
 
 /// Where a thread records when its batches start and are acknowledged. A
 /// failure to record ends the thread (the record is the expected state).
@@ -44,6 +46,8 @@ pub struct Shared<'a> {
     pub clock: AtomicU64,
     /// Operations done by all threads.
     pub ops: AtomicU64,
+    /// Merge operands in acknowledged batches.
+    pub merges: AtomicU64,
     /// Set to end the cycle.
     pub stop: AtomicBool,
     /// Set just before the file system is halted (by the harness, or by a
@@ -73,6 +77,7 @@ impl<'a> Shared<'a> {
             disable_wal,
             clock: AtomicU64::new(0),
             ops: AtomicU64::new(0),
+            merges: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             halted,
             no_space_expected: false,
@@ -147,18 +152,19 @@ fn write_batch(
     let batch = shared.workload.batch(shared.cycle, thread, *index as u64);
     let mut wb = WriteBatch::new();
     for op in &batch.ops {
-        let k = key(thread, op.key);
-        let cf = shared.families.for_key(op.key);
-        let added = match (&op.value, op.range_end) {
+        let k = key(thread, op.key());
+        let cf = shared.families.for_key(op.key());
+        let added = match op {
             // The range's keys are spread over the families: delete it in
             // every one.
-            (_, Some(end)) => shared
+            Op::DeleteRange { end, .. } => shared
                 .families
                 .all()
                 .iter()
-                .try_for_each(|cf| wb.delete_range_cf(cf, &k, key(thread, end))),
-            (Some(v), None) => wb.put_cf(cf, &k, v),
-            (None, None) => wb.delete_cf(cf, &k),
+                .try_for_each(|cf| wb.delete_range_cf(cf, &k, key(thread, *end))),
+            Op::Put { value, .. } => wb.put_cf(cf, &k, value),
+            Op::Delete { .. } => wb.delete_cf(cf, &k),
+            Op::Merge { operand, .. } => wb.merge_cf(cf, &k, operand),
         };
         added.map_err(|e| format!("building a batch: {e}"))?;
     }
@@ -180,7 +186,8 @@ fn write_batch(
     recorder
         .ack(*index, acked, options.sync)
         .map_err(|e| format!("recording an acknowledgement: {e}"))?;
-    apply(state, &batch);
+    shared.merges.fetch_add(batch.merges(), Ordering::Relaxed);
+    shared.workload.apply(state, &batch);
     *index += 1;
     Ok(true)
 }
@@ -188,12 +195,11 @@ fn write_batch(
 fn check_get(shared: &Shared<'_>, thread: usize, state: &KeyState, n: u32) -> Result<bool, String> {
     match shared.db.get_cf(shared.families.for_key(n), key(thread, n)) {
         Ok(got) => {
-            let want = state.get(&n);
-            if got.as_deref() != want.map(Vec::as_slice) {
+            if !allows(state, n, got.as_deref()) {
                 return Err(format!(
                     "thread {thread}: get of key {n} returned {}, expected {}",
-                    describe(got.as_deref()),
-                    describe(want.map(Vec::as_slice))
+                    show(got.as_deref()),
+                    expected_of(state, n)
                 ));
             }
             Ok(true)
@@ -204,7 +210,7 @@ fn check_get(shared: &Shared<'_>, thread: usize, state: &KeyState, n: u32) -> Re
 
 fn check_scan(shared: &Shared<'_>, thread: usize, state: &KeyState) -> Result<bool, String> {
     let (from, to) = (key(thread, 0), key(thread, 99_999));
-    let mut seen = KeyState::new();
+    let mut seen = Found::new();
     // One consistent state across the families' scans.
     let snapshot = shared.db.snapshot();
     let at = ReadOptions {
@@ -227,12 +233,8 @@ fn check_scan(shared: &Shared<'_>, thread: usize, state: &KeyState) -> Result<bo
             }
         }
     }
-    if &seen != state {
-        return Err(format!(
-            "thread {thread}: scan returned {} keys, expected {} (or different values)",
-            seen.len(),
-            state.len()
-        ));
+    if let Some(difference) = mismatch(state, &seen) {
+        return Err(format!("thread {thread}: scan: {difference}"));
     }
     Ok(true)
 }
@@ -265,12 +267,11 @@ fn check_snapshot(
             .get_cf_opt(shared.families.for_key(n), &options, key(thread, n))
         {
             Ok(got) => {
-                let want = frozen.get(&n);
-                if got.as_deref() != want.map(Vec::as_slice) {
+                if !allows(&frozen, n, got.as_deref()) {
                     return Err(format!(
                         "thread {thread}: snapshot get of key {n} returned {}, expected {}",
-                        describe(got.as_deref()),
-                        describe(want.map(Vec::as_slice))
+                        show(got.as_deref()),
+                        expected_of(&frozen, n)
                     ));
                 }
             }
@@ -280,9 +281,9 @@ fn check_snapshot(
     Ok(true)
 }
 
-/// Creates the scratch family, writes and reads a key in it, and drops it;
-/// false when the thread must stop. Crashes in the middle leave the family
-/// or not, never a database that will not open.
+/// Creates the scratch family, writes, merges into and reads a key in it,
+/// and drops it; false when the thread must stop. Crashes in the middle
+/// leave the family or not, never a database that will not open.
 fn scratch_family(shared: &Shared<'_>) -> Result<bool, String> {
     let db = shared.db;
     // One an earlier op left (it stopped on a full disk) goes first.
@@ -291,19 +292,23 @@ fn scratch_family(shared: &Shared<'_>) -> Result<bool, String> {
             return shared.write_failed(e);
         }
     }
-    let cf = match db.create_column_family(crate::families::SCRATCH, strata::CfOptions::default()) {
+    let options = crate::families::scratch_options();
+    let cf = match db.create_column_family(crate::families::SCRATCH, options) {
         Ok(cf) => cf,
         Err(e) => return shared.write_failed(e),
     };
-    if let Err(e) = db.put_cf(&cf, "scratch-key", "scratch-value") {
+    let written = db
+        .put_cf(&cf, "scratch-key", "scratch-value")
+        .and_then(|()| db.merge_cf(&cf, "scratch-key", "merged"));
+    if let Err(e) = written {
         return shared.write_failed(e);
     }
     match db.get_cf(&cf, "scratch-key") {
-        Ok(Some(v)) if v.as_ref() == b"scratch-value" => {}
+        Ok(Some(v)) if v.as_ref() == b"scratch-value,merged" => {}
         Ok(other) => {
             return Err(format!(
-                "the scratch family's get returned {}",
-                describe(other.as_deref())
+                "the scratch family's get returned {}, expected scratch-value,merged",
+                show(other.as_deref())
             ))
         }
         Err(e) => return shared.failed("scratch get", e),
@@ -312,10 +317,4 @@ fn scratch_family(shared: &Shared<'_>) -> Result<bool, String> {
         return shared.write_failed(e);
     }
     Ok(true)
-}
-
-fn describe(v: Option<&[u8]>) -> String {
-    v.map_or("<absent>".into(), |v| {
-        String::from_utf8_lossy(v).chars().take(40).collect()
-    })
 }

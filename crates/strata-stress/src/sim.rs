@@ -44,13 +44,7 @@ impl SimRun {
         let fs = SimFs::new(limits.seed);
         let opts = options::draw(limits.seed, Arc::new(fs.clone()));
         let described = opts.to_string();
-        let w = Workload {
-            seed: limits.seed,
-            threads: limits.threads,
-            keys_per_thread: 200,
-            sync_ratio: opts.sync_ratio,
-            families: crate::families::used(opts.disable_wal),
-        };
+        let w = Workload::new(limits.seed, limits.threads, &opts);
         SimRun {
             fs,
             opts,
@@ -64,7 +58,7 @@ impl SimRun {
     }
 
     pub fn open(&self) -> strata::Result<Db> {
-        crate::families::open(Path::new(DB_PATH), &self.opts.db)
+        crate::families::open(Path::new(DB_PATH), &self.opts)
     }
 
     /// Opens the database for the first cycle; `None` once the failure is
@@ -85,6 +79,21 @@ impl SimRun {
             "strata-stress: mode={} seed={} options: {}",
             self.mode, self.w.seed, self.described
         );
+    }
+
+    /// The run's totals, with what the filter and verification counted.
+    pub fn totals(&self) -> Outcome {
+        Outcome {
+            filter_removed: self.opts.filter.removed(),
+            expired_gone: self.expected.expired_gone,
+            ..self.out
+        }
+    }
+
+    /// Counts what the threads of a cycle did.
+    pub fn count(&mut self, ran: &Ran) {
+        self.out.ops += ran.ops;
+        self.out.merges += ran.merges;
     }
 
     /// Reports a violation of `cycle` and counts it.
@@ -169,32 +178,36 @@ const CURRENT_PERCENT: u32 = 4;
 pub fn run(limits: &RunLimits) -> Outcome {
     let mut run = SimRun::new(limits, "sim");
     run.announce();
+    run_cycles(&mut run, limits);
+    run.totals()
+}
+
+fn run_cycles(run: &mut SimRun, limits: &RunLimits) {
     let Some(mut db) = run.open_first() else {
-        return run.out;
+        return;
     };
     let start = Instant::now();
     while !limits.done(run.out.cycles, start) {
         let cycle = run.out.cycles;
         let roll = run.rng.gen_range(0..100);
         let reopened = if roll < FULL_DISK_PERCENT {
-            crate::full_disk::cycle(&mut run, db, cycle)
+            crate::full_disk::cycle(run, db, cycle)
         } else {
             let damage_wal = roll < FULL_DISK_PERCENT + WAL_DAMAGE_PERCENT && !run.opts.disable_wal;
-            halt_cycle(&mut run, db, cycle, damage_wal)
+            halt_cycle(run, db, cycle, damage_wal)
         };
         db = match reopened {
             Some(db) => db,
-            None => return run.out,
+            None => return,
         };
         run.out.cycles += 1;
         if run.rng.gen_range(0..100) < CURRENT_PERCENT {
-            db = match attack_current(&mut run, db, cycle) {
+            db = match attack_current(run, db, cycle) {
                 Some(db) => db,
-                None => return run.out,
+                None => return,
             };
         }
     }
-    run.out
 }
 
 /// The ordinary cycle: the threads run to a random operation count, the
@@ -203,9 +216,10 @@ pub fn run(limits: &RunLimits) -> Outcome {
 fn halt_cycle(run: &mut SimRun, db: Db, cycle: u64, damage_wal: bool) -> Option<Db> {
     let target = run.rng.gen_range(1..=2_000u64);
     let halted = Arc::new(AtomicBool::new(false));
-    let (logs, ops, error) = run_cycle(&db, run, cycle, target, &halted);
-    run.out.ops += ops;
-    if let Some(e) = error {
+    let ran = run_cycle(&db, run, cycle, target, &halted);
+    run.count(&ran);
+    let logs = ran.logs;
+    if let Some(e) = ran.error {
         run.fail(cycle, &e, &logs);
         return None;
     }
@@ -255,25 +269,19 @@ fn attack_current(run: &mut SimRun, db: Db, cycle: u64) -> Option<Db> {
 }
 
 /// Runs the threads until `target` operations or until `halted` is set (by
-/// a crash point), then halts the file system. Returns the threads' logs,
-/// the operations done, and the first violation.
-pub fn run_cycle(
-    db: &Db,
-    run: &SimRun,
-    cycle: u64,
-    target: u64,
-    halted: &Arc<AtomicBool>,
-) -> (Vec<ThreadLog>, u64, Option<String>) {
-    let ran = run_threads(db, run, cycle, halted, false, |shared| {
+/// a crash point), then halts the file system.
+pub fn run_cycle(db: &Db, run: &SimRun, cycle: u64, target: u64, halted: &Arc<AtomicBool>) -> Ran {
+    run_threads(db, run, cycle, halted, false, |shared| {
         shared.ops.load(Ordering::Relaxed) < target
-    });
-    (ran.logs, ran.ops, ran.error)
+    })
 }
 
 /// What the threads of a cycle did.
 pub struct Ran {
     pub logs: Vec<ThreadLog>,
     pub ops: u64,
+    /// Merge operands in acknowledged batches.
+    pub merges: u64,
     /// The first violation a thread found.
     pub error: Option<String>,
     /// Threads that ended on `NoSpace` (with `disk_full`).
@@ -300,6 +308,7 @@ pub fn run_threads(
             return Ran {
                 logs: vec![ThreadLog::default(); w.threads],
                 ops: 0,
+                merges: 0,
                 error: Some(e),
                 no_space_hits: 0,
             }
@@ -349,6 +358,7 @@ pub fn run_threads(
     Ran {
         logs,
         ops: shared.ops.load(Ordering::Relaxed),
+        merges: shared.merges.load(Ordering::Relaxed),
         error,
         no_space_hits: shared.no_space_hits.load(Ordering::Relaxed),
     }

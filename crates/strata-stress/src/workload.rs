@@ -1,30 +1,65 @@
 //! What the writer threads write, derived from the seed alone so that any
 //! process can regenerate any batch: keys, values, batch contents and which
-//! writes sync.
+//! writes sync. A quarter of the operations are merges, and some values are
+//! marked for the compaction filter (see `model.rs`).
 //!
 //! Each thread owns its keys (`t07k00042`), so while it runs it knows their
-//! exact values and can check every read. Every batch also puts the thread's
+//! values (exactly, but for what the filter may have removed) and can check
+//! every read. Every batch also puts the thread's
 //! sequence key (`t07~seq` = `c<cycle>i<index>`), so after a crash the
 //! recovered sequence key says which prefix of the thread's batches survived,
 //! and the other keys must then equal exactly that prefix's state: a batch
 //! is all there or not at all.
 
-use std::collections::BTreeMap;
-
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-/// One thread's keys (by number) and their values.
-pub type KeyState = BTreeMap<u32, Vec<u8>>;
+use crate::families::of_key;
+use crate::model::{set, KeyState, MergeKind, Possible, MARK};
+use crate::options::StressOptions;
 
-/// One operation of a batch: a put, or a delete when `value` is `None`;
-/// with `range_end`, a range deletion of the thread's keys `key..range_end`
-/// (and `value` is `None`).
+/// One operation of a batch, on the thread's key numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Op {
-    pub key: u32,
-    pub value: Option<Vec<u8>>,
-    pub range_end: Option<u32>,
+pub enum Op {
+    Put {
+        key: u32,
+        value: Vec<u8>,
+    },
+    Delete {
+        key: u32,
+    },
+    /// Deletes the thread's keys `key..end`.
+    DeleteRange {
+        key: u32,
+        end: u32,
+    },
+    /// A merge operand for the key's family's operator.
+    Merge {
+        key: u32,
+        operand: Vec<u8>,
+    },
+}
+
+impl Op {
+    /// The key the operation is on (the first one, for a range).
+    pub fn key(&self) -> u32 {
+        match self {
+            Op::Put { key, .. }
+            | Op::Delete { key }
+            | Op::DeleteRange { key, .. }
+            | Op::Merge { key, .. } => *key,
+        }
+    }
+
+    /// The operation, without its bytes, for a report.
+    pub fn describe(&self) -> String {
+        match self {
+            Op::Put { key, value } => format!("put k{key} ({} bytes)", value.len()),
+            Op::Delete { key } => format!("delete k{key}"),
+            Op::DeleteRange { key, end } => format!("delete_range k{key}..k{end}"),
+            Op::Merge { key, operand } => format!("merge k{key} ({} bytes)", operand.len()),
+        }
+    }
 }
 
 /// A batch as a thread writes it.
@@ -32,6 +67,16 @@ pub struct Op {
 pub struct Batch {
     pub ops: Vec<Op>,
     pub sync: bool,
+}
+
+impl Batch {
+    /// How many merge operands the batch holds.
+    pub fn merges(&self) -> u64 {
+        self.ops
+            .iter()
+            .filter(|op| matches!(op, Op::Merge { .. }))
+            .count() as u64
+    }
 }
 
 /// The parameters every process of a run derives the same way.
@@ -44,6 +89,8 @@ pub struct Workload {
     pub sync_ratio: f64,
     /// Column families the keys are spread over (see `families.rs`).
     pub families: usize,
+    /// Each family's merge operator, by family index.
+    pub merge_kinds: [MergeKind; 3],
 }
 
 pub fn key(thread: usize, n: u32) -> Vec<u8> {
@@ -77,6 +124,23 @@ pub fn parse_key(thread: usize, key: &[u8]) -> Option<u32> {
 }
 
 impl Workload {
+    /// The workload of `threads` writer threads under `opts`.
+    pub fn new(seed: u64, threads: usize, opts: &StressOptions) -> Workload {
+        Workload {
+            seed,
+            threads,
+            keys_per_thread: 200,
+            sync_ratio: opts.sync_ratio,
+            families: crate::families::used(opts.disable_wal),
+            merge_kinds: opts.merge_kinds,
+        }
+    }
+
+    /// The merge operator of key number `n`'s family.
+    pub fn merge_kind(&self, n: u32) -> MergeKind {
+        self.merge_kinds[of_key(n, self.families)]
+    }
+
     /// Batch `index` of `thread` in `cycle`.
     pub fn batch(&self, cycle: u64, thread: usize, index: u64) -> Batch {
         let mix = self
@@ -87,6 +151,9 @@ impl Workload {
             .wrapping_add(index);
         let mut rng = SmallRng::seed_from_u64(mix);
         let len = rng.gen_range(1..=4);
+        // Every value and operand names its batch, so a reader can tell
+        // where any value it sees came from (the intruder checks that).
+        let origin = format!("c{cycle}t{thread}i{index}-");
         let ops = (0..len)
             .map(|_| {
                 let key = rng.gen_range(0..self.keys_per_thread);
@@ -94,27 +161,21 @@ impl Workload {
                     // A range of the thread's own keys: its end stays below
                     // the sequence key, which sorts after every key number.
                     let end = key + rng.gen_range(1..=16);
-                    return Op {
+                    return Op::DeleteRange {
                         key,
-                        value: None,
-                        range_end: Some(end.min(self.keys_per_thread)),
+                        end: end.min(self.keys_per_thread),
                     };
                 }
-                let value = (!rng.gen_bool(0.2)).then(|| {
-                    // Mostly small values; sometimes one that spans WAL blocks.
-                    let filler = if rng.gen_bool(0.02) {
-                        rng.gen_range(4_000..40_000)
-                    } else {
-                        rng.gen_range(0..200)
-                    };
-                    let mut v = format!("c{cycle}t{thread}i{index}-").into_bytes();
-                    v.extend((0..filler).map(|i| b'a' + ((index as usize + i) % 26) as u8));
-                    v
-                });
-                Op {
-                    key,
-                    value,
-                    range_end: None,
+                match rng.gen_range(0..100) {
+                    0..=14 => Op::Delete { key },
+                    15..=39 => Op::Merge {
+                        key,
+                        operand: operand(self.merge_kind(key), &origin, &mut rng),
+                    },
+                    _ => Op::Put {
+                        key,
+                        value: value(&origin, index, &mut rng),
+                    },
                 }
             })
             .collect();
@@ -123,21 +184,71 @@ impl Workload {
             sync: rng.gen_bool(self.sync_ratio),
         }
     }
-}
 
-/// Applies `batch` to a thread's state.
-pub fn apply(state: &mut KeyState, batch: &Batch) {
-    for op in &batch.ops {
-        match (&op.value, op.range_end) {
-            (_, Some(end)) => state.retain(|&k, _| k < op.key || k >= end),
-            (Some(v), None) => {
-                state.insert(op.key, v.clone());
-            }
-            (None, None) => {
-                state.remove(&op.key);
+    /// Merge operands in the first `batches` batches of `thread` in `cycle`.
+    pub fn merges_in(&self, cycle: u64, thread: usize, batches: usize) -> u64 {
+        (0..batches as u64)
+            .map(|i| self.batch(cycle, thread, i).merges())
+            .sum()
+    }
+
+    /// Applies `batch` to a thread's state.
+    pub fn apply(&self, state: &mut KeyState, batch: &Batch) {
+        for op in &batch.ops {
+            match op {
+                Op::Put { key, value } => set(state, *key, Possible::of(value.clone())),
+                Op::Delete { key } => {
+                    state.remove(key);
+                }
+                Op::DeleteRange { key, end } => state.retain(|k, _| k < key || k >= end),
+                Op::Merge { key, operand } => {
+                    let now = state.get(key).cloned().unwrap_or_else(Possible::absent);
+                    set(state, *key, now.merged(self.merge_kind(*key), operand));
+                }
             }
         }
     }
+}
+
+/// A put's value: mostly small, sometimes one that spans WAL blocks; some
+/// marked for the compaction filter.
+fn value(origin: &str, index: u64, rng: &mut SmallRng) -> Vec<u8> {
+    let filler = if rng.gen_bool(0.02) {
+        rng.gen_range(4_000..40_000)
+    } else {
+        rng.gen_range(0..200)
+    };
+    let mut v = if rng.gen_bool(0.12) {
+        MARK.to_vec()
+    } else {
+        Vec::new()
+    };
+    v.extend_from_slice(origin.as_bytes());
+    v.extend((0..filler).map(|i| b'a' + ((index as usize + i) % 26) as u8));
+    v
+}
+
+/// A merge operand for `kind`: for sums, mostly small numbers, some near
+/// the top (the sum wraps) and some of a wrong size (they count as 0);
+/// for the others, the batch's origin and a number, some marked. No operand
+/// holds a `,`, so appended values split back into them.
+fn operand(kind: MergeKind, origin: &str, rng: &mut SmallRng) -> Vec<u8> {
+    if kind == MergeKind::UInt64Add {
+        return match rng.gen_range(0..100) {
+            0..=4 => b"bad".to_vec(),
+            5..=9 => (u64::MAX - rng.gen_range(0..1_000u64))
+                .to_le_bytes()
+                .to_vec(),
+            _ => rng.gen_range(1..=1_000u64).to_le_bytes().to_vec(),
+        };
+    }
+    let mark: &[u8] = if rng.gen_bool(0.1) { MARK } else { b"" };
+    [
+        mark,
+        origin.as_bytes(),
+        format!("m{}", rng.gen_range(0..1_000)).as_bytes(),
+    ]
+    .concat()
 }
 
 #[cfg(test)]
@@ -152,6 +263,7 @@ mod tests {
             keys_per_thread: 50,
             sync_ratio: 0.5,
             families: 3,
+            merge_kinds: MergeKind::for_families(7),
         };
         assert_eq!(w.batch(3, 1, 99), w.batch(3, 1, 99));
         assert_ne!(w.batch(3, 1, 99), w.batch(3, 1, 100));
