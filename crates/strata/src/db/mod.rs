@@ -214,10 +214,25 @@ impl Db {
     /// LOCK, LOG, table or MANIFEST — so it works beside a writer and on
     /// read-only media. Writes, `flush` and `compact_range` fail with
     /// `InvalidArgument`. Files a concurrent writer deletes make reads fail;
-    /// they never return wrong data. Every column family is opened, the
-    /// others with `options`' column family fields.
+    /// they never return wrong data. Every column family is opened: the
+    /// default one with `options`' column family fields, the others with
+    /// the options the newest OPTIONS file records for them (their merge
+    /// operators above all), or `options`' when it has none. Give a family
+    /// whose merge operator is your own with [`Db::open_cf_read_only`].
     pub fn open_read_only(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
-        let inner = Arc::new(open::open_read_only(path.as_ref(), options)?);
+        Db::open_cf_read_only(path, options, Vec::<(String, CfOptions)>::new())
+    }
+
+    /// [`Db::open_read_only`] with the options of some families given, as
+    /// [`Db::open_cf`] takes them; families not named are opened as
+    /// `open_read_only` opens them.
+    pub fn open_cf_read_only<N: Into<String>>(
+        path: impl AsRef<Path>,
+        options: DbOptions,
+        families: impl IntoIterator<Item = (N, CfOptions)>,
+    ) -> Result<Db> {
+        let families = families.into_iter().map(|(n, o)| (n.into(), o)).collect();
+        let inner = Arc::new(open::open_read_only(path.as_ref(), options, families)?);
         let lifecycle = Arc::new(Lifecycle {
             inner: inner.clone(),
             threads: Mutex::new(Vec::new()),

@@ -283,7 +283,11 @@ fn match_families(
 /// with `InvalidArgument`. Another process may be writing the database; files
 /// it deletes meanwhile make reads fail rather than return wrong data. Every
 /// family is opened, with `options`' column family fields.
-pub(super) fn open_read_only(dir: &Path, options: DbOptions) -> Result<DbInner> {
+pub(super) fn open_read_only(
+    dir: &Path,
+    options: DbOptions,
+    given: Vec<(String, CfOptions)>,
+) -> Result<DbInner> {
     options.validate()?;
     let fs = options.fs.clone();
     if !fs.exists(&current_file_name(dir))? {
@@ -299,8 +303,9 @@ pub(super) fn open_read_only(dir: &Path, options: DbOptions) -> Result<DbInner> 
             ),
         ));
     }
-    let recovered =
-        open_checks::retry_while_changing(&*fs, dir, || recover_read_only(&fs, dir, &options))?;
+    let recovered = open_checks::retry_while_changing(&*fs, dir, || {
+        recover_read_only(&fs, dir, &options, &given)
+    })?;
     Ok(build_inner(
         dir,
         options,
@@ -315,15 +320,16 @@ pub(super) fn open_read_only(dir: &Path, options: DbOptions) -> Result<DbInner> 
 /// One attempt at reading the database's state without writing anything. A
 /// writer beside it may flush and delete a WAL, or replace the MANIFEST, at
 /// any moment; the caller retries when that happened.
-fn recover_read_only(fs: &Arc<dyn Fs>, dir: &Path, options: &DbOptions) -> Result<Recovered> {
+fn recover_read_only(
+    fs: &Arc<dyn Fs>,
+    dir: &Path,
+    options: &DbOptions,
+    given: &[(String, CfOptions)],
+) -> Result<Recovered> {
     let listing = list_and_open_wals(&**fs, dir)?;
     let mut versions = VersionSet::recover(fs.clone(), dir)?;
     let logs = logs_to_replay(&**fs, dir, &mut versions, listing)?;
-    let cf_options = Arc::new(options.cf_options());
-    let family_options: BTreeMap<u32, Arc<CfOptions>> = versions
-        .families()
-        .map(|(id, _)| (id, cf_options.clone()))
-        .collect();
+    let family_options = read_only_family_options(fs, dir, options, given, &versions);
     let mut imm: BTreeMap<u32, Vec<Arc<MemTable>>> = BTreeMap::new();
     let replay = replay_logs(
         dir,
@@ -347,7 +353,10 @@ fn recover_read_only(fs: &Arc<dyn Fs>, dir: &Path, options: &DbOptions) -> Resul
             imm.reverse();
             RecoveredFamily {
                 id,
-                options: cf_options.clone(),
+                options: family_options
+                    .get(&id)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(options.cf_options())),
                 mem,
                 imm,
             }
@@ -358,6 +367,45 @@ fn recover_read_only(fs: &Arc<dyn Fs>, dir: &Path, options: &DbOptions) -> Resul
         families,
         wal_damage: replay.damage,
     })
+}
+
+/// The options of each family a read-only open reads with: the default
+/// family's are `options`' column family fields; another family's are those
+/// the caller gave for it, else those the newest OPTIONS file records for it
+/// (a merge operator must match the one that wrote the operands), else
+/// `options`' column family fields.
+fn read_only_family_options(
+    fs: &Arc<dyn Fs>,
+    dir: &Path,
+    options: &DbOptions,
+    given: &[(String, CfOptions)],
+    versions: &VersionSet,
+) -> BTreeMap<u32, Arc<CfOptions>> {
+    let load = crate::options::LoadOptions {
+        ignore_unknown_options: true,
+        merge_operators: options.merge_operator.iter().cloned().collect(),
+        ..crate::options::LoadOptions::default()
+    };
+    // A file that cannot be read or resolved leaves the fallback.
+    let stored = crate::options::load_latest_options_with_fs(fs.clone(), dir, &load)
+        .map(|(_, families)| families)
+        .unwrap_or_default();
+    let default_options = Arc::new(options.cf_options());
+    versions
+        .families()
+        .map(|(id, name)| {
+            let chosen = if name == crate::cf::DEFAULT_COLUMN_FAMILY_NAME {
+                None
+            } else {
+                given
+                    .iter()
+                    .chain(&stored)
+                    .find(|(n, _)| n == name)
+                    .map(|(_, o)| Arc::new(o.clone()))
+            };
+            (id, chosen.unwrap_or_else(|| default_options.clone()))
+        })
+        .collect()
 }
 
 /// One family's state after recovery.

@@ -212,3 +212,41 @@ fn stringappend_matches_a_model() {
         }
     }
 }
+
+/// Read-only opens merge each family's operands with that family's
+/// operator: from the OPTIONS file, or as given.
+#[test]
+fn read_only_opens_merge_with_each_familys_operator() {
+    let fs = strata::fs::SimFs::new(41);
+    let path = std::path::Path::new("/db");
+    let options = strata::DbOptions {
+        merge_operator: Some(strata::merge_operator_from_name("uint64add").unwrap()),
+        ..crate::util::sim_options(&fs)
+    };
+    let lists = strata::CfOptions {
+        merge_operator: Some(strata::merge_operator_from_name("stringappend").unwrap()),
+        ..options.cf_options()
+    };
+    let db = Db::open(path, options.clone()).unwrap();
+    let cf = db.create_column_family("lists", lists.clone()).unwrap();
+    db.put_cf(&cf, "k", "a").unwrap();
+    db.merge_cf(&cf, "k", "b").unwrap();
+    db.merge("n", 5u64.to_le_bytes()).unwrap();
+    // Beside the writer, which keeps everything in its WAL.
+    let reader = Db::open_read_only(path, options.clone()).unwrap();
+    let read_cf = reader.cf_handle("lists").unwrap();
+    assert_eq!(
+        reader.get_cf(&read_cf, "k").unwrap().as_deref(),
+        Some(&b"a,b"[..])
+    );
+    assert_eq!(
+        reader.get("n").unwrap().as_deref(),
+        Some(&5u64.to_le_bytes()[..])
+    );
+    let given = Db::open_cf_read_only(path, options, [("lists", lists)]).unwrap();
+    let given_cf = given.cf_handle("lists").unwrap();
+    assert_eq!(
+        given.get_cf(&given_cf, "k").unwrap().as_deref(),
+        Some(&b"a,b"[..])
+    );
+}
