@@ -46,10 +46,27 @@ seed_manifests() {
   rm -rf "$db"
 }
 
+# And OPTIONS files: RocksDB's db_bench's (checked in) and one Strata writes,
+# each once strict and once ignoring unknown options (the first byte).
+seed_options() {
+  local dir=fuzz/corpus/options_load db file
+  mkdir -p "$dir"
+  cargo build --release -q -p strata-bench
+  db=$(mktemp -d)
+  target/release/strata-bench --db="$db" --num=1000 --num_column_families=2 \
+    --merge_operator=stringappend --benchmarks=fillrandom >/dev/null
+  for file in crates/strata/tests/fixtures/rocksdb-options/OPTIONS-000007 "$db"/OPTIONS-*; do
+    { printf '\000'; cat "$file"; } >"$dir/seed-strict-$(basename "$file")"
+    { printf '\001'; cat "$file"; } >"$dir/seed-lenient-$(basename "$file")"
+  done
+  rm -rf "$db"
+}
+
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t"
   if [ "$t" = table_open_scan ]; then seed_tables; fi
   if [ "$t" = manifest_recover ]; then seed_manifests; fi
+  if [ "$t" = options_load ]; then seed_options; fi
   echo "== fuzzing $t for ${seconds}s" >&2
   (cd fuzz && cargo fuzz run "$t" -- -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536)
 done
