@@ -46,10 +46,56 @@ pub(super) fn pick_task(inner: &DbInner, state: &DbState) -> Option<(u32, Compac
     if state.bg_error.is_some() {
         return None;
     }
-    state
-        .cfs
-        .keys()
-        .find_map(|&id| pick_task_of(inner, state, id).map(|task| (id, task)))
+    state.cfs.keys().find_map(|&id| {
+        pick_task_of(inner, state, id)
+            .filter(|task| !writes_where_one_runs(state, id, task))
+            .map(|task| (id, task))
+    })
+}
+
+/// A running compaction: what no other may write over until it installs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct RunningCompaction {
+    pub(super) family: u32,
+    output_level: usize,
+    /// The user keys its inputs span, which its outputs stay within.
+    smallest: Vec<u8>,
+    largest: Vec<u8>,
+}
+
+impl RunningCompaction {
+    fn of(family: u32, task: &CompactionTask) -> Self {
+        let keys = || task.all_inputs().map(|(_, f)| f);
+        let smallest = keys()
+            .map(|f| crate::key::user_key(&f.smallest))
+            .min()
+            .unwrap_or_default();
+        let largest = keys()
+            .map(|f| crate::key::user_key(&f.largest))
+            .max()
+            .unwrap_or_default();
+        RunningCompaction {
+            family,
+            output_level: task.output_level,
+            smallest: smallest.to_vec(),
+            largest: largest.to_vec(),
+        }
+    }
+}
+
+/// Whether `task` would write into a key range of its output level that a
+/// running compaction of the family writes too. The two pickers only see
+/// the files installed, not the outputs under way, so two jobs could
+/// otherwise both write overlapping files into one sorted level (RocksDB's
+/// `RangeOverlapWithCompaction`).
+fn writes_where_one_runs(state: &DbState, family: u32, task: &CompactionTask) -> bool {
+    let planned = RunningCompaction::of(family, task);
+    state.running_compactions.iter().any(|r| {
+        r.family == family
+            && r.output_level == planned.output_level
+            && r.smallest <= planned.largest
+            && planned.smallest <= r.largest
+    })
 }
 
 /// Picks the next due compaction of family `id`, if automatic compaction is
@@ -162,7 +208,8 @@ fn run_task(
     let version = state.versions.current(family_id);
     let output_floor = state.versions.next_file_number();
     state.pending_outputs.push(output_floor);
-    state.running_compactions.push(family_id);
+    let running = RunningCompaction::of(family_id, task);
+    state.running_compactions.push(running.clone());
     let mut attempt = 0;
     let outcome = loop {
         // Read under the DB mutex, as `Db::snapshot` registers under it.
@@ -237,11 +284,7 @@ fn run_task(
         state.compacting.remove(&f.number);
     }
     state.release_pending_output(output_floor);
-    if let Some(i) = state
-        .running_compactions
-        .iter()
-        .position(|&f| f == family_id)
-    {
+    if let Some(i) = state.running_compactions.iter().position(|r| *r == running) {
         state.running_compactions.swap_remove(i);
     }
     let outcome = match installed {
@@ -348,9 +391,11 @@ pub(super) fn compact_range(
         if task
             .all_inputs()
             .any(|(_, f)| state.compacting.contains(&f.number))
+            || writes_where_one_runs(&state, family_id, &task)
         {
-            // An automatic compaction holds some of these files; the version
-            // will differ when it is done, so pick again then.
+            // An automatic compaction holds some of these files, or writes
+            // where this one would; the version will differ when it is
+            // done, so pick again then.
             inner.bg_cv.wait(&mut state);
             continue;
         }

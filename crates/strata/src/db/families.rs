@@ -106,7 +106,7 @@ impl Db {
         }
         // Let running compactions of the family finish: their results
         // would otherwise be installed into a family that no longer exists.
-        while state.running_compactions.contains(&cf.id()) {
+        while state.running_compactions.iter().any(|r| r.family == cf.id()) {
             self.inner.bg_cv.wait(&mut state);
         }
         let mut edit = VersionEdit::new();

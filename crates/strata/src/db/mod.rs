@@ -119,8 +119,9 @@ pub(crate) struct DbState {
     compacting: HashSet<u64>,
     /// The lowest file number each running flush or compaction may write.
     pending_outputs: Vec<u64>,
-    /// The family of each running compaction.
-    running_compactions: Vec<u32>,
+    /// Each running compaction: its family, and the level and key range it
+    /// writes.
+    running_compactions: Vec<compact::RunningCompaction>,
     /// Compaction threads that may pick work (`max_background_jobs` - 1);
     /// threads numbered past it idle after `set_db_options` lowers it.
     compaction_threads: usize,
