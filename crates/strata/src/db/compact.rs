@@ -65,15 +65,7 @@ pub(super) struct RunningCompaction {
 
 impl RunningCompaction {
     fn of(family: u32, task: &CompactionTask) -> Self {
-        let keys = || task.all_inputs().map(|(_, f)| f);
-        let smallest = keys()
-            .map(|f| crate::key::user_key(&f.smallest))
-            .min()
-            .unwrap_or_default();
-        let largest = keys()
-            .map(|f| crate::key::user_key(&f.largest))
-            .max()
-            .unwrap_or_default();
+        let (smallest, largest) = input_range(task).unwrap_or_default();
         RunningCompaction {
             family,
             output_level: task.output_level,
@@ -83,18 +75,25 @@ impl RunningCompaction {
     }
 }
 
+/// The user keys `task`'s inputs span.
+fn input_range(task: &CompactionTask) -> Option<(&[u8], &[u8])> {
+    crate::compaction::key_range(task.all_inputs().map(|(_, f)| f))
+}
+
 /// Whether `task` would write into a key range of its output level that a
 /// running compaction of the family writes too. The two pickers only see
 /// the files installed, not the outputs under way, so two jobs could
 /// otherwise both write overlapping files into one sorted level (RocksDB's
 /// `RangeOverlapWithCompaction`).
 fn writes_where_one_runs(state: &DbState, family: u32, task: &CompactionTask) -> bool {
-    let planned = RunningCompaction::of(family, task);
+    let Some((smallest, largest)) = input_range(task) else {
+        return false;
+    };
     state.running_compactions.iter().any(|r| {
         r.family == family
-            && r.output_level == planned.output_level
-            && r.smallest <= planned.largest
-            && planned.smallest <= r.largest
+            && r.output_level == task.output_level
+            && r.smallest.as_slice() <= largest
+            && smallest <= r.largest.as_slice()
     })
 }
 
@@ -240,13 +239,9 @@ fn run_task(
         // The filter changed values no snapshot saw when the job started;
         // one taken since sees them, and must not see them change. Such a
         // job is redone with that snapshot in its list.
-        let taken_since = inner
-            .snapshots
-            .sequences()
-            .into_iter()
-            .any(|s| newest_at_start.is_none_or(|newest| s > newest));
+        let taken_since = || inner.snapshots.newest() > newest_at_start;
         match outcome {
-            Ok(result) if result.filter_changes > 0 && taken_since => {
+            Ok(result) if result.filter_changes > 0 && taken_since() => {
                 job::discard_outputs(&result, &ctx);
                 info!(
                     inner.info_log,

@@ -29,6 +29,11 @@ impl SnapshotList {
         self.live.lock().keys().copied().collect()
     }
 
+    /// The newest live snapshot's sequence number.
+    pub fn newest(&self) -> Option<SequenceNumber> {
+        self.live.lock().keys().next_back().copied()
+    }
+
     /// Whether a live snapshot holds `seq`.
     pub fn is_live(&self, seq: SequenceNumber) -> bool {
         self.live.lock().contains_key(&seq)
