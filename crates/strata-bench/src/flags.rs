@@ -127,6 +127,9 @@ pub struct Flags {
     pub cache_index_and_filter_blocks: bool,
     pub pin_l0_filter_and_index_blocks_in_cache: bool,
     pub pin_top_level_index_and_filter: bool,
+    /// Strata's own `--file_index_prefix_cache` (default true): search each
+    /// level's files through the key-prefix cache; false for full compares.
+    pub file_index_prefix_cache: bool,
     /// `--cache_type=clock_cache` (else lru_cache).
     pub clock_cache: bool,
     /// Seconds after which a benchmark stops early (0: run the full count).
@@ -225,6 +228,7 @@ impl Default for Flags {
             cache_index_and_filter_blocks: false,
             pin_l0_filter_and_index_blocks_in_cache: false,
             pin_top_level_index_and_filter: true,
+            file_index_prefix_cache: true,
             clock_cache: false,
             duration: 0,
             batch_size: 1,
@@ -326,6 +330,7 @@ impl Flags {
                 ..self.compaction.clone()
             },
             max_open_files: self.open_files,
+            file_index_prefix_cache: self.file_index_prefix_cache,
             use_mmap_reads: self.mmap_read,
             use_direct_reads: self.use_direct_reads,
             use_direct_io_for_flush_and_compaction: self.use_direct_io_for_flush_and_compaction,
@@ -449,6 +454,8 @@ Flags (default in brackets):
   --use_direct_io_for_flush_and_compaction=0|1 [0]  O_DIRECT table writes
   --histogram=0|1            [0]  per-op latency percentiles
   --verify_checksum=0|1      [1]  check data block checksums on reads
+  --file_index_prefix_cache=0|1 [1]  search each level's files by the 8-byte
+                             key prefixes of their largest keys first (Strata only)
   --stats_interval_seconds=N [0]  print ops and rate every N seconds;
   --stats_per_interval=0|1   [0]  with the engine's strata.stats each time
   --duration=SECONDS         [0]  stop each benchmark after this long (0: full count)

@@ -1,16 +1,23 @@
 //! Open table readers, by file number, shared by every read.
 //!
 //! Opening a table reads its footer, index and filter, so readers are kept open
-//! while the file is live, up to `max_open_files` of them (RocksDB's default -1:
-//! no limit); past it, the reader opened longest ago is closed and reopened on
-//! its next use. A reader is dropped when its file leaves the version; an
-//! iterator that still holds it keeps the file readable.
+//! while the file is live, up to about `max_open_files` of them (RocksDB's
+//! default -1: no limit); past it, the reader used least recently in its shard
+//! is closed, and reopened on its next use. A reader is dropped when its file
+//! leaves the version; an iterator that still holds it keeps the file readable.
+//!
+//! The readers are split over shards by file number, each behind its own
+//! read-write lock, so concurrent point reads share no lock: a hit takes its
+//! shard's read lock and stamps the entry's last use with a relaxed atomic
+//! store. Only an open (a miss, which reads the file anyway) takes a shard's
+//! write lock, and only an eviction scans the shard for the least recent use.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::RwLock;
 
 use crate::cache::{Cache, Priority};
 use crate::error::{Error, Result};
@@ -19,12 +26,18 @@ use crate::fs::{Fs, ReadFileOptions};
 use crate::statistics::Statistics;
 use crate::table::TableReader;
 
-/// The open readers, and the order they were opened in (oldest first).
-#[derive(Debug, Default)]
-struct OpenTables {
-    readers: HashMap<u64, Arc<TableReader>>,
-    order: std::collections::VecDeque<u64>,
+/// Shards when the number of open readers is not bounded, or bounded high.
+const MAX_SHARDS: usize = 16;
+
+/// An open reader and when it was last used (a tick of the cache's clock).
+#[derive(Debug)]
+struct Entry {
+    reader: Arc<TableReader>,
+    last_use: AtomicU64,
 }
+
+/// The open readers of the file numbers that map to one shard.
+type Shard = RwLock<HashMap<u64, Entry>>;
 
 /// Shared cache of open tables.
 #[derive(Debug)]
@@ -32,9 +45,11 @@ pub struct TableCache {
     dir: PathBuf,
     fs: Arc<dyn Fs>,
     read_options: ReadFileOptions,
-    tables: Mutex<OpenTables>,
-    /// `None`: no limit.
-    max_open_files: Option<usize>,
+    shards: Vec<Shard>,
+    /// Readers each shard keeps open; `None`: no limit.
+    per_shard_limit: Option<usize>,
+    /// Counts uses; an entry's `last_use` is the tick of its latest one.
+    clock: AtomicU64,
     block_cache: Option<Arc<dyn Cache>>,
     statistics: Option<Arc<Statistics>>,
     /// Set when index and filter blocks go to the block cache too.
@@ -50,8 +65,9 @@ impl TableCache {
             dir,
             fs,
             read_options,
-            tables: Mutex::new(OpenTables::default()),
-            max_open_files: None,
+            shards: (0..MAX_SHARDS).map(|_| Shard::default()).collect(),
+            per_shard_limit: None,
+            clock: AtomicU64::new(0),
             block_cache: None,
             statistics: None,
             meta_priority: None,
@@ -60,10 +76,30 @@ impl TableCache {
     }
 
     /// Keeps at most `max_open_files` readers open (RocksDB's option; a
-    /// negative value means no limit).
+    /// negative value means no limit). The limit is split evenly over the
+    /// shards, each keeping at least 8 (fewer shards for a small limit), so
+    /// one shard may close a reader while another has room, as RocksDB's
+    /// sharded table cache does.
     pub fn with_max_open_files(mut self, max_open_files: i64) -> Self {
-        self.max_open_files = usize::try_from(max_open_files).ok().map(|n| n.max(1));
+        match usize::try_from(max_open_files) {
+            Ok(limit) => {
+                let limit = limit.max(1);
+                let shards = (limit / 8).clamp(1, MAX_SHARDS);
+                self.shards = (0..shards).map(|_| Shard::default()).collect();
+                self.per_shard_limit = Some(limit / shards);
+            }
+            Err(_) => self.per_shard_limit = None,
+        }
         self
+    }
+
+    fn shard(&self, number: u64) -> &Shard {
+        // File numbers are consecutive, so the low bits spread them evenly.
+        &self.shards[(number % self.shards.len() as u64) as usize]
+    }
+
+    fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Tables opened from now on keep their index and filter blocks in the
@@ -98,8 +134,12 @@ impl TableCache {
     /// until the reader closes, even if compaction moves the file down (as
     /// RocksDB decides at open).
     pub fn get(&self, number: u64, expected_size: u64, level: usize) -> Result<Arc<TableReader>> {
-        if let Some(t) = self.tables.lock().readers.get(&number) {
-            return Ok(t.clone());
+        let shard = self.shard(number);
+        if let Some(entry) = shard.read().get(&number) {
+            // Recency needs no order with anything else: a stale tick only
+            // makes eviction pick a slightly different reader.
+            entry.last_use.store(self.tick(), Ordering::Relaxed);
+            return Ok(entry.reader.clone());
         }
         // Open without the lock so one slow open does not block other reads; two
         // threads may race to open the same file, and the first insert wins.
@@ -126,31 +166,38 @@ impl TableCache {
             )?;
         }
         let table = Arc::new(table);
-        let mut open = self.tables.lock();
-        if let Some(winner) = open.readers.get(&number) {
-            return Ok(winner.clone());
+        let mut open = shard.write();
+        if let Some(winner) = open.get(&number) {
+            return Ok(winner.reader.clone());
         }
-        open.readers.insert(number, table.clone());
-        open.order.push_back(number);
-        while open.readers.len() > self.max_open_files.unwrap_or(usize::MAX) {
-            let Some(oldest) = open.order.pop_front() else {
-                break;
-            };
-            open.readers.remove(&oldest);
+        if let Some(limit) = self.per_shard_limit {
+            while open.len() >= limit {
+                let Some(least_recent) = open
+                    .iter()
+                    .min_by_key(|(_, e)| e.last_use.load(Ordering::Relaxed))
+                    .map(|(&n, _)| n)
+                else {
+                    break;
+                };
+                open.remove(&least_recent);
+            }
         }
+        let entry = Entry {
+            reader: table.clone(),
+            last_use: AtomicU64::new(self.tick()),
+        };
+        open.insert(number, entry);
         Ok(table)
     }
 
     /// Forgets table `number` (its file left the version).
     pub fn evict(&self, number: u64) {
-        let mut open = self.tables.lock();
-        open.readers.remove(&number);
-        open.order.retain(|&n| n != number);
+        self.shard(number).write().remove(&number);
     }
 
     /// How many readers are open.
     pub fn open_count(&self) -> usize {
-        self.tables.lock().readers.len()
+        self.shards.iter().map(|s| s.read().len()).sum()
     }
 }
 
@@ -164,8 +211,8 @@ mod tests {
     use crate::options::TableOptions;
     use crate::table::TableBuilder;
 
-    #[test]
-    fn at_most_max_open_files_readers_stay_open() {
+    /// Five one-entry tables in a fresh directory, and their sizes.
+    fn five_tables() -> (Arc<SimFs>, Vec<u64>) {
         let fs = Arc::new(SimFs::new(3));
         let dir = Path::new("/db");
         fs.create_dir_all(dir).unwrap();
@@ -177,7 +224,13 @@ mod tests {
                 .unwrap();
             sizes.push(b.finish().unwrap().file_size);
         }
-        let cache = TableCache::new(fs, dir.to_path_buf(), ReadFileOptions::default())
+        (fs, sizes)
+    }
+
+    #[test]
+    fn at_most_max_open_files_readers_stay_open() {
+        let (fs, sizes) = five_tables();
+        let cache = TableCache::new(fs.clone(), "/db".into(), ReadFileOptions::default())
             .with_max_open_files(2);
         for (i, &size) in sizes.iter().enumerate() {
             let table = cache.get(i as u64 + 1, size, 1).unwrap();
@@ -187,12 +240,35 @@ mod tests {
         // A closed reader reopens on demand.
         assert!(cache.get(1, sizes[0], 1).is_ok());
         assert_eq!(cache.open_count(), 2);
-        let unlimited = TableCache::new(
-            Arc::new(SimFs::new(4)),
-            dir.to_path_buf(),
-            ReadFileOptions::default(),
-        )
-        .with_max_open_files(-1);
-        assert_eq!(unlimited.max_open_files, None);
+
+        let unlimited = TableCache::new(fs, "/db".into(), ReadFileOptions::default())
+            .with_max_open_files(-1);
+        for (i, &size) in sizes.iter().enumerate() {
+            unlimited.get(i as u64 + 1, size, 1).unwrap();
+        }
+        assert_eq!(unlimited.open_count(), 5);
+    }
+
+    #[test]
+    fn the_least_recently_used_reader_closes_first() {
+        let (fs, sizes) = five_tables();
+        let cache = TableCache::new(fs, "/db".into(), ReadFileOptions::default())
+            .with_max_open_files(2);
+        let first = cache.get(1, sizes[0], 1).unwrap();
+        cache.get(2, sizes[1], 1).unwrap();
+        // Table 1 was opened first but used last: table 2 makes room.
+        assert!(Arc::ptr_eq(&first, &cache.get(1, sizes[0], 1).unwrap()));
+        cache.get(3, sizes[2], 1).unwrap();
+        assert!(
+            Arc::ptr_eq(&first, &cache.get(1, sizes[0], 1).unwrap()),
+            "the reader used most recently stayed open"
+        );
+        let second = cache.get(2, sizes[1], 1).unwrap();
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert_eq!(cache.open_count(), 2);
+        // A wrong size is corruption, and opens nothing.
+        let err = cache.get(4, sizes[3] + 1, 1).unwrap_err();
+        assert!(err.to_string().contains("MANIFEST recorded"), "{err}");
+        assert_eq!(cache.open_count(), 2);
     }
 }

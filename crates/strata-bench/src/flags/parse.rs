@@ -26,6 +26,7 @@ const BOOL_FLAGS: &[&str] = &[
     "cache_index_and_filter_blocks",
     "pin_l0_filter_and_index_blocks_in_cache",
     "pin_top_level_index_and_filter",
+    "file_index_prefix_cache",
     "reverse_iterator",
     "verify_checksum",
     "stats_per_interval",
@@ -132,6 +133,7 @@ where
             "pin_l0_filter_and_index_blocks_in_cache" => {
                 flags.pin_l0_filter_and_index_blocks_in_cache = boolean(name, value)?
             }
+            "file_index_prefix_cache" => flags.file_index_prefix_cache = boolean(name, value)?,
             "pin_top_level_index_and_filter" => {
                 flags.pin_top_level_index_and_filter = boolean(name, value)?
             }

@@ -252,7 +252,7 @@ pub fn manual_task(
         } else {
             level + 1
         };
-        (overlapping(files, &lo, &hi), output_level)
+        (version.overlapping_files(level, &lo, &hi), output_level)
     };
     if inputs.is_empty() {
         return None;
@@ -316,7 +316,6 @@ fn pick_level(
     level: usize,
     busy: &HashSet<u64>,
 ) -> Option<(Vec<Arc<FileMetaData>>, usize)> {
-    let next = version.files(level + 1);
     let mut candidates: Vec<(u128, usize)> = version
         .files(level)
         .iter()
@@ -325,7 +324,11 @@ fn pick_level(
         .map(|(i, f)| {
             let lo = user_key(&f.smallest);
             let hi = user_key(&f.largest);
-            let overlap: u64 = overlapping(next, lo, hi).iter().map(|g| g.file_size).sum();
+            let overlap: u64 = version
+                .overlapping_files(level + 1, lo, hi)
+                .iter()
+                .map(|g| g.file_size)
+                .sum();
             // Integer ratio, scaled, so the order is total and exact.
             (
                 u128::from(overlap) * 1024 / u128::from(f.file_size.max(1)),
@@ -358,16 +361,6 @@ fn expand_to_clean_cut(files: &[Arc<FileMetaData>], i: usize) -> Vec<Arc<FileMet
     files[start..=end].to_vec()
 }
 
-/// Files of a sorted level (L1 and below) overlapping `[lo, hi]`.
-pub fn overlapping(files: &[Arc<FileMetaData>], lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMetaData>> {
-    let start = files.partition_point(|f| f.ends_before(lo));
-    files[start..]
-        .iter()
-        .take_while(|f| user_key(&f.smallest) <= hi)
-        .cloned()
-        .collect()
-}
-
 /// Completes a pick with the output level's overlapping files, grandparents,
 /// sizes, codec, and whether a trivial move does it; `None` if the output level's
 /// files are busy.
@@ -384,14 +377,14 @@ fn build_task(
     let output_level_inputs = if output_level == start_level {
         Vec::new()
     } else {
-        overlapping(version.files(output_level), lo, hi)
+        version.overlapping_files(output_level, lo, hi)
     };
     if output_level_inputs.iter().any(|f| busy.contains(&f.number)) {
         return None;
     }
     let (lo, hi) = key_range(inputs.iter().chain(&output_level_inputs))?;
     let grandparents = if output_level + 1 < options.num_levels {
-        overlapping(version.files(output_level + 1), lo, hi)
+        version.overlapping_files(output_level + 1, lo, hi)
     } else {
         Vec::new()
     };

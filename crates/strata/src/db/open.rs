@@ -36,7 +36,7 @@ use crate::fs::{DirectWritesFs, FileLock, Fs, ReadFileOptions};
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, DbOptions, MIN_WRITE_BUFFER_SIZE};
 use crate::table_cache::TableCache;
-use crate::version::{VersionEdit, VersionSet};
+use crate::version::{FileSearch, VersionEdit, VersionSet};
 use crate::wal::LogWriter;
 
 pub(super) fn open(
@@ -99,6 +99,7 @@ pub(super) fn open(
     } else {
         VersionSet::new_empty(fs.clone(), dir)
     };
+    versions.set_file_search(file_search(&options));
     let (family_options, missing) = match_families(&versions, &options, families)?;
     if !missing.is_empty() && !options.create_missing_column_families {
         let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
@@ -317,6 +318,15 @@ pub(super) fn open_read_only(
     ))
 }
 
+/// How the versions of a database opened with `options` search their levels.
+fn file_search(options: &DbOptions) -> FileSearch {
+    if options.file_index_prefix_cache {
+        FileSearch::KeyPrefix
+    } else {
+        FileSearch::Full
+    }
+}
+
 /// One attempt at reading the database's state without writing anything. A
 /// writer beside it may flush and delete a WAL, or replace the MANIFEST, at
 /// any moment; the caller retries when that happened.
@@ -328,6 +338,7 @@ fn recover_read_only(
 ) -> Result<Recovered> {
     let listing = list_and_open_wals(&**fs, dir)?;
     let mut versions = VersionSet::recover(fs.clone(), dir)?;
+    versions.set_file_search(file_search(options));
     let logs = logs_to_replay(&**fs, dir, &mut versions, listing)?;
     let family_options = read_only_family_options(fs, dir, options, given, &versions);
     let mut imm: BTreeMap<u32, Vec<Arc<MemTable>>> = BTreeMap::new();

@@ -12,6 +12,7 @@ use crate::key::compare_internal;
 use crate::options::ReadOptions;
 use crate::table::iter::TableIterator;
 use crate::table_cache::TableCache;
+use crate::version::file_index::FileIndex;
 use crate::version::{FileMetaData, Version};
 
 /// Iterates the files of one sorted level in key order, in both directions.
@@ -25,6 +26,8 @@ pub struct LevelIterator {
     level: usize,
     /// Sorted by smallest key; no two overlap.
     files: Vec<Arc<FileMetaData>>,
+    /// Search index of `files`, as the version searches its levels.
+    index: FileIndex,
     read_options: ReadOptions,
     /// Index into `files` of the open table, and its cursor.
     current: Option<(usize, TableIterator)>,
@@ -41,11 +44,13 @@ impl LevelIterator {
         files: Vec<Arc<FileMetaData>>,
         read_options: &ReadOptions,
     ) -> Self {
+        let index = FileIndex::build(&files, version.file_search());
         LevelIterator {
             _version: version,
             cache,
             level,
             files,
+            index,
             read_options: read_options.clone(),
             current: None,
             error: None,
@@ -136,9 +141,7 @@ impl InternalIterator for LevelIterator {
     fn seek(&mut self, target: &[u8]) {
         // The first file whose largest key is >= target holds the answer, or
         // the answer is the first entry after it.
-        let i = self
-            .files
-            .partition_point(|f| compare_internal(&f.largest, target) == Ordering::Less);
+        let i = self.index.seek_file(&self.files, target);
         if !self.open(i) {
             self.current = None;
             return;

@@ -185,6 +185,8 @@ fn assert_same_db(got: &DbOptions, want: &DbOptions) {
         rate_limiter: _,
         block_cache: _,
         statistics: _,
+        // Strata's own search switch: RocksDB would refuse it in the file.
+        file_index_prefix_cache: _,
         keep_log_file_num,
         max_open_files,
     } = want;

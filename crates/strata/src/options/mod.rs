@@ -408,6 +408,12 @@ pub struct DbOptions {
     /// `property("strata.statistics")`; share one `Arc` between databases to
     /// count them together. Default none. Costs a clock read per operation.
     pub statistics: Option<Arc<Statistics>>,
+    /// Search the files of each sorted level through a cache of the first 8
+    /// bytes of each file's largest key, compared as integers, before any full
+    /// key compare (see `version/file_index.rs`). Default true; false searches
+    /// with full compares only, as a baseline to measure the cache against.
+    /// Strata's own option: not in RocksDB, not in the OPTIONS file.
+    pub file_index_prefix_cache: bool,
 }
 
 impl Default for DbOptions {
@@ -433,6 +439,7 @@ impl Default for DbOptions {
             keep_log_file_num: 1000,
             max_open_files: -1,
             statistics: None,
+            file_index_prefix_cache: true,
         }
     }
 }

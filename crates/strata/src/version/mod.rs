@@ -5,6 +5,7 @@
 //! Byte layout: `edit.rs` and `docs/format/manifest.md`.
 
 pub mod edit;
+pub mod file_index;
 pub mod set;
 pub mod super_version;
 #[allow(clippy::module_inception)]
@@ -13,6 +14,7 @@ pub mod version;
 pub use edit::{
     FileMetaData, VersionEdit, BYTEWISE_COMPARATOR_NAME, DEFAULT_COLUMN_FAMILY_NAME, MAX_LEVELS,
 };
+pub use file_index::FileSearch;
 pub use set::VersionSet;
 pub use super_version::SuperVersion;
 pub use version::{Version, NUM_LEVELS};

@@ -19,6 +19,7 @@ use crate::key::SequenceNumber;
 use crate::version::edit::{
     FileMetaData, VersionEdit, BYTEWISE_COMPARATOR_NAME, DEFAULT_COLUMN_FAMILY_NAME,
 };
+use crate::version::file_index::FileSearch;
 use crate::version::version::{InvalidEdit, Version};
 use crate::wal::{LogReader, LogWriter};
 
@@ -37,7 +38,7 @@ struct Family {
 enum FamilyChange {
     Create(Family),
     Drop,
-    Update(Version),
+    Update(Arc<Version>),
 }
 
 /// The live version of every column family, and the durable counters.
@@ -61,6 +62,8 @@ pub struct VersionSet {
     min_log_number_to_keep: u64,
     manifest: Option<LogWriter>,
     manifest_number: u64,
+    /// How the versions of families created from now on search their levels.
+    file_search: FileSearch,
 }
 
 impl VersionSet {
@@ -83,6 +86,16 @@ impl VersionSet {
             min_log_number_to_keep: 0,
             manifest: None,
             manifest_number: 0,
+            file_search: FileSearch::default(),
+        }
+    }
+
+    /// Every family's versions, from now on, search their sorted levels with
+    /// `search` (the key-prefix cache or full compares).
+    pub fn set_file_search(&mut self, search: FileSearch) {
+        self.file_search = search;
+        for family in self.families.values_mut() {
+            family.current = Arc::new(family.current.with_file_search(search));
         }
     }
 
@@ -169,7 +182,7 @@ impl VersionSet {
             }
             return Ok(FamilyChange::Create(Family {
                 name: name.clone(),
-                current: Arc::new(Version::default().apply(edit)?),
+                current: Arc::new(Version::empty(self.file_search).apply(edit)?),
                 log_number: edit.log_number.unwrap_or(0),
             }));
         }
@@ -181,7 +194,7 @@ impl VersionSet {
         if edit.column_family_drop {
             return Ok(FamilyChange::Drop);
         }
-        Ok(FamilyChange::Update(family.current.apply(edit)?))
+        Ok(FamilyChange::Update(Arc::new(family.current.apply(edit)?)))
     }
 
     /// Installs a change [`prepare`](Self::prepare) made of `edit`.
@@ -209,7 +222,7 @@ impl VersionSet {
                     if let Some(l) = edit.log_number {
                         family.log_number = l;
                     }
-                    let old = std::mem::replace(&mut family.current, Arc::new(version));
+                    let old = std::mem::replace(&mut family.current, version);
                     self.older.push(Arc::downgrade(&old));
                 }
             }

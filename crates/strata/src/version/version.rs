@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::key::{compare_internal, user_key};
 use crate::range_del::FragmentedRangeTombstones;
 use crate::version::edit::{FileMetaData, VersionEdit};
+use crate::version::file_index::{FileIndex, FileSearch};
 
 /// Number of levels (RocksDB's default `num_levels`).
 pub const NUM_LEVELS: usize = 7;
@@ -19,12 +20,64 @@ pub const NUM_LEVELS: usize = 7;
 #[derive(Debug, Clone, Default)]
 pub struct Version {
     levels: [Vec<Arc<FileMetaData>>; NUM_LEVELS],
+    /// How sorted levels are searched; versions applied from this one inherit it.
+    search: FileSearch,
+    /// Per level, the search index of `levels` (built with them; empty at L0,
+    /// which is never binary-searched).
+    indexes: [FileIndex; NUM_LEVELS],
     /// The range tombstones of every file, merged, once an iterator asked
     /// (the files never change, so neither does the answer).
     range_tombstones: OnceLock<Arc<FragmentedRangeTombstones>>,
 }
 
 impl Version {
+    /// An empty version whose sorted levels are searched with `search`.
+    pub fn empty(search: FileSearch) -> Version {
+        Version {
+            search,
+            ..Version::default()
+        }
+    }
+
+    /// How this version's sorted levels are searched.
+    pub fn file_search(&self) -> FileSearch {
+        self.search
+    }
+
+    /// This version with its sorted levels searched with `search`.
+    pub fn with_file_search(&self, search: FileSearch) -> Version {
+        let mut version = Version {
+            levels: self.levels.clone(),
+            search,
+            ..Version::default()
+        };
+        for level in 1..NUM_LEVELS {
+            version.indexes[level] = FileIndex::build(&version.levels[level], search);
+        }
+        version
+    }
+
+    /// The first file of sorted `level` (1 or deeper) that does not end
+    /// before `user_key`: the only one that may hold it, if it starts at or
+    /// below it; the level's file count when none.
+    pub fn find_file(&self, level: usize, user_key: &[u8]) -> usize {
+        match self.indexes.get(level) {
+            Some(index) => index.find_file(self.files(level), user_key),
+            None => 0,
+        }
+    }
+
+    /// Files of sorted `level` (1 or deeper) overlapping the user-key range
+    /// `[lo, hi]`, in order.
+    pub fn overlapping_files(&self, level: usize, lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMetaData>> {
+        let files = self.files(level);
+        files[self.find_file(level, lo).min(files.len())..]
+            .iter()
+            .take_while(|f| user_key(&f.smallest) <= hi)
+            .cloned()
+            .collect()
+    }
+
     /// The files of `level` in search order.
     pub fn files(&self, level: usize) -> &[Arc<FileMetaData>] {
         self.levels.get(level).map_or(&[], |v| v.as_slice())
@@ -73,12 +126,11 @@ impl Version {
             .filter(move |f| user_key(&f.smallest) <= key && !f.ends_before(key))
             .map(|f| (0, f));
         let deeper = (1..NUM_LEVELS).filter_map(move |level| {
-            let files = &self.levels[level];
             // First file that may hold key or a larger one. A file whose
             // range ends at a tombstone's sentinel `key` holds nothing of
             // `key`: the next file may start at it.
-            let i = files.partition_point(|f| f.ends_before(key));
-            files
+            let i = self.find_file(level, key);
+            self.levels[level]
                 .get(i)
                 .filter(|f| user_key(&f.smallest) <= key)
                 .map(|f| (level, f))
@@ -109,7 +161,7 @@ impl Version {
                 .ok_or_else(|| bad_level(*level))?;
             slot.insert(meta.number, Arc::new(meta.clone()));
         }
-        let mut version = Version::default();
+        let mut version = Version::empty(self.search);
         for (level, files) in levels.into_iter().enumerate() {
             let mut files: Vec<_> = files.into_values().collect();
             if level == 0 {
@@ -125,6 +177,9 @@ impl Version {
                         pair[0].number, pair[1].number
                     )));
                 }
+            }
+            if level > 0 {
+                version.indexes[level] = FileIndex::build(&files, self.search);
             }
             version.levels[level] = files;
         }
