@@ -1,7 +1,7 @@
 //! Operation sequences against a `BTreeMap` model per column family: the
 //! input is read as a list of operations (put, delete, delete_range, merge,
-//! batch across families, get, scan, snapshot read, flush, compaction,
-//! reopen, crash and reopen) on a small database with two families on the
+//! batch across families, get, batched multi_get across families, scan,
+//! snapshot read, flush, compaction, reopen, crash and reopen) on a small database with two families on the
 //! simulated file system. Every read must agree with the model, and after a
 //! crash the database must hold the models' state after some write at or
 //! after the last sync (unsynced writes may or may not survive, in order,
@@ -162,11 +162,24 @@ fuzz_target!(|data: &[u8]| {
                 db.write(&WriteOptions::default(), batch).expect("write");
                 history.push(models.clone());
             }
-            6 => {
+            6 if input.byte() % 2 == 0 => {
                 let f = input.family();
                 let k = input.key();
                 let got = db.get_cf(&families[f], &k).expect("get");
                 assert_eq!(got.as_deref(), models[f].get(&k).map(Vec::as_slice));
+            }
+            6 => {
+                // A batched read across both families, keys in any order.
+                let requests: Vec<(usize, Vec<u8>)> = (0..1 + input.byte() % 8)
+                    .map(|_| (input.family(), input.key()))
+                    .collect();
+                let pairs: Vec<(&ColumnFamily, &Vec<u8>)> =
+                    requests.iter().map(|(f, k)| (&families[*f], k)).collect();
+                let got = db.multi_get_cfs(&ReadOptions::default(), &pairs);
+                for ((f, k), value) in requests.iter().zip(got) {
+                    let value = value.expect("multi_get");
+                    assert_eq!(value.as_deref(), models[*f].get(k).map(Vec::as_slice));
+                }
             }
             7 => scan_matches(&db, &families, &models),
             8 => {

@@ -84,6 +84,7 @@ fn engine_args(f: &Flags) -> Vec<String> {
         format!("--sync={}", f.sync),
         format!("--disable_wal={}", f.disable_wal),
         format!("--batch_size={}", f.batch_size),
+        format!("--multiread_batched={}", f.multiread_batched),
         format!("--seek_nexts={}", f.seek_nexts),
         format!("--readwritepercent={}", f.readwritepercent),
         format!(

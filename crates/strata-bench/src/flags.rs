@@ -130,6 +130,9 @@ pub struct Flags {
     /// Strata's own `--file_index_prefix_cache` (default true): search each
     /// level's files through the key-prefix cache; false for full compares.
     pub file_index_prefix_cache: bool,
+    /// db_bench's `--multiread_batched` (default false): multireadrandom
+    /// reads through the engine's batched `multi_get`, else key by key.
+    pub multiread_batched: bool,
     /// `--cache_type=clock_cache` (else lru_cache).
     pub clock_cache: bool,
     /// Seconds after which a benchmark stops early (0: run the full count).
@@ -229,6 +232,7 @@ impl Default for Flags {
             pin_l0_filter_and_index_blocks_in_cache: false,
             pin_top_level_index_and_filter: true,
             file_index_prefix_cache: true,
+            multiread_batched: false,
             clock_cache: false,
             duration: 0,
             batch_size: 1,
@@ -402,7 +406,7 @@ Benchmarks (run in the order given, each timed separately):
   updaterandom read-modify-write of reads random keys
   deleterandom delete num random keys
   readmissing  get reads random keys that are never present
-  multireadrandom  multi_get reads random keys, --batch_size per call
+  multireadrandom  reads random keys, --batch_size per call (see --multiread_batched)
   fwdrange / revrange  seekrandom reading --seek_nexts entries on (10 if 0)
   readrandomwriterandom  reads operations: --readwritepercent% gets, the rest puts
   mergerandom  merge reads random keys with --merge_operator (uint64add takes
@@ -460,6 +464,8 @@ Flags (default in brackets):
   --stats_per_interval=0|1   [0]  with the engine's strata.stats each time
   --duration=SECONDS         [0]  stop each benchmark after this long (0: full count)
   --batch_size=N             [1]  keys per write batch and per multi_get
+  --multiread_batched=0|1    [0]  multireadrandom through the batched multi_get
+                             (else one get per key, as db_bench)
   --writes_per_range_tombstone=N [0]  every N-th fill write (and *whilewriting
                              write) adds a range tombstone over
   --range_tombstone_width=W  [100]  keys from a random one, until

@@ -123,8 +123,9 @@ impl<E: Engine> Worker<'_, E> {
         Ok(())
     }
 
-    /// `--reads` keys read with `multi_get`, `--batch_size` per call; each key
-    /// counts as one operation, as in db_bench.
+    /// `--reads` keys read `--batch_size` at a time, with the engine's batched
+    /// `multi_get` when `--multiread_batched`; each key counts as one
+    /// operation, as in db_bench.
     pub(super) fn multi_read_random(&mut self) -> OpResult {
         let flags = self.ctx.flags;
         let batch = flags.batch_size.max(1) as u64;
@@ -139,7 +140,16 @@ impl<E: Engine> Worker<'_, E> {
                     k
                 })
                 .collect();
-            for (k, got) in keys.iter().zip(self.ctx.db.multi_get(&keys)?) {
+            // db_bench reads through the batched MultiGet only with
+            // --multiread_batched; otherwise key by key.
+            let found = if flags.multiread_batched {
+                self.ctx.db.multi_get(&keys)?
+            } else {
+                keys.iter()
+                    .map(|k| self.ctx.db.get(k))
+                    .collect::<OpResult<Vec<_>>>()?
+            };
+            for (k, got) in keys.iter().zip(found) {
                 self.stats.read(k.len(), got);
             }
             for _ in 0..n {

@@ -200,11 +200,13 @@ impl Engine for StrataEngine {
     }
 
     fn multi_get(&self, keys: &[Vec<u8>]) -> OpResult<Vec<Option<usize>>> {
-        if self.families.len() > 1 {
-            return keys.iter().map(|k| self.get(k)).collect();
-        }
-        self.db
-            .multi_get(&self.read_options, keys)
+        let found = if self.families.len() > 1 {
+            let requests: Vec<_> = keys.iter().map(|k| (self.family(k), k)).collect();
+            self.db.multi_get_cfs(&self.read_options, &requests)
+        } else {
+            self.db.multi_get(&self.read_options, keys)
+        };
+        found
             .into_iter()
             .map(|got| Ok(got?.map(|v| v.len())))
             .collect()

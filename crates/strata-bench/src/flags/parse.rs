@@ -27,6 +27,7 @@ const BOOL_FLAGS: &[&str] = &[
     "pin_l0_filter_and_index_blocks_in_cache",
     "pin_top_level_index_and_filter",
     "file_index_prefix_cache",
+    "multiread_batched",
     "reverse_iterator",
     "verify_checksum",
     "stats_per_interval",
@@ -133,6 +134,7 @@ where
             "pin_l0_filter_and_index_blocks_in_cache" => {
                 flags.pin_l0_filter_and_index_blocks_in_cache = boolean(name, value)?
             }
+            "multiread_batched" => flags.multiread_batched = boolean(name, value)?,
             "file_index_prefix_cache" => flags.file_index_prefix_cache = boolean(name, value)?,
             "pin_top_level_index_and_filter" => {
                 flags.pin_top_level_index_and_filter = boolean(name, value)?

@@ -16,6 +16,7 @@ mod families;
 pub(crate) mod info_log;
 pub mod key_range;
 mod key_versions;
+mod multi_get;
 mod open;
 mod open_checks;
 mod properties;
@@ -358,13 +359,15 @@ impl Db {
     }
 
     /// The values of several keys of the default family, read at one
-    /// consistent sequence number.
+    /// consistent sequence number, in the order of `keys`. Batched: the keys
+    /// are sorted and read together, so keys that share a table read its
+    /// filter and index once and keys that share a data block read it once.
     pub fn multi_get<K: AsRef<[u8]>>(
         &self,
         options: &ReadOptions,
         keys: &[K],
     ) -> Vec<Result<Option<Bytes>>> {
-        read::multi_get(&self.inner, &self.inner.default_cf, options, keys)
+        multi_get::multi_get(&self.inner, &self.inner.default_cf, options, keys)
     }
 
     /// A cursor over the default family, reading the latest state.

@@ -26,6 +26,7 @@ use crate::key::{user_key, SequenceNumber, ValueType};
 use crate::memtable::MemGet;
 use crate::options::ReadOptions;
 use crate::statistics::{micros_since, Histogram, Ticker};
+use crate::table::{TableLookup, TableReader};
 use crate::version::{FileMetaData, SuperVersion, NUM_LEVELS};
 
 /// The sequence number a read sees: the snapshot's, or the latest visible one.
@@ -70,28 +71,6 @@ pub(super) fn get(
     result
 }
 
-pub(super) fn multi_get<K: AsRef<[u8]>>(
-    inner: &DbInner,
-    cf: &CfShared,
-    options: &ReadOptions,
-    keys: &[K],
-) -> Vec<Result<Option<Bytes>>> {
-    let start = inner.options.statistics.as_ref().map(|_| Instant::now());
-    let sv = cf.super_version.load();
-    let seq = match read_sequence(inner, options) {
-        Ok(seq) => seq,
-        Err(e) => return keys.iter().map(|_| Err(e.clone())).collect(),
-    };
-    let values = keys
-        .iter()
-        .map(|k| get_in(inner, &sv, options, k.as_ref(), seq))
-        .collect();
-    if let (Some(stats), Some(start)) = (&inner.options.statistics, start) {
-        stats.record(Histogram::DbMultiGetMicros, micros_since(start));
-    }
-    values
-}
-
 fn get_in(
     inner: &DbInner,
     sv: &SuperVersion,
@@ -116,29 +95,7 @@ fn get_in(
     // Merge operands met on the way, newest first; the first value or
     // deletion below them ends the chain.
     let mut operands: Vec<Bytes> = Vec::new();
-    let mut base: Option<Option<Bytes>> = None;
-    let mut cover = RangeCover::default();
-    for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
-        if mem.num_range_deletions() > 0 {
-            cover.add(&mem.range_tombstones(), key, seq);
-        }
-        if cover.is_covered() {
-            base = Some(covered_chain(
-                &mut mem.iter(),
-                key,
-                seq,
-                &cover,
-                &mut operands,
-            )?);
-            break;
-        }
-        match mem.get(key, seq, &mut operands) {
-            MemGet::Found(v) => base = Some(Some(v)),
-            MemGet::Deleted => base = Some(None),
-            MemGet::NotFound => continue,
-        }
-        break;
-    }
+    let mut base = get_from_memtables(sv, key, seq, &mut operands)?;
     if base.is_some() || !operands.is_empty() {
         count(Ticker::MemtableHit, 1);
     } else {
@@ -147,11 +104,54 @@ fn get_in(
     if base.is_none() {
         base = get_from_tables(inner, sv, options, key, seq, &mut operands)?;
     }
+    found(finish_get(sv, key, base, &operands)?)
+}
+
+/// The newest value or deletion of `key` in the memtables of `sv` (`Some(None)`
+/// for a deletion, `None` when none has one), appending the merge operands
+/// met before it to `operands`.
+pub(super) fn get_from_memtables(
+    sv: &SuperVersion,
+    key: &[u8],
+    seq: SequenceNumber,
+    operands: &mut Vec<Bytes>,
+) -> Result<Option<Option<Bytes>>> {
+    let mut cover = RangeCover::default();
+    for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+        if mem.num_range_deletions() > 0 {
+            cover.add(&mem.range_tombstones(), key, seq);
+        }
+        if cover.is_covered() {
+            return Ok(Some(covered_chain(
+                &mut mem.iter(),
+                key,
+                seq,
+                &cover,
+                operands,
+            )?));
+        }
+        match mem.get(key, seq, operands) {
+            MemGet::Found(v) => return Ok(Some(Some(v))),
+            MemGet::Deleted => return Ok(Some(None)),
+            MemGet::NotFound => continue,
+        }
+    }
+    Ok(None)
+}
+
+/// A get's answer from what the sources gave: the base value (or none) with
+/// the merge operands above it applied.
+pub(super) fn finish_get(
+    sv: &SuperVersion,
+    key: &[u8],
+    base: Option<Option<Bytes>>,
+    operands: &[Bytes],
+) -> Result<Option<Bytes>> {
     let value = base.flatten();
     if operands.is_empty() {
-        return found(value);
+        return Ok(value);
     }
-    found(Some(full_merge(sv, key, value.as_deref(), &operands)?))
+    Ok(Some(full_merge(sv, key, value.as_deref(), operands)?))
 }
 
 /// The newest value or deletion of `key` in the tables (`Some(None)` for a
@@ -165,12 +165,6 @@ fn get_from_tables(
     seq: SequenceNumber,
     operands: &mut Vec<Bytes>,
 ) -> Result<Option<Option<Bytes>>> {
-    let stats = inner.options.statistics.as_deref();
-    let count = |ticker: Ticker| {
-        if let Some(stats) = stats {
-            stats.add(ticker, 1);
-        }
-    };
     // A memtable tombstone covering the key ended the read before here.
     let mut cover = RangeCover::default();
     for (level, file) in sv.version.files_for_key(key) {
@@ -179,33 +173,74 @@ fn get_from_tables(
             continue;
         }
         let table = inner.table_cache.get(file.number, file.file_size, level)?;
+        let mut lookup = TableLookup::new(&table, options);
+        let probe = TableProbe {
+            options,
+            key,
+            seq,
+        };
+        if let Some(base) = probe.run(inner, &table, &mut lookup, &mut cover, operands)? {
+            return Ok(Some(base));
+        }
+    }
+    Ok(None)
+}
+
+/// One key's read of one table, after newer sources left it unanswered.
+pub(super) struct TableProbe<'a> {
+    pub options: &'a ReadOptions,
+    pub key: &'a [u8],
+    pub seq: SequenceNumber,
+}
+
+impl TableProbe<'_> {
+    /// The key's value (`Some(Some)`) or deletion (`Some(None)`) in `table`,
+    /// or `None` to go on to older tables; merge operands met are appended
+    /// to `operands`, and the table's range tombstones join `cover`.
+    /// `lookup` is a lookup in `table`.
+    pub(super) fn run(
+        &self,
+        inner: &DbInner,
+        table: &Arc<TableReader>,
+        lookup: &mut TableLookup<'_>,
+        cover: &mut RangeCover,
+        operands: &mut Vec<Bytes>,
+    ) -> Result<Option<Option<Bytes>>> {
+        let count = |ticker: Ticker| {
+            if let Some(stats) = &inner.options.statistics {
+                stats.add(ticker, 1);
+            }
+        };
+        let (key, seq) = (self.key, self.seq);
         // Before the filter: the filter knows the point keys, not the ranges.
         cover.add(table.range_tombstones(), key, seq);
         if cover.is_covered() {
-            let mut it = table.iter(options);
-            return Ok(Some(covered_chain(&mut it, key, seq, &cover, operands)?));
+            let mut it = table.iter(self.options);
+            return Ok(Some(covered_chain(&mut it, key, seq, cover, operands)?));
         }
-        match table.filter_answer(key) {
+        match lookup.filter_answer(key) {
             Some(false) => {
                 count(Ticker::BloomFilterUseful);
-                continue;
+                return Ok(None);
             }
             Some(true) => count(Ticker::BloomFilterFullPositive),
             None => {}
         }
-        if let Some(entry) = table.get_past_filter(options, key, seq, operands)? {
-            return match entry.value_type {
-                ValueType::Put => Ok(Some(Some(entry.value))),
-                ValueType::Delete => Ok(Some(None)),
-                // The table reader reports these as corruption or collects
-                // them; neither reaches here.
-                ValueType::Merge | ValueType::RangeDeletion => Err(
-                    crate::error::Error::corruption(table.path(), 0, "unexpected entry type"),
-                ),
-            };
+        let Some(entry) = lookup.get(key, seq, operands)? else {
+            return Ok(None);
+        };
+        match entry.value_type {
+            ValueType::Put => Ok(Some(Some(entry.value))),
+            ValueType::Delete => Ok(Some(None)),
+            // The lookup reports these as corruption or collects them;
+            // neither reaches here.
+            ValueType::Merge | ValueType::RangeDeletion => Err(crate::error::Error::corruption(
+                table.path(),
+                0,
+                "unexpected entry type",
+            )),
         }
     }
-    Ok(None)
 }
 
 /// Applies the family's merge operator to `operands` (newest first) over

@@ -189,6 +189,12 @@ pub struct ReadOptions {
     /// Insert the data blocks this read misses into the block cache. Default
     /// true; set it false for a long scan that should not push the hot set out.
     pub fill_cache: bool,
+    /// Bytes an iterator reads ahead of each table block its scan reads from
+    /// the file (RocksDB's `readahead_size`). Default 0: automatic, starting
+    /// after two blocks read in sequence at 8 KiB and doubling up to 256 KiB,
+    /// so short range reads read no more than they need and long scans make
+    /// few large reads.
+    pub readahead_size: usize,
 }
 
 impl Default for ReadOptions {
@@ -199,6 +205,7 @@ impl Default for ReadOptions {
             iterate_lower_bound: None,
             iterate_upper_bound: None,
             fill_cache: true,
+            readahead_size: 0,
         }
     }
 }

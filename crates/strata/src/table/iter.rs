@@ -6,7 +6,9 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::table::block::{Block, BlockIter, BlockOrigin, InternalOrder};
+use crate::options::ReadOptions;
 use crate::table::format::BlockHandle;
+use crate::table::prefetch::Prefetcher;
 use crate::table::reader::TableReader;
 
 /// Iterates a table's entries in internal-key order, in both directions.
@@ -20,11 +22,13 @@ pub struct TableIterator {
     verify_checksums: bool,
     /// Insert blocks read on a cache miss (`ReadOptions::fill_cache`).
     fill_cache: bool,
+    /// Readahead for the blocks the cache misses.
+    prefetch: Prefetcher,
     error: Option<Error>,
 }
 
 impl TableIterator {
-    pub(crate) fn new(table: Arc<TableReader>, verify_checksums: bool, fill_cache: bool) -> Self {
+    pub(crate) fn new(table: Arc<TableReader>, options: &ReadOptions) -> Self {
         // An index that cannot be loaded leaves the iterator empty, with the
         // error in `status()`.
         let (index, error) = match table.index() {
@@ -42,8 +46,9 @@ impl TableIterator {
             index,
             data: None,
             data_handle: None,
-            verify_checksums,
-            fill_cache,
+            verify_checksums: options.verify_checksums,
+            fill_cache: options.fill_cache,
+            prefetch: Prefetcher::new(options.readahead_size),
             error,
         }
     }
@@ -64,9 +69,12 @@ impl TableIterator {
                 }
                 // Once per visit to a block, not per entry, so a scan cannot
                 // promote itself into the high pool.
-                let block =
-                    self.table
-                        .read_data_block(handle, self.verify_checksums, self.fill_cache)?;
+                let block = self.table.read_data_block_with(
+                    handle,
+                    self.verify_checksums,
+                    self.fill_cache,
+                    Some(&mut self.prefetch),
+                )?;
                 Ok(Some((handle, block.iter::<InternalOrder>())))
             });
         match loaded {

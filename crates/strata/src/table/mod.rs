@@ -10,12 +10,15 @@ pub mod builder;
 pub mod filter;
 pub mod format;
 pub mod iter;
+pub mod lookup;
+pub mod prefetch;
 pub mod properties;
 pub mod reader;
 mod verify;
 
 pub use builder::{BuiltTable, TableBuilder};
 pub use iter::TableIterator;
+pub use lookup::TableLookup;
 pub use properties::TableProperties;
 pub use reader::{TableEntry, TableReader};
 pub use verify::VerifyReport;

@@ -24,6 +24,7 @@ use crate::options::ReadOptions;
 use crate::range_del::{FragmentedRangeTombstones, RangeTombstone};
 use crate::table::block::{Block, BlockOrigin, BytewiseOrder, InternalOrder};
 use crate::table::filter::BloomFilter;
+use crate::table::prefetch::Prefetcher;
 use crate::table::format::{
     BlockHandle, Footer, BLOCK_TRAILER_LEN, FILTER_BLOCK_NAME, FOOTER_LEN,
     FORMAT_VERSION_RANGE_DEL, PROPERTIES_BLOCK_NAME, RANGE_DEL_BLOCK_NAME,
@@ -118,7 +119,7 @@ impl TableReader {
             file_size,
             checksum,
         };
-        let metaindex = fetcher.read_block(footer.metaindex, true)?;
+        let metaindex = fetcher.read_block(footer.metaindex, true, None)?;
         let (mut filter_handle, mut properties_handle, mut range_del_handle) = (None, None, None);
         let mut it = metaindex.iter::<BytewiseOrder>();
         it.seek_to_first();
@@ -142,13 +143,13 @@ impl TableReader {
                 "metaindex lacks the properties block".into(),
             )
         })?;
-        let props_block = fetcher.read_block(properties_handle, true)?;
+        let props_block = fetcher.read_block(properties_handle, true, None)?;
         let properties = TableProperties::decode(&props_block)
             .map_err(|r| corrupt(properties_handle.offset, r))?;
-        let index = fetcher.read_block(footer.index, true)?;
+        let index = fetcher.read_block(footer.index, true, None)?;
         let filter = match filter_handle {
             Some(handle) => {
-                let bytes = fetcher.read_block_contents(handle, true)?;
+                let bytes = fetcher.read_block_contents(handle, true, None)?;
                 Some(BloomFilter::new(bytes).map_err(|r| corrupt(handle.offset, r))?)
             }
             None => None,
@@ -170,7 +171,7 @@ impl TableReader {
         }
         let range_tombstones = match range_del_handle {
             Some(handle) => {
-                let block = fetcher.read_block(handle, true)?;
+                let block = fetcher.read_block(handle, true, None)?;
                 let tombstones = read_range_tombstones(&block, &path, handle)?;
                 FragmentedRangeTombstones::new(tombstones)
             }
@@ -309,7 +310,7 @@ impl TableReader {
             (Ticker::BlockCacheIndexHit, Ticker::BlockCacheIndexMiss),
             Self::meta_fill(cache),
             || {
-                let block = self.fetcher.read_block(self.footer.index, true)?;
+                let block = self.fetcher.read_block(self.footer.index, true, None)?;
                 let size = block.size();
                 Ok((block, size))
             },
@@ -327,7 +328,7 @@ impl TableReader {
             (Ticker::BlockCacheFilterHit, Ticker::BlockCacheFilterMiss),
             Self::meta_fill(cache),
             || {
-                let bytes = self.fetcher.read_block_contents(handle, true)?;
+                let bytes = self.fetcher.read_block_contents(handle, true, None)?;
                 let size = bytes.len();
                 let filter = BloomFilter::new(bytes)
                     .map_err(|r| Error::corruption(self.path(), handle.offset, r))?;
@@ -341,7 +342,7 @@ impl TableReader {
         match (&self.index, &self.block_cache) {
             (Some(index), _) => Ok(index.clone()),
             (None, Some(cache)) => self.cached_index(cache).map(|(index, _)| index),
-            (None, None) => self.fetcher.read_block(self.footer.index, true),
+            (None, None) => self.fetcher.read_block(self.footer.index, true, None),
         }
     }
 
@@ -362,7 +363,7 @@ impl TableReader {
 
     /// Reads, checks and decompresses one block, bypassing the cache.
     pub fn read_block(&self, handle: BlockHandle, verify_checksum: bool) -> Result<Block> {
-        self.fetcher.read_block(handle, verify_checksum)
+        self.fetcher.read_block(handle, verify_checksum, None)
     }
 
     /// One data block: from the block cache if it is there, else read (and
@@ -374,8 +375,20 @@ impl TableReader {
         verify_checksum: bool,
         fill_cache: bool,
     ) -> Result<Block> {
+        self.read_data_block_with(handle, verify_checksum, fill_cache, None)
+    }
+
+    /// [`read_data_block`](Self::read_data_block) with a scan's readahead:
+    /// a block the cache misses is read through `prefetch`.
+    pub(crate) fn read_data_block_with(
+        &self,
+        handle: BlockHandle,
+        verify_checksum: bool,
+        fill_cache: bool,
+        prefetch: Option<&mut Prefetcher>,
+    ) -> Result<Block> {
         let Some(cache) = &self.block_cache else {
-            return self.read_block(handle, verify_checksum);
+            return self.fetcher.read_block(handle, verify_checksum, prefetch);
         };
         let fill = fill_cache.then_some(Priority::Low);
         self.cached_block(
@@ -384,7 +397,7 @@ impl TableReader {
             (Ticker::BlockCacheDataHit, Ticker::BlockCacheDataMiss),
             fill,
             || {
-                let block = self.read_block(handle, verify_checksum)?;
+                let block = self.fetcher.read_block(handle, verify_checksum, prefetch)?;
                 let size = block.size();
                 Ok((block, size))
             },
@@ -394,7 +407,7 @@ impl TableReader {
 
     /// Reads a block's bytes without parsing them as entries (filter blocks).
     pub(crate) fn read_block_contents(&self, handle: BlockHandle) -> Result<Bytes> {
-        self.fetcher.read_block_contents(handle, true)
+        self.fetcher.read_block_contents(handle, true, None)
     }
 
     /// False when the bloom filter proves `user_key` absent. A filter that
@@ -446,56 +459,7 @@ impl TableReader {
         seq: SequenceNumber,
         operands: &mut Vec<Bytes>,
     ) -> Result<Option<TableEntry>> {
-        let lookup = seek_key(user_key, seq);
-        let mut index = self.index()?.iter::<InternalOrder>();
-        index.seek(&lookup);
-        while index.valid() {
-            let handle = self.decode_index_value(index.value())?;
-            let block =
-                self.read_data_block(handle, options.verify_checksums, options.fill_cache)?;
-            let mut it = block.iter::<InternalOrder>();
-            // Entries of the key continue from the first block's position,
-            // and from the start of each block after it.
-            it.seek(&lookup);
-            it.status()?;
-            while it.valid() {
-                let parsed = self.parse_key(it.key(), handle.offset)?;
-                if parsed.user_key != user_key {
-                    return Ok(None);
-                }
-                let value_type = match parsed.value_type() {
-                    Some(ValueType::RangeDeletion) => {
-                        return Err(Error::corruption(
-                            self.path(),
-                            handle.offset,
-                            "range deletion in a data block",
-                        ))
-                    }
-                    Some(ValueType::Merge) => {
-                        operands.push(it.value_bytes());
-                        it.next();
-                        it.status()?;
-                        continue;
-                    }
-                    Some(t) => t,
-                    None => {
-                        return Err(Error::corruption(
-                            self.path(),
-                            handle.offset,
-                            "unknown value type",
-                        ))
-                    }
-                };
-                return Ok(Some(TableEntry {
-                    seq: parsed.seq,
-                    value_type,
-                    value: it.value_bytes(),
-                }));
-            }
-            index.next();
-        }
-        index.status()?;
-        Ok(None)
+        super::lookup::TableLookup::new(self, options).get(user_key, seq, operands)
     }
 
     /// About where in the file the entries of `user_key` and later keys
@@ -516,7 +480,7 @@ impl TableReader {
 
     /// An iterator over every entry, in internal-key order.
     pub fn iter(self: &Arc<Self>, options: &ReadOptions) -> super::iter::TableIterator {
-        super::iter::TableIterator::new(self.clone(), options.verify_checksums, options.fill_cache)
+        super::iter::TableIterator::new(self.clone(), options)
     }
 
     /// Where the range-deletion block is, if the table has one.
@@ -586,8 +550,13 @@ pub(crate) fn read_range_tombstones(
 
 impl BlockFetcher {
     /// Reads, checks and decompresses one block.
-    fn read_block(&self, handle: BlockHandle, verify_checksum: bool) -> Result<Block> {
-        let contents = self.read_block_contents(handle, verify_checksum)?;
+    fn read_block(
+        &self,
+        handle: BlockHandle,
+        verify_checksum: bool,
+        prefetch: Option<&mut Prefetcher>,
+    ) -> Result<Block> {
+        let contents = self.read_block_contents(handle, verify_checksum, prefetch)?;
         Block::new(
             contents,
             BlockOrigin {
@@ -597,7 +566,14 @@ impl BlockFetcher {
         )
     }
 
-    fn read_block_contents(&self, handle: BlockHandle, verify_checksum: bool) -> Result<Bytes> {
+    /// A block's checked, decompressed bytes, read through `prefetch` when
+    /// given (a scan's readahead).
+    fn read_block_contents(
+        &self,
+        handle: BlockHandle,
+        verify_checksum: bool,
+        prefetch: Option<&mut Prefetcher>,
+    ) -> Result<Bytes> {
         let corrupt = |reason: String| Error::corruption(&self.path, handle.offset, reason);
         let blocks_end = self.file_size - FOOTER_LEN as u64;
         let in_bounds = handle
@@ -612,7 +588,10 @@ impl BlockFetcher {
                 handle.offset, handle.size
             ))
             })?;
-        let raw = self.file.read_at(handle.offset, size + BLOCK_TRAILER_LEN)?;
+        let raw = match prefetch {
+            Some(p) => p.read(&*self.file, handle.offset, size + BLOCK_TRAILER_LEN, blocks_end)?,
+            None => self.file.read_at(handle.offset, size + BLOCK_TRAILER_LEN)?,
+        };
         let (contents, trailer) = raw.split_at(size);
         let type_byte = trailer[0];
         if verify_checksum {

@@ -222,3 +222,70 @@ fn without_pinning_idle_index_and_filter_are_evictable() {
     assert!(stats.ticker(Ticker::BlockCacheIndexHit) > 0);
     assert!(stats.ticker(Ticker::BlockCacheIndexMiss) > 1);
 }
+
+#[test]
+fn compaction_reads_do_not_fill_the_block_cache() {
+    let fs = SimFs::new(18);
+    let stats = Arc::new(Statistics::new());
+    let options = DbOptions {
+        statistics: Some(stats.clone()),
+        ..sim_options(&fs)
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    for round in 0..3u32 {
+        for i in 0..2000u32 {
+            db.put(format!("k{i:05}").as_bytes(), format!("{round}-{i}"))
+                .unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let adds = stats.ticker(Ticker::BlockCacheAdd);
+    let misses = stats.ticker(Ticker::BlockCacheDataMiss);
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    assert!(
+        stats.ticker(Ticker::BlockCacheDataMiss) > misses + 10,
+        "the compaction read its inputs through the cache lookup"
+    );
+    assert_eq!(
+        stats.ticker(Ticker::BlockCacheAdd),
+        adds,
+        "a compaction read filled the block cache"
+    );
+    // Reads fill it as before.
+    assert_eq!(db.get(b"k01999").unwrap().as_deref(), Some(&b"2-1999"[..]));
+    assert_eq!(stats.ticker(Ticker::BlockCacheAdd), adds + 1);
+}
+
+#[test]
+fn a_batched_multi_get_reads_each_block_once() {
+    let fs = SimFs::new(19);
+    let stats = Arc::new(Statistics::new());
+    let options = DbOptions {
+        statistics: Some(stats.clone()),
+        ..sim_options(&fs)
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    for i in 0..2000u32 {
+        db.put(format!("k{i:05}").as_bytes(), [b'v'; 20]).unwrap();
+    }
+    db.flush().unwrap();
+    let lookups =
+        || stats.ticker(Ticker::BlockCacheDataHit) + stats.ticker(Ticker::BlockCacheDataMiss);
+    // Ten neighbours (one data block, given in reverse and one twice) and
+    // one far key: two blocks, two lookups.
+    let mut keys: Vec<String> = (0..10).rev().map(|i| format!("k{:05}", 100 + i)).collect();
+    keys.push("k00103".into());
+    keys.push("k01900".into());
+    let before = lookups();
+    let got = db.multi_get(&ReadOptions::default(), &keys);
+    assert_eq!(lookups() - before, 2);
+    for value in got {
+        assert_eq!(value.unwrap().as_deref(), Some(&[b'v'; 20][..]));
+    }
+    // Key by key, the same reads look up a block per key.
+    let before = lookups();
+    for k in &keys {
+        db.get(k).unwrap();
+    }
+    assert_eq!(lookups() - before, keys.len() as u64);
+}

@@ -593,3 +593,63 @@ fn options_file_follows_families_and_set_options() {
         .set_options(&cf, &[("write_buffer_size", "131072")])
         .is_err());
 }
+
+#[test]
+fn multi_get_across_families_sees_each_batch_whole() {
+    let fs = SimFs::new(9);
+    let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
+    let tiny = CfOptions {
+        write_buffer_size: 64 << 10,
+        ..CfOptions::default()
+    };
+    let a = db.create_column_family("a", tiny.clone()).unwrap();
+    let b = db.create_column_family("b", tiny).unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (db, a, b, stop) = (db.clone(), a.clone(), b.clone(), stop.clone());
+        std::thread::spawn(move || {
+            // Both families get the same counter in one batch; padding keys
+            // fill the memtables so both switch and flush all the time.
+            for i in 0..3000u32 {
+                let mut batch = WriteBatch::new();
+                let value = format!("{i:08}");
+                batch.put_cf(&a, "x", &value).unwrap();
+                batch.put_cf(&b, "x", &value).unwrap();
+                batch
+                    .put_cf(&a, format!("pad{}", i % 97), [b'p'; 2000])
+                    .unwrap();
+                batch
+                    .put_cf(&b, format!("pad{}", i % 89), [b'q'; 3000])
+                    .unwrap();
+                db.write(&WriteOptions::default(), batch).unwrap();
+            }
+            stop.store(true, std::sync::atomic::Ordering::Release);
+        })
+    };
+    let mut reads = 0;
+    while !stop.load(std::sync::atomic::Ordering::Acquire) || reads == 0 {
+        let got = db.multi_get_cfs(
+            &Default::default(),
+            &[(&a, "x"), (&b, "x"), (&a, "missing"), (&b, "x")],
+        );
+        let got: Vec<Option<Vec<u8>>> = got
+            .into_iter()
+            .map(|r| r.unwrap().map(|v| v.to_vec()))
+            .collect();
+        assert_eq!(got[0], got[1], "a batch seen in one family only");
+        assert_eq!(got[1], got[3]);
+        assert_eq!(got[2], None);
+        reads += 1;
+    }
+    writer.join().unwrap();
+    let last = db.multi_get_cfs(&Default::default(), &[(&b, "x"), (&a, "x")]);
+    for value in last {
+        assert_eq!(value.unwrap().as_deref(), Some(&b"00002999"[..]));
+    }
+
+    // A dropped family's pair fails alone; the others are answered.
+    db.drop_column_family(&b).unwrap();
+    let got = db.multi_get_cfs(&Default::default(), &[(&a, "x"), (&b, "x")]);
+    assert_eq!(got[0].as_ref().unwrap().as_deref(), Some(&b"00002999"[..]));
+    assert_eq!(field(got[1].as_ref().unwrap_err()), "column_family");
+}

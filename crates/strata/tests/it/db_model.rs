@@ -31,6 +31,7 @@ fn random_value(rng: &mut SmallRng) -> Vec<u8> {
 }
 
 fn check_all(db: &strata::Db, model: &Model, seed: u64, step: usize) {
+    let mut keys = Vec::new();
     for n in 0..200u32 {
         let key = if n == 0 {
             Vec::new()
@@ -42,6 +43,23 @@ fn check_all(db: &strata::Db, model: &Model, seed: u64, step: usize) {
             got.as_ref(),
             model.get(&key),
             "seed {seed} step {step} key {key:?}"
+        );
+        keys.push(key);
+    }
+    // The batched read, keys out of order and some twice, answers in the
+    // caller's order exactly as the gets did.
+    let mut rng = SmallRng::seed_from_u64(seed ^ step as u64);
+    let mut batch: Vec<Vec<u8>> = (0..rng.gen_range(1..300))
+        .map(|_| keys[rng.gen_range(0..keys.len())].clone())
+        .collect();
+    batch.push(b"key9999".to_vec());
+    let got = db.multi_get(&ReadOptions::default(), &batch);
+    assert_eq!(got.len(), batch.len());
+    for (key, value) in batch.iter().zip(got) {
+        assert_eq!(
+            value.unwrap().map(|v| v.to_vec()).as_ref(),
+            model.get(key),
+            "multi_get: seed {seed} step {step} key {key:?}"
         );
     }
 }
