@@ -5,10 +5,12 @@
 //! eighth batch also adds 1 to the counter `n` with a merge (`uint64add`),
 //! so `n` follows from `k` however compactions combined its operands, and
 //! every batch puts `EXPIRED-<k>` in `x`, a value the compaction filter
-//! removes once no snapshot sees it. One thread flushes and compacts
-//! everything nonstop; readers (more than the cores) take snapshots and read
-//! every key at the snapshot, with `multi_get` and at the latest state, and
-//! iterate. Every read must see a whole batch, no older than what was
+//! removes once no snapshot sees it; each batch also puts `k` in a second
+//! column family, `side`. One thread flushes and compacts both families
+//! nonstop; readers (more than the cores) take snapshots and read
+//! every key at the snapshot, with `multi_get` and at the latest state, read
+//! `k` of both families and `k2` in one `multi_get_cfs` at the latest state,
+//! and iterate. Every read must see a whole batch, no older than what was
 //! acknowledged before the read began (`x` may be gone, never older); a
 //! snapshot's answers never change, neither within a round nor when a
 //! reader reads `n` and `x` again at its previous round's snapshot, which
@@ -27,7 +29,9 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use strata::{CompactionOptions, Db, DbOptions, ReadOptions, TableOptions, WriteBatch};
+use strata::{
+    ColumnFamily, CompactionOptions, Db, DbOptions, ReadOptions, TableOptions, WriteBatch,
+};
 
 use crate::model::{show, ExpiredFilter, MergeKind, MARK};
 use crate::report::Outcome;
@@ -116,25 +120,28 @@ fn cycle(
         compaction_filter: Some(filter.clone()),
         ..DbOptions::default()
     };
-    let db = match Db::open(dir.join("db"), options) {
-        Ok(db) => Arc::new(db),
+    let side_options = options.cf_options();
+    let opened = Db::open(dir.join("db"), options)
+        .and_then(|db| Ok((db.create_column_family("side", side_options)?, db)));
+    let (side, db) = match opened {
+        Ok((side, db)) => (side, Arc::new(db)),
         Err(e) => {
             eprintln!("strata-stress: VIOLATION: race: open failed: {e}");
             return (Done::default(), 1);
         }
     };
-    if let Err(e) = write_pair(&db, 0) {
+    if let Err(e) = write_pair(&db, &side, 0) {
         eprintln!("strata-stress: VIOLATION: race: first write failed: {e}");
         return (Done::default(), 1);
     }
     let mut threads = Vec::new();
     {
-        let (db, shared) = (db.clone(), shared.clone());
-        threads.push(std::thread::spawn(move || churn(&db, &shared)));
+        let (db, side, shared) = (db.clone(), side.clone(), shared.clone());
+        threads.push(std::thread::spawn(move || churn(&db, &side, &shared)));
     }
     for _ in 0..readers {
-        let (db, shared) = (db.clone(), shared.clone());
-        threads.push(std::thread::spawn(move || read_loop(&db, &shared)));
+        let (db, side, shared) = (db.clone(), side.clone(), shared.clone());
+        threads.push(std::thread::spawn(move || read_loop(&db, &side, &shared)));
     }
     let mut n = 1u64;
     let more = |n: u64| match writes {
@@ -142,7 +149,7 @@ fn cycle(
         None => Instant::now() < end,
     };
     while more(n) && shared.violations.load(Ordering::Relaxed) == 0 {
-        if let Err(e) = write_pair(&db, n) {
+        if let Err(e) = write_pair(&db, &side, n) {
             shared.violate(format!("write {n} failed: {e}"));
             break;
         }
@@ -203,11 +210,12 @@ fn expiring_value(n: u64) -> Vec<u8> {
     [MARK, format!("-{n}").as_bytes()].concat()
 }
 
-fn write_pair(db: &Db, n: u64) -> strata::Result<()> {
+fn write_pair(db: &Db, side: &ColumnFamily, n: u64) -> strata::Result<()> {
     let mut batch = WriteBatch::new();
     let value = n.to_string();
     batch.put(b"k", value.as_bytes())?;
     batch.put(b"k2", value.as_bytes())?;
+    batch.put_cf(side, b"k", value.as_bytes())?;
     if n % MERGE_EVERY == 0 {
         batch.merge(COUNTER, 1u64.to_le_bytes())?;
     }
@@ -215,19 +223,26 @@ fn write_pair(db: &Db, n: u64) -> strata::Result<()> {
     db.write(&strata::WriteOptions::default(), batch)
 }
 
-/// Flushes and compacts everything until the cycle ends.
-fn churn(db: &Db, shared: &Shared) {
+/// Flushes and compacts both families until the cycle ends.
+fn churn(db: &Db, side: &ColumnFamily, shared: &Shared) {
     while !shared.done.load(Ordering::Relaxed) {
-        if let Err(e) = db.flush().and_then(|()| db.compact_range(None, None)) {
+        let round = db
+            .flush()
+            .and_then(|()| db.flush_cf(side))
+            .and_then(|()| db.compact_range(None, None))
+            .and_then(|()| db.compact_range_cf(side, None, None));
+        if let Err(e) = round {
             shared.violate(format!("flush or compaction failed: {e}"));
         }
     }
 }
 
-fn read_loop(db: &Db, shared: &Shared) {
+fn read_loop(db: &Db, side: &ColumnFamily, shared: &Shared) {
     let mut held = None;
     while !shared.done.load(Ordering::Relaxed) {
-        let round = check_held(db, held.take()).and_then(|()| check_once(db, shared));
+        let round = check_held(db, held.take())
+            .and_then(|()| check_across(db, side, shared))
+            .and_then(|()| check_once(db, shared));
         match round {
             Ok(next) => held = Some(next),
             Err(what) => {
@@ -266,6 +281,33 @@ fn check_held(db: &Db, held: Option<Held>) -> Result<(), String> {
                 shown(key, got.as_deref())
             ));
         }
+    }
+    Ok(())
+}
+
+/// `k` of both families and `k2` in one `multi_get_cfs` at the latest
+/// state: one batch wrote all three, so they must read the same number, no
+/// older than what was acknowledged before the read.
+fn check_across(db: &Db, side: &ColumnFamily, shared: &Shared) -> Result<(), String> {
+    let floor = shared.acked.load(Ordering::SeqCst);
+    let default = db.default_cf();
+    let keys: [(&ColumnFamily, &[u8]); 3] = [(&default, b"k"), (side, b"k"), (&default, b"k2")];
+    let got = db.multi_get_cfs(&ReadOptions::default(), &keys);
+    let mut numbers = Vec::new();
+    for (result, what) in got.into_iter().zip(["k", "side k", "k2"]) {
+        numbers.push(number(result, what)?);
+    }
+    if numbers.iter().any(|&n| n != numbers[0]) {
+        return Err(format!(
+            "multi_get_cfs saw half a batch: k={} side k={} k2={}",
+            numbers[0], numbers[1], numbers[2]
+        ));
+    }
+    if numbers[0] < floor {
+        return Err(format!(
+            "multi_get_cfs read {}, older than the acknowledged {floor}",
+            numbers[0]
+        ));
     }
     Ok(())
 }

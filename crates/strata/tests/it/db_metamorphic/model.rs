@@ -157,9 +157,11 @@ impl Model {
                 render::OK.into()
             }
             Op::Get { cf, key, snapshot } => self.get(*cf, key, *snapshot),
-            Op::MultiGet { cf, keys, snapshot } => {
-                let results: Vec<String> =
-                    keys.iter().map(|k| self.get(*cf, k, *snapshot)).collect();
+            Op::MultiGet { keys, snapshot } => {
+                let results: Vec<String> = keys
+                    .iter()
+                    .map(|(cf, k)| self.get(*cf, k, *snapshot))
+                    .collect();
                 results.join(" ")
             }
             Op::NewSnapshot { id } => {

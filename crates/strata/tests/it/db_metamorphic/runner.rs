@@ -221,7 +221,7 @@ impl Runner {
                 rendered(self.db().write(&write_options(*flags), batch))
             }
             Op::Get { cf, key, snapshot } => self.get(*cf, key, *snapshot),
-            Op::MultiGet { cf, keys, snapshot } => self.multi_get(*cf, keys, *snapshot),
+            Op::MultiGet { keys, snapshot } => self.multi_get(keys, *snapshot),
             Op::NewSnapshot { id } => {
                 let snapshot = Arc::new(self.db().snapshot());
                 self.snapshots.insert(*id, snapshot);
@@ -330,15 +330,25 @@ impl Runner {
         }
     }
 
-    fn multi_get(&self, cf: usize, keys: &[Key], snapshot: Option<usize>) -> String {
+    fn multi_get(&self, keys: &[(usize, Key)], snapshot: Option<usize>) -> String {
         let Some(ro) = self.read_options(snapshot) else {
             // One result per key, as the model renders an unknown snapshot.
             return vec![render::ABSENT; keys.len()].join(" ");
         };
-        let keys: Vec<&[u8]> = keys.iter().map(|k| k.0.as_slice()).collect();
-        let results: Vec<String> = self
-            .db()
-            .multi_get_cf(self.cf(cf), &ro, &keys)
+        let found = match keys.first() {
+            Some((cf, _)) if keys.iter().all(|(f, _)| f == cf) => {
+                let keys: Vec<&[u8]> = keys.iter().map(|(_, k)| k.0.as_slice()).collect();
+                self.db().multi_get_cf(self.cf(*cf), &ro, &keys)
+            }
+            _ => {
+                let requests: Vec<(&ColumnFamily, &[u8])> = keys
+                    .iter()
+                    .map(|(cf, k)| (self.cf(*cf), k.0.as_slice()))
+                    .collect();
+                self.db().multi_get_cfs(&ro, &requests)
+            }
+        };
+        let results: Vec<String> = found
             .iter()
             .map(|r| render::get(r.as_ref().map(|v| v.as_deref()).map_err(|e| e.to_string())))
             .collect();
