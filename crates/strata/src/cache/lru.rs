@@ -85,8 +85,8 @@ const HIGH: usize = 2;
 pub struct LruOptions {
     /// Bytes the cache may hold.
     pub capacity: usize,
-    /// Shards are `2^num_shard_bits`; `None` picks RocksDB's default (shards of
-    /// at least 512 KiB, at most 64 shards).
+    /// Shards are `2^num_shard_bits`; `None` picks the default (shards of at
+    /// least [`MIN_DEFAULT_SHARD_BYTES`], at most 64 shards).
     pub num_shard_bits: Option<u32>,
     /// An insert that cannot fit fails instead of exceeding the capacity.
     pub strict_capacity_limit: bool,
@@ -109,10 +109,20 @@ impl LruOptions {
     }
 }
 
-/// RocksDB's `GetDefaultCacheShardBits`: one more bit per doubling above
-/// 512 KiB per shard, at most 6.
+/// The smallest shard the default shard count makes. RocksDB's
+/// `GetDefaultCacheShardBits` uses 512 KiB; Strata uses 2 MiB, because a
+/// table's index and filter blocks must fit in one shard together or reads
+/// evict one to load the other, every time. A table flushed from the default
+/// 64 MiB memtable has a 10-bit filter of about 520 KiB and an index of about
+/// 360 KiB: with 512 KiB shards (an 8 MiB cache, 16 shards) and
+/// `cache_index_and_filter_blocks`, `readrandom` fell from 201K to 21K reads/s
+/// (`strata-bench`, 1M keys of 16+100 bytes); with 2 MiB shards it does not.
+pub const MIN_DEFAULT_SHARD_BYTES: usize = 2 << 20;
+
+/// One more bit per doubling above [`MIN_DEFAULT_SHARD_BYTES`] per shard, at
+/// most 6 (RocksDB's rule, with a larger minimum shard).
 pub fn default_shard_bits(capacity: usize) -> u32 {
-    let mut shards = capacity / (512 << 10);
+    let mut shards = capacity / MIN_DEFAULT_SHARD_BYTES;
     let mut bits = 0;
     while shards > 1 && bits < 6 {
         shards >>= 1;

@@ -37,22 +37,21 @@ fn has(c: &LruCache, n: u64) -> bool {
 const E: usize = 100; // a charge; each entry costs E + ENTRY_OVERHEAD
 
 #[test]
-fn shard_bits_follow_rocksdbs_rule() {
-    // floor(log2(capacity / 512 KiB)), within 0..=6.
-    const KIB: usize = 1 << 10;
+fn shard_bits_double_per_doubling_above_the_minimum_shard() {
+    // floor(log2(capacity / 2 MiB)), within 0..=6.
     const MIB: usize = 1 << 20;
     for (capacity, bits) in [
         (0, 0),
-        (512 * KIB - 1, 0),
-        (512 * KIB, 0),
-        (MIB - 1, 0),
-        (MIB, 1),
-        (3 * MIB / 2, 1),
-        (2 * MIB, 2),
-        (8 * MIB - 1, 3),
-        (8 * MIB, 4),
-        (16 * MIB, 5),
-        (32 * MIB, 6),
+        (2 * MIB - 1, 0),
+        (2 * MIB, 0),
+        (4 * MIB - 1, 0),
+        (4 * MIB, 1),
+        (6 * MIB, 1),
+        (8 * MIB, 2),
+        (32 * MIB - 1, 3),
+        (32 * MIB, 4),
+        (64 * MIB, 5),
+        (128 * MIB, 6),
         (1 << 30, 6),
         (usize::MAX, 6),
     ] {
@@ -61,23 +60,23 @@ fn shard_bits_follow_rocksdbs_rule() {
 }
 
 #[test]
-fn default_shards_hold_at_least_512_kib() {
-    for (capacity, shards) in [(100 << 10, 1), (1 << 20, 2), (8 << 20, 16), (1 << 30, 64)] {
+fn default_shards_hold_at_least_2_mib() {
+    for (capacity, shards) in [(100 << 10, 1), (4 << 20, 2), (8 << 20, 4), (1 << 30, 64)] {
         let c = LruCache::new(LruOptions::new(capacity)).unwrap();
         assert_eq!(c.shards.shards.len(), shards, "capacity {capacity}");
         for s in &c.shards.shards {
-            assert!(s.lock().capacity >= (512 << 10).min(capacity));
+            assert!(s.lock().capacity >= MIN_DEFAULT_SHARD_BYTES.min(capacity));
         }
     }
 }
 
-/// A filter block bigger than its shard (an 8 MiB cache has 512 KiB shards):
+/// A filter block bigger than its shard (an 8 MiB cache has 2 MiB shards):
 /// without a strict limit it is cached, evicting the rest of its shard, and
 /// holds more than the shard's capacity until released, as in RocksDB's LRU
 /// cache; a strict cache refuses it.
 #[test]
 fn an_entry_larger_than_its_shard_is_admitted_unless_strict() {
-    const BIG: usize = 1 << 20;
+    const BIG: usize = 3 << 20;
     for strict in [false, true] {
         let c = LruCache::new(LruOptions {
             strict_capacity_limit: strict,

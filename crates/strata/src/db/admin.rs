@@ -1,15 +1,17 @@
 //! Operations on a database directory as a whole: destroying it, checking its
 //! consistency beside a live writer, and reporting WAL damage.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::open_checks::{check_live_tables, retry_while_changing};
+use super::open_checks::{not_whole_error, retry_while_changing, tables_not_whole};
 use super::wal_replay::WalDamage;
 use super::{Db, DbInner};
 use crate::error::Result;
 use crate::filename::{corrupt_log_file_name, lock_file_name, parse_file_name, FileType};
 use crate::fs::Fs;
 use crate::options::DbOptions;
+use crate::version::VersionSet;
 
 pub(super) fn destroy(dir: &Path, options: &DbOptions) -> Result<()> {
     let fs = &*options.fs;
@@ -79,10 +81,30 @@ pub fn check_consistency(path: impl AsRef<Path>, options: &DbOptions) -> Result<
     retry_while_changing(fs, dir, || {
         let db = Db::open_read_only(dir, options.clone())?;
         let mut tables_checked = 0;
+        let mut problems = Vec::new();
         for cf in db.column_families() {
             let version = cf.shared.super_version.load().version.clone();
-            check_live_tables(fs, dir, &version)?;
+            problems.extend(tables_not_whole(fs, dir, &version)?);
             tables_checked += version.all_files().count();
+        }
+        if !problems.is_empty() {
+            // A writer beside the check deletes tables right after the
+            // MANIFEST stops listing them, and a busy one changes the
+            // MANIFEST faster than a large one is read again: a table is
+            // damage only if the newest MANIFEST still lists it (a writer
+            // never deletes a listed table, and never lists one before it
+            // is whole).
+            let newest = VersionSet::recover(options.fs.clone(), dir)?;
+            let listed: HashSet<u64> = newest
+                .families()
+                .flat_map(|(id, _)| {
+                    let version = newest.current(id);
+                    let numbers: Vec<u64> = version.all_files().map(|(_, f)| f.number).collect();
+                    numbers
+                })
+                .collect();
+            problems.retain(|(number, _)| listed.contains(number));
+            not_whole_error(fs, dir, &problems)?;
         }
         Ok(ConsistencyReport {
             tables_checked,

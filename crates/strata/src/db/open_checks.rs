@@ -117,34 +117,55 @@ pub(super) fn check_levels(dir: &Path, version: &Version, num_levels: usize) -> 
 /// Checks that every table of `version` exists with the size the MANIFEST
 /// recorded; the error names every missing or short file.
 pub(super) fn check_live_tables(fs: &dyn Fs, dir: &Path, version: &Version) -> Result<()> {
+    not_whole_error(fs, dir, &tables_not_whole(fs, dir, version)?)
+}
+
+/// The tables of `version` missing or of another size than the MANIFEST
+/// recorded: each file number with what is wrong with it.
+pub(super) fn tables_not_whole(
+    fs: &dyn Fs,
+    dir: &Path,
+    version: &Version,
+) -> Result<Vec<(u64, String)>> {
     let mut problems = Vec::new();
     for (level, file) in version.all_files() {
         let path = table_file_name(dir, file.number);
         match fs.file_size(&path) {
             Ok(size) if size == file.file_size => {}
-            Ok(size) => problems.push(format!(
-                "{} (L{level}) has {size} bytes, the MANIFEST recorded {}",
-                path.display(),
-                file.file_size
+            Ok(size) => problems.push((
+                file.number,
+                format!(
+                    "{} (L{level}) has {size} bytes, the MANIFEST recorded {}",
+                    path.display(),
+                    file.file_size
+                ),
             )),
-            Err(e) if e.is_not_found() => {
-                problems.push(format!("{} (L{level}) is missing", path.display()))
-            }
+            Err(e) if e.is_not_found() => problems.push((
+                file.number,
+                format!("{} (L{level}) is missing", path.display()),
+            )),
             Err(e) => return Err(e),
         }
     }
+    Ok(problems)
+}
+
+/// `Corruption` naming every table of `problems` (from [`tables_not_whole`]),
+/// or Ok when there are none.
+pub(super) fn not_whole_error(fs: &dyn Fs, dir: &Path, problems: &[(u64, String)]) -> Result<()> {
     if problems.is_empty() {
         return Ok(());
     }
     let manifest = read_current_file(fs, dir)
         .map_or_else(|_| current_file_name(dir), |n| manifest_file_name(dir, n));
+    let listed: Vec<&str> = problems.iter().map(|(_, p)| p.as_str()).collect();
     Err(Error::corruption(
         manifest,
         0,
         format!(
             "{} table file(s) the MANIFEST lists are not whole: {}",
             problems.len(),
-            problems.join("; ")
+            listed.join("; ")
         ),
     ))
 }
