@@ -8,9 +8,10 @@
 //!
 //! The readers are split over shards by file number, each behind its own
 //! read-write lock, so concurrent point reads share no lock: a hit takes its
-//! shard's read lock and stamps the entry's last use with a relaxed atomic
-//! store. Only an open (a miss, which reads the file anyway) takes a shard's
-//! write lock, and only an eviction scans the shard for the least recent use.
+//! shard's read lock and, when `max_open_files` bounds the readers, stamps
+//! the entry's last use with a relaxed atomic store. Only an open (a miss,
+//! which reads the file anyway) takes a shard's write lock, and only an
+//! eviction scans the shard for the least recent use.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -136,9 +137,12 @@ impl TableCache {
     pub fn get(&self, number: u64, expected_size: u64, level: usize) -> Result<Arc<TableReader>> {
         let shard = self.shard(number);
         if let Some(entry) = shard.read().get(&number) {
-            // Recency needs no order with anything else: a stale tick only
-            // makes eviction pick a slightly different reader.
-            entry.last_use.store(self.tick(), Ordering::Relaxed);
+            // Recency matters only when a limit evicts, and without one the
+            // hit writes nothing shared. It needs no order with anything
+            // else: a stale tick only makes eviction pick another reader.
+            if self.per_shard_limit.is_some() {
+                entry.last_use.store(self.tick(), Ordering::Relaxed);
+            }
             return Ok(entry.reader.clone());
         }
         // Open without the lock so one slow open does not block other reads; two

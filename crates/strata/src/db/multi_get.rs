@@ -197,7 +197,13 @@ fn batch(
 
     read_tables(inner, sv, options, seq, &mut pending);
 
-    let answers: Vec<Result<Option<Bytes>>> = pending
+    // Each answer moves to the last caller position asking for it and is
+    // cloned only for the earlier ones (duplicate keys).
+    let mut uses = vec![0u32; pending.len()];
+    for &s in &slot {
+        uses[s] += 1;
+    }
+    let mut answers: Vec<Result<Option<Bytes>>> = pending
         .into_iter()
         .map(|p| match p.error {
             Some(e) => Err(e),
@@ -206,7 +212,12 @@ fn batch(
         .collect();
     slot.iter()
         .map(|&s| {
-            let answer = answers[s].clone();
+            uses[s] -= 1;
+            let answer = if uses[s] == 0 {
+                std::mem::replace(&mut answers[s], Ok(None))
+            } else {
+                answers[s].clone()
+            };
             if let Ok(Some(value)) = &answer {
                 count(Ticker::BytesRead, value.len() as u64);
             }
@@ -227,8 +238,7 @@ fn read_tables(
         // The keys the file's range holds: a run of the sorted keys.
         let start = pending.partition_point(|p| p.key < user_key(&file.smallest));
         let len = pending[start..].partition_point(|p| !file.ends_before(p.key));
-        let group: Vec<usize> = (start..start + len).collect();
-        read_group(inner, options, seq, (0, file), &group, pending);
+        read_group(inner, options, seq, (0, file), &mut pending[start..start + len]);
     }
     for level in 1..NUM_LEVELS {
         let files = sv.version.files(level);
@@ -238,49 +248,40 @@ fn read_tables(
             let Some(file) = files.get(at) else {
                 break; // every later key is past the level's last file too
             };
-            let mut group = Vec::new();
-            while i < pending.len() && !file.ends_before(pending[i].key) {
-                if user_key(&file.smallest) <= pending[i].key {
-                    group.push(i);
-                }
-                i += 1;
-            }
-            read_group(inner, options, seq, (level, file), &group, pending);
+            // The keys up to the file's end; those below its start (a
+            // prefix of them, the keys being sorted) fall between files.
+            let end = i + pending[i..].partition_point(|p| !file.ends_before(p.key));
+            let start = i + pending[i..end].partition_point(|p| p.key < user_key(&file.smallest));
+            read_group(inner, options, seq, (level, file), &mut pending[start..end]);
+            i = end;
         }
     }
 }
 
-/// Reads the keys at `group` (positions in `pending`, ascending, all within
-/// the file's range) from one table, skipping those already answered.
+/// Reads `group` (keys within the file's range, ascending) from one table,
+/// skipping those already answered.
 fn read_group(
     inner: &DbInner,
     options: &ReadOptions,
     seq: SequenceNumber,
     (level, file): (usize, &Arc<FileMetaData>),
-    group: &[usize],
-    pending: &mut [Pending],
+    group: &mut [Pending],
 ) {
-    if file.smallest_seqno > seq || group.iter().all(|&i| pending[i].done()) {
+    if file.smallest_seqno > seq || group.iter().all(Pending::done) {
         // Every entry of the file is newer than the read, or nothing to ask.
         return;
     }
     let table = match inner.table_cache.get(file.number, file.file_size, level) {
         Ok(table) => table,
         Err(e) => {
-            for &i in group {
-                if !pending[i].done() {
-                    pending[i].error = Some(e.clone());
-                }
+            for p in group.iter_mut().filter(|p| !p.done()) {
+                p.error = Some(e.clone());
             }
             return;
         }
     };
     let mut lookup = TableLookup::new(&table, options);
-    for &i in group {
-        let p = &mut pending[i];
-        if p.done() {
-            continue;
-        }
+    for p in group.iter_mut().filter(|p| !p.done()) {
         let probe = TableProbe {
             options,
             key: p.key,
