@@ -39,6 +39,8 @@ pub enum Ticker {
     BlockCacheFilterHit,
     BloomFilterUseful,
     BloomFilterFullPositive,
+    BloomFilterPrefixChecked,
+    BloomFilterPrefixUseful,
     MemtableHit,
     MemtableMiss,
     BytesRead,
@@ -53,7 +55,7 @@ pub enum Ticker {
 
 impl Ticker {
     /// Every ticker, in printing order.
-    pub const ALL: [Ticker; 21] = [
+    pub const ALL: [Ticker; 23] = [
         Ticker::BlockCacheMiss,
         Ticker::BlockCacheHit,
         Ticker::BlockCacheAdd,
@@ -65,6 +67,8 @@ impl Ticker {
         Ticker::BlockCacheFilterHit,
         Ticker::BloomFilterUseful,
         Ticker::BloomFilterFullPositive,
+        Ticker::BloomFilterPrefixChecked,
+        Ticker::BloomFilterPrefixUseful,
         Ticker::MemtableHit,
         Ticker::MemtableMiss,
         Ticker::BytesRead,
@@ -91,6 +95,8 @@ impl Ticker {
             Ticker::BlockCacheFilterHit => "block.cache.filter.hit",
             Ticker::BloomFilterUseful => "bloom.filter.useful",
             Ticker::BloomFilterFullPositive => "bloom.filter.full.positive",
+            Ticker::BloomFilterPrefixChecked => "bloom.filter.prefix.checked",
+            Ticker::BloomFilterPrefixUseful => "bloom.filter.prefix.useful",
             Ticker::MemtableHit => "memtable.hit",
             Ticker::MemtableMiss => "memtable.miss",
             Ticker::BytesRead => "bytes.read",

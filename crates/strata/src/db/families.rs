@@ -452,7 +452,7 @@ pub(super) fn add_family(
     name: &str,
     options: Arc<CfOptions>,
 ) -> Arc<CfShared> {
-    let mem = Arc::new(MemTable::new(options.memtable_arena_bytes()));
+    let mem = Arc::new(MemTable::for_family(&options));
     let shared = new_shared(
         inner.instance,
         id,

@@ -204,7 +204,7 @@ pub(super) fn open(
             .into_iter()
             .map(|(id, options)| RecoveredFamily {
                 id,
-                mem: MemTable::new(options.memtable_arena_bytes()),
+                mem: MemTable::for_family(&options),
                 imm: Vec::new(),
                 options,
             })

@@ -327,6 +327,7 @@ fn build_iter(
         .with_statistics(inner.options.statistics.clone())
         .with_range_tombstones(tombstones)
         .with_merge_operator(sv.options.merge_operator.clone())
+        .with_prefix_extractor(sv.options.table.prefix_extractor, options)
         .pinning(sv.clone());
     match &options.snapshot {
         Some(snapshot) => it.pinning(Arc::new(snapshot.clone())),

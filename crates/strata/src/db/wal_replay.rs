@@ -118,7 +118,7 @@ pub(super) fn replay_logs(
     let mut replay = Replay {
         mems: families
             .iter()
-            .map(|(&id, o)| (id, MemTable::new(o.memtable_arena_bytes())))
+            .map(|(&id, o)| (id, MemTable::for_family(o)))
             .collect(),
         damage: Vec::new(),
         set_aside: Vec::new(),
@@ -199,7 +199,7 @@ pub(super) fn replay_logs(
                     .get(&id)
                     .is_some_and(|m| m.memory_usage() >= family.write_buffer_size);
                 if full {
-                    let fresh = MemTable::new(family.memtable_arena_bytes());
+                    let fresh = MemTable::for_family(family);
                     if let Some(full) = replay.mems.insert(id, fresh) {
                         on_full(versions, id, full)?;
                     }

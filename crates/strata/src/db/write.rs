@@ -677,7 +677,7 @@ pub(super) fn switch_memtables(
     state.wal_number = number;
     for (id, family) in state.cfs.iter_mut() {
         if families.contains(id) && !family.mem.is_empty() {
-            let fresh = Arc::new(MemTable::new(family.options.memtable_arena_bytes()));
+            let fresh = Arc::new(MemTable::for_family(&family.options));
             let old_mem = std::mem::replace(&mut family.mem, fresh);
             family.imm.push_front(ImmMemTable {
                 mem: old_mem,

@@ -39,7 +39,9 @@ use crate::key::{
     pack_tag, ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN,
     VALUE_TYPE_FOR_SEEK,
 };
+use crate::iter::prefix_seek::PrefixSeek;
 use crate::merge::MergeOperator;
+use crate::options::{PrefixExtractor, ReadOptions};
 use crate::range_del::FragmentedRangeTombstones;
 use crate::statistics::{micros_since, Histogram, Statistics};
 
@@ -204,6 +206,8 @@ pub struct DbIterator {
     error: Option<Error>,
     /// Where seek latencies go, if anywhere.
     statistics: Option<Arc<Statistics>>,
+    /// The family's prefix extractor and the read's prefix settings.
+    prefix_seek: Option<Box<PrefixSeek>>,
     /// The range tombstones of every source `inner` reads; `None` when there
     /// are none.
     range_tombstones: Option<Arc<FragmentedRangeTombstones>>,
@@ -237,6 +241,7 @@ impl DbIterator {
             seek_buf: Vec::new(),
             error: None,
             statistics: None,
+            prefix_seek: None,
             range_tombstones: None,
             _pinned: Vec::new(),
         }
@@ -260,6 +265,21 @@ impl DbIterator {
     /// Applies `operator` to keys with merge operands.
     pub fn with_merge_operator(mut self, operator: Option<Arc<dyn MergeOperator>>) -> Self {
         self.merge_operator = operator;
+        self
+    }
+
+    /// Seeks with `extractor` (the family's) as `options` ask:
+    /// `prefix_same_as_start`, `total_order_seek`, and prefix filters when
+    /// the bounds keep a seek inside its target's prefix. `options` must be
+    /// the read's; the iterator's own bounds are the ones restored between
+    /// seeks.
+    pub(crate) fn with_prefix_extractor(
+        mut self,
+        extractor: Option<PrefixExtractor>,
+        options: &ReadOptions,
+    ) -> Self {
+        let bounds = (self.lower_bound.clone(), self.upper_bound.clone());
+        self.prefix_seek = PrefixSeek::new(extractor, options, bounds).map(Box::new);
         self
     }
 
@@ -309,6 +329,9 @@ impl DbIterator {
     /// Positions on the first visible key (at or after the lower bound).
     pub fn seek_to_first(&mut self) {
         self.error = None;
+        if let Some(p) = self.prefix_seek.as_mut() {
+            p.restore(&mut self.lower_bound, &mut self.upper_bound);
+        }
         self.direction = Direction::Forward;
         match &self.lower_bound {
             Some(lower) => {
@@ -322,6 +345,15 @@ impl DbIterator {
 
     /// Positions on the last visible key (before the upper bound).
     pub fn seek_to_last(&mut self) {
+        if let Some(p) = self.prefix_seek.as_mut() {
+            p.restore(&mut self.lower_bound, &mut self.upper_bound);
+        }
+        self.seek_to_last_within_bounds();
+    }
+
+    /// The last visible key below the upper bound as it stands (a
+    /// `prefix_same_as_start` seek_for_prev may have narrowed it).
+    fn seek_to_last_within_bounds(&mut self) {
         self.error = None;
         match &self.upper_bound {
             Some(upper) => {
@@ -355,13 +387,27 @@ impl DbIterator {
     fn seek_untimed(&mut self, target: &[u8]) {
         self.error = None;
         self.direction = Direction::Forward;
+        if let Some(p) = self.prefix_seek.as_mut() {
+            p.restore(&mut self.lower_bound, &mut self.upper_bound);
+        }
+        let clamped;
         let target = match &self.lower_bound {
-            Some(lower) if target < lower.as_slice() => lower.as_slice(),
+            Some(lower) if target < lower.as_slice() => {
+                clamped = lower.clone();
+                clamped.as_slice()
+            }
             _ => target,
         };
+        let confined = self.prefix_seek.as_mut().and_then(|p| {
+            let prefix = p.confine(target, &mut self.lower_bound, &mut self.upper_bound)?;
+            Some((*p.extractor(), prefix))
+        });
         // Seeking to `(target, snapshot)` skips the versions newer than the snapshot.
         build_internal_key(&mut self.seek_buf, target, self.seq, VALUE_TYPE_FOR_SEEK);
-        self.inner.seek(&self.seek_buf);
+        match confined {
+            Some((extractor, prefix)) => self.inner.seek_in_prefix(&self.seek_buf, &extractor, &prefix),
+            None => self.inner.seek(&self.seek_buf),
+        }
         self.find_next_user_entry(false);
     }
 
@@ -378,8 +424,13 @@ impl DbIterator {
     }
 
     fn seek_for_prev_untimed(&mut self, target: &[u8]) {
+        if let Some(p) = self.prefix_seek.as_mut() {
+            // Narrows the bounds with `prefix_same_as_start`; the filters
+            // serve forward seeks only.
+            p.confine(target, &mut self.lower_bound, &mut self.upper_bound);
+        }
         if matches!(&self.upper_bound, Some(upper) if target >= upper.as_slice()) {
-            self.seek_to_last();
+            self.seek_to_last_within_bounds();
             return;
         }
         self.error = None;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key::compare_internal;
-use crate::options::ReadOptions;
+use crate::key::{compare_internal, user_key};
+use crate::options::{PrefixExtractor, ReadOptions};
 use crate::table::iter::TableIterator;
 use crate::table_cache::TableCache;
 use crate::version::file_index::FileIndex;
@@ -154,6 +154,33 @@ impl InternalIterator for LevelIterator {
         }
         self.keep_table_error();
         self.forward_from(i + 1);
+    }
+
+    fn seek_in_prefix(&mut self, target: &[u8], extractor: &PrefixExtractor, prefix: &[u8]) {
+        let end = extractor.prefix_end(prefix);
+        let mut i = self.index.seek_file(&self.files, target);
+        // Files after the first may hold keys of the prefix too; the run
+        // ends at the first file that starts at or past the prefix's end.
+        while self.error.is_none() {
+            let Some(file) = self.files.get(i) else {
+                break;
+            };
+            let past_prefix = end
+                .as_deref()
+                .is_some_and(|end| user_key(&file.smallest) >= end);
+            if past_prefix || !self.open(i) {
+                break;
+            }
+            if let Some(it) = self.table() {
+                it.seek_in_prefix(target, extractor, prefix);
+                if it.valid() {
+                    return;
+                }
+            }
+            self.keep_table_error();
+            i += 1;
+        }
+        self.current = None;
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {

@@ -18,6 +18,7 @@ use std::fmt;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::compare_internal;
+use crate::options::PrefixExtractor;
 
 /// A boxed child iterator.
 pub type BoxedIterator = Box<dyn InternalIterator + Send>;
@@ -227,6 +228,14 @@ impl InternalIterator for MergingIterator {
         self.error = None;
         for child in &mut self.children {
             child.seek(target);
+        }
+        self.rebuild(Direction::Forward);
+    }
+
+    fn seek_in_prefix(&mut self, target: &[u8], extractor: &PrefixExtractor, prefix: &[u8]) {
+        self.error = None;
+        for child in &mut self.children {
+            child.seek_in_prefix(target, extractor, prefix);
         }
         self.rebuild(Direction::Forward);
     }

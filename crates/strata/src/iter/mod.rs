@@ -4,11 +4,13 @@
 pub mod db_iter;
 pub mod level;
 pub mod merging;
+mod prefix_seek;
 
 #[cfg(test)]
 mod tests;
 
 use crate::error::Result;
+use crate::options::PrefixExtractor;
 
 /// A positioned cursor over internal keys in [`crate::key::compare_internal`] order.
 ///
@@ -24,6 +26,15 @@ pub trait InternalIterator {
     fn seek_to_last(&mut self);
     /// Positions on the first entry with key >= `target`.
     fn seek(&mut self, target: &[u8]);
+    /// [`seek`](Self::seek) for a caller that reads no entry outside the run
+    /// of user keys whose prefix under `extractor` is `prefix` (the target's
+    /// own prefix): a source whose prefix filter proves it holds no such key
+    /// may leave itself invalid instead of positioning on a later key. The
+    /// default is a plain seek, which is always correct.
+    fn seek_in_prefix(&mut self, target: &[u8], extractor: &PrefixExtractor, prefix: &[u8]) {
+        let _ = (extractor, prefix);
+        self.seek(target);
+    }
     /// Positions on the last entry with key <= `target`.
     fn seek_for_prev(&mut self, target: &[u8]);
     /// Moves to the next entry. Requires `valid()`.

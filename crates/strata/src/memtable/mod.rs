@@ -6,6 +6,7 @@
 //! deletions live beside it in a [`RangeDelMemTable`].
 
 pub mod arena;
+pub mod bloom;
 pub mod skiplist;
 mod sync;
 
@@ -16,7 +17,9 @@ use bytes::Bytes;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{pack_tag, seek_key, ParsedInternalKey, SequenceNumber, ValueType, TAG_LEN};
+use crate::options::{CfOptions, PrefixExtractor};
 use crate::range_del::{FragmentedRangeTombstones, RangeDelMemTable};
+use bloom::MemBloom;
 use skiplist::{Cursor, SkipList};
 
 /// What a memtable knows about a user key at a sequence number.
@@ -39,6 +42,9 @@ pub struct MemTable {
     /// The range deletions: never in `list`, so the point-key stream holds
     /// only puts and deletes.
     range_dels: RangeDelMemTable,
+    /// Prefixes and whole keys of the point entries, when the family asks
+    /// for a memtable bloom filter.
+    bloom: Option<Arc<MemBloom>>,
 }
 
 impl MemTable {
@@ -48,6 +54,25 @@ impl MemTable {
         MemTable {
             list: Arc::new(SkipList::new(arena_capacity)),
             range_dels: RangeDelMemTable::new(),
+            bloom: None,
+        }
+    }
+
+    /// An empty memtable as a family's options make it: the arena sized for
+    /// its write buffer, and a bloom filter of
+    /// `memtable_prefix_bloom_size_ratio` of it holding prefixes (under the
+    /// family's extractor) and, with `memtable_whole_key_filtering`, keys.
+    pub fn for_family(options: &CfOptions) -> MemTable {
+        let bloom_bytes =
+            (options.write_buffer_size as f64 * options.memtable_prefix_bloom_size_ratio) as usize;
+        MemTable {
+            bloom: MemBloom::new(
+                bloom_bytes,
+                options.table.prefix_extractor,
+                options.memtable_whole_key_filtering,
+            )
+            .map(Arc::new),
+            ..MemTable::new(options.memtable_arena_bytes())
         }
     }
 
@@ -65,6 +90,10 @@ impl MemTable {
         if value_type == ValueType::RangeDeletion {
             return self.range_dels.add(seq, user_key, value);
         }
+        if let Some(bloom) = &self.bloom {
+            // Before the insert: see `bloom` on why readers then see the bits.
+            bloom.add(user_key);
+        }
         let tag = pack_tag(seq, value_type as u8).to_le_bytes();
         self.list
             .insert_with(user_key.len() + TAG_LEN, value.len(), |k, v| {
@@ -79,6 +108,9 @@ impl MemTable {
     /// operands newer than it are appended to `operands`, newest first; with
     /// only operands here the answer is `NotFound` (look in older sources).
     pub fn get(&self, user_key: &[u8], seq: SequenceNumber, operands: &mut Vec<Bytes>) -> MemGet {
+        if self.bloom.as_ref().is_some_and(|b| !b.may_contain_key(user_key)) {
+            return MemGet::NotFound;
+        }
         let lookup = seek_key(user_key, seq);
         let Some((key, value)) = self.list.seek_entry(&lookup) else {
             return MemGet::NotFound;
@@ -124,7 +156,9 @@ impl MemTable {
 
     /// Bytes of memory in use: the arena's (exact) plus the range deletions'.
     pub fn memory_usage(&self) -> usize {
-        self.list.memory_usage() + self.range_dels.memory_usage()
+        self.list.memory_usage()
+            + self.range_dels.memory_usage()
+            + self.bloom.as_ref().map_or(0, |b| b.memory_usage())
     }
 
     /// The range deletions added so far, fragmented (cached between calls).
@@ -136,6 +170,8 @@ impl MemTable {
     pub fn iter(&self) -> MemTableIterator {
         MemTableIterator {
             cursor: Cursor::new(self.list.clone()),
+            bloom: self.bloom.clone(),
+            skipped: false,
         }
     }
 }
@@ -188,22 +224,39 @@ fn entry_answer(
 #[derive(Debug, Clone)]
 pub struct MemTableIterator {
     cursor: Cursor,
+    bloom: Option<Arc<MemBloom>>,
+    /// The last seek was confined to a prefix the bloom filter proved
+    /// absent: invalid until the next positioning call.
+    skipped: bool,
 }
 
 impl InternalIterator for MemTableIterator {
     fn valid(&self) -> bool {
-        self.cursor.valid()
+        !self.skipped && self.cursor.valid()
     }
     fn seek_to_first(&mut self) {
+        self.skipped = false;
         self.cursor.seek_to_first();
     }
     fn seek_to_last(&mut self) {
+        self.skipped = false;
         self.cursor.seek_to_last();
     }
     fn seek(&mut self, target: &[u8]) {
+        self.skipped = false;
         self.cursor.seek(target);
     }
+    fn seek_in_prefix(&mut self, target: &[u8], extractor: &PrefixExtractor, prefix: &[u8]) {
+        self.skipped = self
+            .bloom
+            .as_ref()
+            .is_some_and(|b| !b.may_contain_prefix(extractor, prefix));
+        if !self.skipped {
+            self.cursor.seek(target);
+        }
+    }
     fn seek_for_prev(&mut self, target: &[u8]) {
+        self.skipped = false;
         self.cursor.seek_for_prev(target);
     }
     fn next(&mut self) {

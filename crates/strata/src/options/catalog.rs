@@ -18,7 +18,7 @@ use super::values::{
     parse_compaction_style, parse_compression, parse_compression_list, parse_f64,
     parse_filter_policy, parse_int, parse_struct, parse_zstd_level, ZSTD_DEFAULT_LEVEL,
 };
-use super::{CfOptions, DbOptions, TableOptions, WalRecoveryMode};
+use super::{CfOptions, DbOptions, PrefixExtractor, TableOptions, WalRecoveryMode};
 use crate::compression::CompressionType;
 use crate::error::{Error, Result};
 use crate::merge::{merge_operator_from_name, MergeOperator, StringAppendOperator};
@@ -333,6 +333,38 @@ pub(crate) const CF_OPTIONS: &[OptionDef<CfOptions>] = &[
             Ok(())
         },
     },
+    // Mutable as in RocksDB: tables record the extractor that built their
+    // filter and memtables the one their bloom holds, so a change makes old
+    // filters prove nothing rather than mislead.
+    OptionDef {
+        name: "prefix_extractor",
+        mutable: true,
+        get: |o| {
+            Some(
+                o.table
+                    .prefix_extractor
+                    .map_or_else(|| "nullptr".to_owned(), |e| e.name()),
+            )
+        },
+        set: |o, v, _| {
+            o.table.prefix_extractor = match v {
+                "nullptr" | "" => None,
+                name => Some(PrefixExtractor::parse(name)?),
+            };
+            Ok(())
+        },
+    },
+    opt_f64!(
+        "memtable_prefix_bloom_size_ratio",
+        true,
+        memtable_prefix_bloom_size_ratio
+    ),
+    opt!(
+        "memtable_whole_key_filtering",
+        true,
+        memtable_whole_key_filtering,
+        parse_bool
+    ),
     OptionDef {
         name: "merge_operator",
         mutable: false,
@@ -423,6 +455,12 @@ pub(crate) const TABLE_OPTIONS: &[OptionDef<TableOptions>] = &[
             Ok(())
         },
     },
+    opt!(
+        "whole_key_filtering",
+        false,
+        whole_key_filtering,
+        parse_bool
+    ),
     OptionDef {
         name: "checksum",
         mutable: false,

@@ -46,6 +46,14 @@ pub struct CfOptions {
     /// or change them (RocksDB's `compaction_filter`; see
     /// [`crate::compaction_filter`]). Default none.
     pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
+    /// Size of each memtable's bloom filter as a fraction of
+    /// `write_buffer_size` (RocksDB's `memtable_prefix_bloom_size_ratio`,
+    /// at most 0.25). Default 0: none. It holds the prefixes of the table
+    /// options' `prefix_extractor` (for prefix seeks) and, with
+    /// `memtable_whole_key_filtering`, whole keys (for gets).
+    pub memtable_prefix_bloom_size_ratio: f64,
+    /// Put whole keys in the memtable bloom filter too. Default false.
+    pub memtable_whole_key_filtering: bool,
 }
 
 impl Default for CfOptions {
@@ -57,6 +65,8 @@ impl Default for CfOptions {
             compaction: CompactionOptions::default(),
             merge_operator: None,
             compaction_filter: None,
+            memtable_prefix_bloom_size_ratio: 0.0,
+            memtable_whole_key_filtering: false,
         }
     }
 }
@@ -94,6 +104,15 @@ impl CfOptions {
             return Err(Error::invalid_argument(
                 "max_write_buffer_number",
                 format!("{} is outside 2..=64", self.max_write_buffer_number),
+            ));
+        }
+        if !(0.0..=0.25).contains(&self.memtable_prefix_bloom_size_ratio) {
+            return Err(Error::invalid_argument(
+                "memtable_prefix_bloom_size_ratio",
+                format!(
+                    "{} is outside 0..=0.25",
+                    self.memtable_prefix_bloom_size_ratio
+                ),
             ));
         }
         self.table.validate()?;

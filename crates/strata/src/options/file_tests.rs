@@ -74,6 +74,8 @@ fn unusual_cf(style: CompactionStyle) -> CfOptions {
             block_size: 16 << 10,
             block_restart_interval: 8,
             bloom_bits_per_key: 7.5,
+            whole_key_filtering: false,
+            prefix_extractor: Some(crate::options::PrefixExtractor::Capped(5)),
             compression: CompressionType::Zstd { level: 6 },
             checksum: ChecksumType::Crc32c,
             cache_index_and_filter_blocks: true,
@@ -117,6 +119,8 @@ fn unusual_cf(style: CompactionStyle) -> CfOptions {
         },
         merge_operator: Some(Arc::new(StringAppendOperator::new(b"#:|\\".to_vec()))),
         compaction_filter: Some(Arc::new(KeepAll)),
+        memtable_prefix_bloom_size_ratio: 0.125,
+        memtable_whole_key_filtering: true,
     }
 }
 
@@ -148,8 +152,18 @@ fn assert_same_cf(got: &CfOptions, want: &CfOptions) {
         compaction,
         merge_operator,
         compaction_filter,
+        memtable_prefix_bloom_size_ratio,
+        memtable_whole_key_filtering,
     } = want;
     assert_eq!(got.write_buffer_size, *write_buffer_size);
+    assert_eq!(
+        got.memtable_prefix_bloom_size_ratio,
+        *memtable_prefix_bloom_size_ratio
+    );
+    assert_eq!(
+        got.memtable_whole_key_filtering,
+        *memtable_whole_key_filtering
+    );
     assert_eq!(got.max_write_buffer_number, *max_write_buffer_number);
     assert_eq!(&got.table, table);
     assert_eq!(&got.compaction, compaction);
@@ -175,6 +189,8 @@ fn assert_same_db(got: &DbOptions, want: &DbOptions) {
         compaction: _,
         merge_operator: _,
         compaction_filter: _,
+        memtable_prefix_bloom_size_ratio: _,
+        memtable_whole_key_filtering: _,
         use_mmap_reads,
         use_direct_reads,
         use_direct_io_for_flush_and_compaction,

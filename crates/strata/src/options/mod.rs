@@ -13,6 +13,7 @@ mod compaction;
 mod file;
 pub mod ini;
 mod mutable;
+mod prefix;
 mod values;
 
 use std::sync::Arc;
@@ -27,6 +28,7 @@ pub use mutable::{
     apply_cf_option, apply_db_option, is_mutable_cf_option, is_mutable_db_option,
     mutable_cf_option_names,
 };
+pub use prefix::PrefixExtractor;
 
 use crate::cache::lru::{LruCache, LruOptions};
 use crate::cache::Cache;
@@ -74,6 +76,18 @@ pub struct TableOptions {
     /// (about 1% false positives). Each bit per key costs memory and saves reads
     /// for keys that are absent.
     pub bloom_bits_per_key: f64,
+    /// Put whole user keys in the bloom filter, for point reads (RocksDB's
+    /// `whole_key_filtering`). Default true. With a prefix extractor and
+    /// false, the filter holds prefixes only: smaller, and gets of absent
+    /// keys read the index and a data block instead.
+    pub whole_key_filtering: bool,
+    /// Maps user keys to the prefixes the bloom filter also holds, so seeks
+    /// confined to one prefix skip tables without it (RocksDB's
+    /// `ColumnFamilyOptions::prefix_extractor`, written in the family's
+    /// section of the OPTIONS file; it lives here because the tables record
+    /// it). Default none. May change between opens: a table built with
+    /// another extractor has its prefix filter ignored, never trusted.
+    pub prefix_extractor: Option<PrefixExtractor>,
     /// Codec for data blocks. Default snappy, as RocksDB. A block stays
     /// uncompressed when compression would save less than 12.5%.
     pub compression: CompressionType,
@@ -105,6 +119,8 @@ impl Default for TableOptions {
             block_size: 4096,
             block_restart_interval: 16,
             bloom_bits_per_key: 10.0,
+            whole_key_filtering: true,
+            prefix_extractor: None,
             compression: CompressionType::Snappy,
             checksum: ChecksumType::Xxh3,
             cache_index_and_filter_blocks: false,
@@ -195,6 +211,20 @@ pub struct ReadOptions {
     /// so short range reads read no more than they need and long scans make
     /// few large reads.
     pub readahead_size: usize,
+    /// With the family's prefix extractor, an iterator's `seek` and
+    /// `seek_for_prev` stay inside the target's prefix: keys of other
+    /// prefixes are never shown (the iterator ends at the prefix's edge, in
+    /// either direction), and tables and memtables whose prefix filter proves
+    /// the prefix absent are skipped. Default false. `seek_to_first` and
+    /// `seek_to_last` ignore it. A target outside the extractor's domain
+    /// seeks in total order.
+    pub prefix_same_as_start: bool,
+    /// Never consult prefix filters, even when `prefix_same_as_start` or the
+    /// bounds confine a seek to one prefix. Default false. Strata never
+    /// returns fewer keys than a full scan whatever this says (RocksDB may,
+    /// without it): a prefix filter is used only when the iteration cannot
+    /// leave the target's prefix.
+    pub total_order_seek: bool,
 }
 
 impl Default for ReadOptions {
@@ -206,6 +236,8 @@ impl Default for ReadOptions {
             iterate_upper_bound: None,
             fill_cache: true,
             readahead_size: 0,
+            prefix_same_as_start: false,
+            total_order_seek: false,
         }
     }
 }
@@ -376,6 +408,12 @@ pub struct DbOptions {
     /// The default family's compaction filter (RocksDB's
     /// `compaction_filter`; see [`crate::compaction_filter`]).
     pub compaction_filter: Option<Arc<dyn crate::compaction_filter::CompactionFilter>>,
+    /// The default family's memtable bloom filter size, as a fraction of
+    /// `write_buffer_size` (see [`CfOptions::memtable_prefix_bloom_size_ratio`]).
+    pub memtable_prefix_bloom_size_ratio: f64,
+    /// The default family's memtable bloom filter holds whole keys too
+    /// (see [`CfOptions::memtable_whole_key_filtering`]).
+    pub memtable_whole_key_filtering: bool,
     /// Read table files through `mmap` (advised for random access). Default false.
     pub use_mmap_reads: bool,
     /// Read table files with `O_DIRECT`, bypassing the page cache. Default false.
@@ -435,6 +473,8 @@ impl Default for DbOptions {
             compaction: CompactionOptions::default(),
             merge_operator: None,
             compaction_filter: None,
+            memtable_prefix_bloom_size_ratio: 0.0,
+            memtable_whole_key_filtering: false,
             use_mmap_reads: false,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
@@ -468,6 +508,8 @@ impl DbOptions {
             compaction: self.compaction.clone(),
             merge_operator: self.merge_operator.clone(),
             compaction_filter: self.compaction_filter.clone(),
+            memtable_prefix_bloom_size_ratio: self.memtable_prefix_bloom_size_ratio,
+            memtable_whole_key_filtering: self.memtable_whole_key_filtering,
         }
     }
 
@@ -480,6 +522,8 @@ impl DbOptions {
         self.compaction = cf.compaction;
         self.merge_operator = cf.merge_operator;
         self.compaction_filter = cf.compaction_filter;
+        self.memtable_prefix_bloom_size_ratio = cf.memtable_prefix_bloom_size_ratio;
+        self.memtable_whole_key_filtering = cf.memtable_whole_key_filtering;
     }
 
     /// Checks every field; the error names the first bad one.

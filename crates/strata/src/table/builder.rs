@@ -51,6 +51,8 @@ pub struct TableBuilder {
     data_block: BlockBuilder,
     index_block: BlockBuilder,
     filter: Option<BloomBuilder>,
+    /// What goes into `filter` for each user key.
+    filter_keys: FilterKeys,
     /// Handle of the last flushed data block, whose index entry waits for the next
     /// key so the separator can be shortened.
     pending_index: Option<BlockHandle>,
@@ -68,9 +70,19 @@ impl TableBuilder {
     /// Starts a table in `file`, which must be newly created and empty.
     pub fn new(file: Box<dyn WritableFile>, options: TableOptions) -> Result<Self> {
         options.validate()?;
-        let filter = (options.bloom_bits_per_key > 0.0)
-            .then(|| BloomBuilder::new(options.bloom_bits_per_key));
+        // Without whole keys or prefixes a filter would hold nothing.
+        let filter = (options.bloom_bits_per_key > 0.0
+            && (options.whole_key_filtering || options.prefix_extractor.is_some()))
+        .then(|| BloomBuilder::new(options.bloom_bits_per_key));
+        let with_filter = |name: String| if filter.is_some() { name } else { String::new() };
         let props = TableProperties {
+            prefix_extractor_name: with_filter(
+                options
+                    .prefix_extractor
+                    .map(|e| e.name())
+                    .unwrap_or_default(),
+            ),
+            filter_without_whole_keys: filter.is_some() && !options.whole_key_filtering,
             compression: options.compression.name().to_string(),
             checksum: options.checksum.name().to_string(),
             bloom_millibits_per_key: (options.bloom_bits_per_key * 1000.0).round() as u64,
@@ -84,6 +96,7 @@ impl TableBuilder {
             file,
             options,
             filter,
+            filter_keys: FilterKeys::default(),
             pending_index: None,
             first_key: Vec::new(),
             last_key: Vec::new(),
@@ -133,7 +146,8 @@ impl TableBuilder {
         let new_user_key = first || crate::key::user_key(&self.last_key) != parsed.user_key;
         if let Some(filter) = self.filter.as_mut() {
             if new_user_key {
-                filter.add_key(parsed.user_key);
+                self.filter_keys
+                    .add(filter, &self.options, parsed.user_key);
             }
         }
         if first {
@@ -358,6 +372,32 @@ impl TableBuilder {
             smallest,
             largest,
         })
+    }
+}
+
+/// Adds each new user key's filter entries: the key itself (with
+/// `whole_key_filtering`) and its prefix, once per run of keys sharing it.
+#[derive(Debug, Default)]
+struct FilterKeys {
+    last_prefix: Option<Vec<u8>>,
+}
+
+impl FilterKeys {
+    fn add(&mut self, filter: &mut BloomBuilder, options: &TableOptions, user_key: &[u8]) {
+        if options.whole_key_filtering {
+            filter.add_key(user_key);
+        }
+        let Some(prefix) = options.prefix_extractor.and_then(|e| e.prefix(user_key)) else {
+            return;
+        };
+        // Keys arrive sorted and a prefix's keys are contiguous, so one
+        // entry per run adds each prefix once.
+        if self.last_prefix.as_deref() != Some(prefix) {
+            filter.add_key(prefix);
+            let last = self.last_prefix.get_or_insert_with(Vec::new);
+            last.clear();
+            last.extend_from_slice(prefix);
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::table::block::{Block, BlockIter, BlockOrigin, InternalOrder};
-use crate::options::ReadOptions;
+use crate::options::{PrefixExtractor, ReadOptions};
 use crate::table::format::BlockHandle;
 use crate::table::prefetch::Prefetcher;
 use crate::table::reader::TableReader;
@@ -162,6 +162,16 @@ impl InternalIterator for TableIterator {
             d.seek(target);
         }
         self.skip_empty_blocks_forward();
+    }
+
+    fn seek_in_prefix(&mut self, target: &[u8], extractor: &PrefixExtractor, prefix: &[u8]) {
+        if self.table.prefix_may_match(extractor, prefix) {
+            self.seek(target);
+        } else {
+            // No key of the prefix here: the caller reads nothing past it.
+            self.data = None;
+            self.data_handle = None;
+        }
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {

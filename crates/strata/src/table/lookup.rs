@@ -49,6 +49,9 @@ impl<'t> TableLookup<'t> {
     /// [`TableReader::filter_answer`]).
     pub fn filter_answer(&mut self, user_key: &[u8]) -> Option<bool> {
         let table = self.table;
+        if table.properties().filter_without_whole_keys {
+            return None;
+        }
         self.filter
             .get_or_insert_with(|| table.filter().ok().flatten())
             .as_ref()

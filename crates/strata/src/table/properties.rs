@@ -52,10 +52,18 @@ pub struct TableProperties {
     pub creation_time: u64,
     /// Table format version.
     pub format_version: u64,
+    /// Name of the prefix extractor whose prefixes the bloom filter holds
+    /// (RocksDB's `rocksdb.prefix.extractor.name`); empty when it holds none.
+    pub prefix_extractor_name: String,
+    /// The bloom filter holds prefixes only, not whole keys (RocksDB's
+    /// `whole_key_filtering=false`), so point reads must not consult it.
+    pub filter_without_whole_keys: bool,
 }
 
 // Property names, in bytewise order as a block requires.
+const WHOLE_KEY_FILTERING: &str = "rocksdb.block.based.table.whole.key.filtering";
 const NUM_RANGE_DELETIONS: &str = "rocksdb.num.range-deletions";
+const PREFIX_EXTRACTOR: &str = "rocksdb.prefix.extractor.name";
 const CHECKSUM: &str = "strata.checksum";
 const COMPRESSION: &str = "strata.compression";
 const CREATION_TIME: &str = "strata.creation.time";
@@ -108,6 +116,14 @@ impl TableProperties {
             put_varint64(&mut buf, self.num_range_deletions);
             entries.insert(NUM_RANGE_DELETIONS, buf);
         }
+        // Likewise, only tables with a prefix filter name their extractor,
+        // and only prefix-only filters say so ("0", RocksDB's spelling).
+        if !self.prefix_extractor_name.is_empty() {
+            entries.insert(PREFIX_EXTRACTOR, self.prefix_extractor_name.clone().into_bytes());
+        }
+        if self.filter_without_whole_keys {
+            entries.insert(WHOLE_KEY_FILTERING, b"0".to_vec());
+        }
         entries.insert(CHECKSUM, self.checksum.clone().into_bytes());
         entries.insert(COMPRESSION, self.compression.clone().into_bytes());
         entries.insert(LARGEST_KEY, self.largest_user_key.clone());
@@ -152,6 +168,8 @@ impl TableProperties {
                 RAW_KEY_SIZE => p.raw_key_size = number()?,
                 RAW_VALUE_SIZE => p.raw_value_size = number()?,
                 SMALLEST_SEQNO => p.smallest_seqno = number()?,
+                PREFIX_EXTRACTOR => p.prefix_extractor_name = text()?,
+                WHOLE_KEY_FILTERING => p.filter_without_whole_keys = value == b"0",
                 _ => {}
             }
             it.next();
@@ -188,6 +206,13 @@ impl TableProperties {
         line("largest seqno", self.largest_seqno.to_string());
         line("creation time", self.creation_time.to_string());
         line("format version", self.format_version.to_string());
+        if !self.prefix_extractor_name.is_empty() {
+            line("prefix extractor", self.prefix_extractor_name.clone());
+            line(
+                "whole key filtering",
+                (!self.filter_without_whole_keys).to_string(),
+            );
+        }
         out
     }
 }
@@ -220,6 +245,8 @@ mod tests {
             largest_seqno: 99,
             creation_time: 1_700_000_000,
             format_version: 1,
+            prefix_extractor_name: "rocksdb.FixedPrefix.4".into(),
+            filter_without_whole_keys: true,
         };
         let origin = BlockOrigin {
             file: Arc::from(Path::new("t.sst")),
@@ -227,8 +254,8 @@ mod tests {
         };
         let block = Block::new(bytes::Bytes::from(p.encode()), origin).unwrap();
         assert_eq!(TableProperties::decode(&block).unwrap(), p);
-        assert!(p
-            .to_lines(|k| String::from_utf8_lossy(k).into_owned())
-            .contains("# entries: 10\n"));
+        let lines = p.to_lines(|k| String::from_utf8_lossy(k).into_owned());
+        assert!(lines.contains("# entries: 10\n"));
+        assert!(lines.contains("prefix extractor: rocksdb.FixedPrefix.4\nwhole key filtering: false\n"));
     }
 }

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::key::{seek_key, ParsedInternalKey, SequenceNumber, ValueType};
-use crate::options::ReadOptions;
+use crate::options::{PrefixExtractor, ReadOptions};
 use crate::range_del::{FragmentedRangeTombstones, RangeTombstone};
 use crate::table::block::{Block, BlockOrigin, BytewiseOrder, InternalOrder};
 use crate::table::filter::BloomFilter;
@@ -421,6 +421,9 @@ impl TableReader {
     /// the table has no filter (or it cannot be loaded), so that statistics
     /// count only reads a filter was asked about, as RocksDB's do.
     pub fn filter_answer(&self, user_key: &[u8]) -> Option<bool> {
+        if self.properties.filter_without_whole_keys {
+            return None;
+        }
         match &self.filter {
             Some(f) => Some(f.may_contain(user_key)),
             None => self
@@ -429,6 +432,30 @@ impl TableReader {
                 .flatten()
                 .map(|f| f.may_contain(user_key)),
         }
+    }
+
+    /// False when the table's bloom filter proves that no key has `prefix`,
+    /// a prefix `extractor` made. A table built with another extractor (or
+    /// none), or whose filter cannot be loaded, proves nothing. Counted in
+    /// `bloom.filter.prefix.checked` / `.useful` when it was asked.
+    pub fn prefix_may_match(&self, extractor: &PrefixExtractor, prefix: &[u8]) -> bool {
+        if self.properties.prefix_extractor_name != extractor.name() {
+            return true;
+        }
+        let answer = match &self.filter {
+            Some(f) => f.may_contain(prefix),
+            None => match self.filter() {
+                Ok(Some(f)) => f.may_contain(prefix),
+                _ => return true,
+            },
+        };
+        if let Some(stats) = self.block_cache.as_ref().and_then(|c| c.statistics.as_ref()) {
+            stats.add(Ticker::BloomFilterPrefixChecked, 1);
+            if !answer {
+                stats.add(Ticker::BloomFilterPrefixUseful, 1);
+            }
+        }
+        answer
     }
 
     /// The newest entry for `user_key` with sequence number <= `seq` that is

@@ -14,7 +14,7 @@ use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::Cache;
 use strata::fs::SimFs;
 use strata::{ChecksumType, CompactionOptions, CompactionStyle, CompressionType, DbOptions};
-use strata::{FifoOptions, TableOptions, UniversalOptions};
+use strata::{FifoOptions, PrefixExtractor, TableOptions, UniversalOptions};
 
 /// The block cache a run opens with.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,6 +82,8 @@ pub struct Knobs {
     pub cache: CacheKind,
     pub table: TableOptions,
     pub compaction: CompactionOptions,
+    /// `memtable_prefix_bloom_size_ratio` and `memtable_whole_key_filtering`.
+    pub memtable_bloom: (f64, bool),
 }
 
 /// The engine's defaults, but with memtables small enough to flush.
@@ -97,6 +99,7 @@ pub fn standard() -> Knobs {
         },
         table: TableOptions::default(),
         compaction: CompactionOptions::default(),
+        memtable_bloom: (0.0, false),
     }
 }
 
@@ -126,7 +129,18 @@ fn table(rng: &mut SmallRng) -> TableOptions {
         cache_index_and_filter_blocks_with_high_priority: rng.gen_bool(0.5),
         pin_l0_filter_and_index_blocks_in_cache: rng.gen_bool(0.3),
         pin_top_level_index_and_filter: rng.gen_bool(0.5),
+        // Drawn last so the draws above stay what they were for every seed.
+        prefix_extractor: match rng.gen_range(0..4) {
+            0 | 1 => None,
+            2 => Some(PrefixExtractor::Fixed(rng.gen_range(1..5))),
+            _ => Some(PrefixExtractor::Capped(rng.gen_range(1..5))),
+        },
+        whole_key_filtering: rng.gen_bool(0.7),
     }
+}
+
+fn memtable_bloom(rng: &mut SmallRng) -> (f64, bool) {
+    (pick(rng, &[0.0, 0.0, 0.001, 0.1]), rng.gen_bool(0.5))
 }
 
 fn style(rng: &mut SmallRng, c: &mut CompactionOptions) {
@@ -194,6 +208,7 @@ impl Knobs {
             cache: CacheKind::random(rng),
             table: table(rng),
             compaction,
+            memtable_bloom: memtable_bloom(rng),
         }
     }
 
@@ -204,6 +219,7 @@ impl Knobs {
         let mut k = self.clone();
         if rng.gen_bool(0.4) {
             k.table = table(rng);
+            k.memtable_bloom = memtable_bloom(rng);
         }
         if rng.gen_bool(0.3) {
             k.cache = CacheKind::random(rng);
@@ -248,6 +264,9 @@ impl Knobs {
                 format!("{}", t.block_restart_interval),
             ),
             ("bloom_bits_per_key", format!("{}", t.bloom_bits_per_key)),
+            ("prefix_extractor", format!("{:?}", t.prefix_extractor)),
+            ("whole_key_filtering", format!("{}", t.whole_key_filtering)),
+            ("memtable_bloom", format!("{:?}", self.memtable_bloom)),
             ("compression", format!("{:?}", t.compression)),
             ("checksum", format!("{:?}", t.checksum)),
             (
@@ -336,6 +355,8 @@ impl Knobs {
             compaction: self.compaction.clone(),
             fs: Arc::new(fs.clone()),
             block_cache: cache,
+            memtable_prefix_bloom_size_ratio: self.memtable_bloom.0,
+            memtable_whole_key_filtering: self.memtable_bloom.1,
             ..DbOptions::default()
         }
     }
