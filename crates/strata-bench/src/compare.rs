@@ -86,6 +86,19 @@ fn engine_args(f: &Flags) -> Vec<String> {
         format!("--batch_size={}", f.batch_size),
         format!("--multiread_batched={}", f.multiread_batched),
         format!("--seek_nexts={}", f.seek_nexts),
+        format!("--prefix_size={}", f.prefix_size),
+        format!("--keys_per_prefix={}", f.keys_per_prefix),
+        format!(
+            "--memtable_bloom_size_ratio={}",
+            f.memtable_bloom_size_ratio
+        ),
+        format!("--whole_key_filtering={}", f.whole_key_filtering),
+        format!(
+            "--memtable_whole_key_filtering={}",
+            f.memtable_whole_key_filtering
+        ),
+        format!("--total_order_seek={}", f.total_order_seek),
+        format!("--prefix_same_as_start={}", f.prefix_same_as_start),
         format!("--readwritepercent={}", f.readwritepercent),
         format!(
             "--benchmark_write_rate_limit={}",

@@ -15,6 +15,9 @@ use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::Cache;
 use strata::{ChecksumType, CompactionOptions, CompressionType, DbOptions, TableOptions};
+use strata::{PrefixExtractor, ReadOptions};
+
+use crate::generator::make_prefixed_key;
 
 pub use parse::parse;
 
@@ -133,6 +136,21 @@ pub struct Flags {
     /// db_bench's `--multiread_batched` (default false): multireadrandom
     /// reads through the engine's batched `multi_get`, else key by key.
     pub multiread_batched: bool,
+    /// db_bench's `--prefix_size` (0: none): the engines' prefix extractor
+    /// takes this many bytes (`fixed:N`), and with `--keys_per_prefix` keys
+    /// start with a prefix number.
+    pub prefix_size: usize,
+    /// db_bench's `--keys_per_prefix` (0: keys have no prefix number).
+    pub keys_per_prefix: u64,
+    /// db_bench's `--memtable_bloom_size_ratio` (RocksDB's
+    /// `memtable_prefix_bloom_size_ratio`).
+    pub memtable_bloom_size_ratio: f64,
+    pub whole_key_filtering: bool,
+    pub memtable_whole_key_filtering: bool,
+    /// Iterator reads stay inside the seek target's prefix (ReadOptions).
+    pub prefix_same_as_start: bool,
+    /// Iterator seeks never use prefix filters (ReadOptions).
+    pub total_order_seek: bool,
     /// `--cache_type=clock_cache` (else lru_cache).
     pub clock_cache: bool,
     /// Seconds after which a benchmark stops early (0: run the full count).
@@ -233,6 +251,13 @@ impl Default for Flags {
             pin_top_level_index_and_filter: true,
             file_index_prefix_cache: true,
             multiread_batched: false,
+            prefix_size: 0,
+            keys_per_prefix: 0,
+            memtable_bloom_size_ratio: 0.0,
+            whole_key_filtering: true,
+            memtable_whole_key_filtering: false,
+            prefix_same_as_start: false,
+            total_order_seek: false,
             clock_cache: false,
             duration: 0,
             batch_size: 1,
@@ -291,6 +316,21 @@ impl Flags {
         Ok(Some(Arc::new(cache)))
     }
 
+    /// db_bench's key for `n` (see [`make_prefixed_key`]).
+    pub fn make_key(&self, n: u64, key: &mut [u8]) {
+        make_prefixed_key(n, key, self.prefix_size, self.keys_per_prefix, self.num);
+    }
+
+    /// The read options of iterators and gets these flags ask for.
+    pub fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            verify_checksums: self.verify_checksum,
+            prefix_same_as_start: self.prefix_same_as_start,
+            total_order_seek: self.total_order_seek,
+            ..ReadOptions::default()
+        }
+    }
+
     /// YCSB's record count: `--ycsb_record_count`, else `--num`.
     pub fn ycsb_records(&self) -> u64 {
         if self.ycsb_record_count > 0 {
@@ -321,6 +361,9 @@ impl Flags {
                 block_size: self.block_size,
                 block_restart_interval: self.block_restart_interval,
                 bloom_bits_per_key: self.bloom_bits,
+                whole_key_filtering: self.whole_key_filtering,
+                prefix_extractor: (self.prefix_size > 0)
+                    .then_some(PrefixExtractor::Fixed(self.prefix_size)),
                 compression: self.compression_type,
                 checksum: self.checksum_type,
                 cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
@@ -335,6 +378,8 @@ impl Flags {
             },
             max_open_files: self.open_files,
             file_index_prefix_cache: self.file_index_prefix_cache,
+            memtable_prefix_bloom_size_ratio: self.memtable_bloom_size_ratio,
+            memtable_whole_key_filtering: self.memtable_whole_key_filtering,
             use_mmap_reads: self.mmap_read,
             use_direct_reads: self.use_direct_reads,
             use_direct_io_for_flush_and_compaction: self.use_direct_io_for_flush_and_compaction,
@@ -466,6 +511,13 @@ Flags (default in brackets):
   --batch_size=N             [1]  keys per write batch and per multi_get
   --multiread_batched=0|1    [0]  multireadrandom through the batched multi_get
                              (else one get per key, as db_bench)
+  --prefix_size=N            [0]  prefix extractor fixed:N (0: none)
+  --keys_per_prefix=N        [0]  keys start with a prefix number, N keys each
+  --memtable_bloom_size_ratio=R [0]  memtable bloom of R x write_buffer_size
+  --whole_key_filtering=0|1  [1]  whole keys in table filters (else prefixes only)
+  --memtable_whole_key_filtering=0|1 [0]  whole keys in the memtable bloom
+  --prefix_same_as_start=0|1 [0]  iterators stay in the seek key's prefix
+  --total_order_seek=0|1     [0]  iterators never use prefix filters
   --writes_per_range_tombstone=N [0]  every N-th fill write (and *whilewriting
                              write) adds a range tombstone over
   --range_tombstone_width=W  [100]  keys from a random one, until

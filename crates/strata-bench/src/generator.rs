@@ -19,6 +19,30 @@ pub fn make_key(n: u64, key: &mut [u8]) {
     key[fill..].fill(b'0');
 }
 
+/// db_bench's key for `n` with `--keys_per_prefix` > 0 (and `--prefix_size`):
+/// the first `prefix_size` bytes are the prefix number `n % (num /
+/// keys_per_prefix)` as big-endian bytes (at most 8 of them, then '0'), so each
+/// prefix holds `keys_per_prefix` of the `num` keys; the rest of the key is
+/// [`make_key`]'s for `n`. Without a prefix it is [`make_key`].
+pub fn make_prefixed_key(
+    n: u64,
+    key: &mut [u8],
+    prefix_size: usize,
+    keys_per_prefix: u64,
+    num: u64,
+) {
+    if keys_per_prefix == 0 || prefix_size == 0 {
+        return make_key(n, key);
+    }
+    let prefix = n % (num / keys_per_prefix).max(1);
+    let prefix_len = prefix_size.min(key.len());
+    let (head, rest) = key.split_at_mut(prefix_len);
+    let fill = head.len().min(8);
+    head[..fill].copy_from_slice(&prefix.to_be_bytes()[8 - fill..]);
+    head[fill..].fill(b'0');
+    make_key(n, rest);
+}
+
 /// The random number generator of one benchmark thread.
 pub fn thread_rng(seed: u64) -> SmallRng {
     SmallRng::seed_from_u64(seed)
@@ -113,6 +137,27 @@ impl ValueCursor {
 mod tests {
     use super::*;
     use strata::CompressionType;
+
+    #[test]
+    fn prefixed_keys_are_db_bench_s() {
+        // 100 keys, 10 per prefix: prefix numbers 0..10, key n in prefix n % 10.
+        let mut key = [0u8; 20];
+        make_prefixed_key(23, &mut key, 8, 10, 100);
+        assert_eq!(&key[..8], &3u64.to_be_bytes());
+        assert_eq!(&key[8..16], &23u64.to_be_bytes());
+        assert_eq!(&key[16..], b"0000");
+        // A prefix longer than 8 bytes is padded with '0'.
+        let mut key = [0u8; 16];
+        make_prefixed_key(5, &mut key, 10, 10, 100);
+        assert_eq!(&key[..8], &5u64.to_be_bytes());
+        assert_eq!(&key[8..10], b"00");
+        assert_eq!(&key[10..], &5u64.to_be_bytes()[2..]);
+        // Without keys per prefix, the plain key.
+        let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
+        make_prefixed_key(7, &mut a, 8, 0, 100);
+        make_key(7, &mut b);
+        assert_eq!(a, b);
+    }
 
     #[test]
     fn keys_are_big_endian_padded_with_ascii_zeros() {

@@ -56,7 +56,7 @@ impl<E: Engine> Worker<'_, E> {
                     KeyOrder::Random => random_key_number(&mut self.rng, flags.num),
                     KeyOrder::UniqueRandom => unique[(i + j) as usize],
                 };
-                make_key(n, &mut self.key);
+                flags.make_key(n, &mut self.key);
                 let tombstone = self.range_tombstone_due();
                 let value = self.values.next_value(flags.value_size);
                 self.ctx.db.batch_put(&mut batch, &self.key, value)?;
@@ -91,8 +91,8 @@ impl<E: Engine> Worker<'_, E> {
         }
         let begin = random_key_number(&mut self.rng, flags.num);
         let (mut begin_key, mut end_key) = (vec![0; flags.key_size], vec![0; flags.key_size]);
-        make_key(begin, &mut begin_key);
-        make_key(
+        flags.make_key(begin, &mut begin_key);
+        flags.make_key(
             begin.saturating_add(flags.range_tombstone_width),
             &mut end_key,
         );
@@ -112,7 +112,7 @@ impl<E: Engine> Worker<'_, E> {
                 break;
             }
             let t = self.op_start();
-            make_key(
+            flags.make_key(
                 random_key_number(&mut self.rng, range),
                 &mut key[..flags.key_size],
             );
@@ -136,7 +136,7 @@ impl<E: Engine> Worker<'_, E> {
             let keys: Vec<Vec<u8>> = (0..n)
                 .map(|_| {
                     let mut k = vec![0; flags.key_size];
-                    make_key(random_key_number(&mut self.rng, flags.num), &mut k);
+                    flags.make_key(random_key_number(&mut self.rng, flags.num), &mut k);
                     k
                 })
                 .collect();
@@ -170,7 +170,7 @@ impl<E: Engine> Worker<'_, E> {
             let mut batch = self.ctx.db.new_batch();
             let n = batch_size.min(flags.num - i);
             for _ in 0..n {
-                make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
+                flags.make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
                 self.ctx.db.batch_delete(&mut batch, &self.key)?;
             }
             self.ctx.db.write(batch)?;
@@ -239,7 +239,7 @@ impl<E: Engine> Worker<'_, E> {
                 break;
             }
             let t = self.op_start();
-            make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
+            flags.make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
             op(self)?;
             self.stats.finished_op(t)?;
         }
@@ -303,7 +303,7 @@ impl<E: Engine> Worker<'_, E> {
                 break;
             }
             let t = self.op_start();
-            make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
+            flags.make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
             if forward {
                 it.seek(&self.key);
             } else {
@@ -341,7 +341,7 @@ impl<E: Engine> Worker<'_, E> {
         let started = Instant::now();
         let mut written = 0u64;
         while !stop.load(Ordering::Acquire) {
-            make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
+            flags.make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
             let tombstone = self.range_tombstone_due();
             let value = self.values.next_value(flags.value_size);
             if let Some((begin, end)) = tombstone {

@@ -9,8 +9,8 @@ use std::path::Path;
 use rocksdb::statistics::{StatsLevel, Ticker};
 use rocksdb::{
     BlockBasedOptions, Cache, ChecksumType, DBCompactionStyle, DBCompressionType,
-    DBRawIteratorWithThreadMode, LruCacheOptions, Options, ReadOptions, WaitForCompactOptions,
-    WriteBatch, WriteOptions, DB,
+    DBRawIteratorWithThreadMode, LruCacheOptions, Options, ReadOptions, SliceTransform,
+    WaitForCompactOptions, WriteBatch, WriteOptions, DB,
 };
 use strata::CompactionStyle;
 
@@ -25,7 +25,8 @@ pub struct RocksEngine {
     /// The point reads' options, made once: creating them is an allocation
     /// through the C API, which a per-get copy would charge to RocksDB.
     read_options: ReadOptions,
-    verify_checksums: bool,
+    /// What iterators' options are made from.
+    read_flags: ReadFlags,
     /// A copy of the options opened with: it shares their statistics, whose
     /// tickers give the write counters.
     options: Options,
@@ -141,6 +142,12 @@ fn options(flags: &Flags) -> Result<(Options, Option<Cache>), String> {
     if flags.bloom_bits > 0.0 {
         table.set_bloom_filter(flags.bloom_bits, false);
     }
+    table.set_whole_key_filtering(flags.whole_key_filtering);
+    if flags.prefix_size > 0 {
+        o.set_prefix_extractor(SliceTransform::create_fixed_prefix(flags.prefix_size));
+    }
+    o.set_memtable_prefix_bloom_ratio(flags.memtable_bloom_size_ratio);
+    o.set_memtable_whole_key_filtering(flags.memtable_whole_key_filtering);
     table.set_checksum_type(checksum(flags.checksum_type));
     table.set_cache_index_and_filter_blocks(flags.cache_index_and_filter_blocks);
     table
@@ -173,10 +180,20 @@ fn op_error(e: rocksdb::Error) -> OpError {
     Box::new(e)
 }
 
-fn read_options(verify_checksums: bool) -> ReadOptions {
+fn read_options(flags: &ReadFlags) -> ReadOptions {
     let mut r = ReadOptions::default();
-    r.set_verify_checksums(verify_checksums);
+    r.set_verify_checksums(flags.verify_checksums);
+    r.set_prefix_same_as_start(flags.prefix_same_as_start);
+    r.set_total_order_seek(flags.total_order_seek);
     r
+}
+
+/// The flags every read's options come from.
+#[derive(Debug, Clone, Copy)]
+struct ReadFlags {
+    verify_checksums: bool,
+    prefix_same_as_start: bool,
+    total_order_seek: bool,
 }
 
 impl Engine for RocksEngine {
@@ -213,11 +230,16 @@ impl Engine for RocksEngine {
         let mut write_options = WriteOptions::default();
         write_options.set_sync(flags.sync);
         write_options.disable_wal(flags.disable_wal);
+        let read_flags = ReadFlags {
+            verify_checksums: flags.verify_checksum,
+            prefix_same_as_start: flags.prefix_same_as_start,
+            total_order_seek: flags.total_order_seek,
+        };
         Ok(RocksEngine {
             db,
             write_options,
-            read_options: read_options(flags.verify_checksum),
-            verify_checksums: flags.verify_checksum,
+            read_options: read_options(&read_flags),
+            read_flags,
             options: env.options.clone(),
         })
     }
@@ -302,8 +324,7 @@ impl Engine for RocksEngine {
 
     fn cursor(&self) -> DBRawIteratorWithThreadMode<'_, DB> {
         // The iterator takes its options by value.
-        self.db
-            .raw_iterator_opt(read_options(self.verify_checksums))
+        self.db.raw_iterator_opt(read_options(&self.read_flags))
     }
 
     fn flush(&self) -> OpResult {

@@ -127,10 +127,7 @@ impl Engine for StrataEngine {
                 disable_wal: flags.disable_wal,
                 no_slowdown: false,
             },
-            read_options: ReadOptions {
-                verify_checksums: flags.verify_checksum,
-                ..ReadOptions::default()
-            },
+            read_options: flags.read_options(),
         })
     }
 

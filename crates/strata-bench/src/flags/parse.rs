@@ -28,6 +28,10 @@ const BOOL_FLAGS: &[&str] = &[
     "pin_top_level_index_and_filter",
     "file_index_prefix_cache",
     "multiread_batched",
+    "whole_key_filtering",
+    "memtable_whole_key_filtering",
+    "prefix_same_as_start",
+    "total_order_seek",
     "reverse_iterator",
     "verify_checksum",
     "stats_per_interval",
@@ -135,6 +139,15 @@ where
                 flags.pin_l0_filter_and_index_blocks_in_cache = boolean(name, value)?
             }
             "multiread_batched" => flags.multiread_batched = boolean(name, value)?,
+            "whole_key_filtering" => flags.whole_key_filtering = boolean(name, value)?,
+            "memtable_whole_key_filtering" => {
+                flags.memtable_whole_key_filtering = boolean(name, value)?
+            }
+            "prefix_same_as_start" => flags.prefix_same_as_start = boolean(name, value)?,
+            "total_order_seek" => flags.total_order_seek = boolean(name, value)?,
+            "prefix_size" => flags.prefix_size = number(name, value)?,
+            "keys_per_prefix" => flags.keys_per_prefix = number(name, value)?,
+            "memtable_bloom_size_ratio" => flags.memtable_bloom_size_ratio = number(name, value)?,
             "file_index_prefix_cache" => flags.file_index_prefix_cache = boolean(name, value)?,
             "pin_top_level_index_and_filter" => {
                 flags.pin_top_level_index_and_filter = boolean(name, value)?
@@ -343,6 +356,9 @@ fn is_known(name: &str) -> bool {
             | "range_tombstone_width"
             | "max_num_range_tombstones"
             | "seek_nexts"
+            | "prefix_size"
+            | "keys_per_prefix"
+            | "memtable_bloom_size_ratio"
             | "readwritepercent"
             | "mergereadpercent"
             | "merge_operator"
