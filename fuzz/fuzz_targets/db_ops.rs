@@ -1,6 +1,7 @@
 //! Operation sequences against a `BTreeMap` model per column family: the
 //! input is read as a list of operations (put, delete, delete_range, merge,
 //! batch across families, get, batched multi_get across families, scan,
+//! prefix seek,
 //! snapshot read, flush, compaction, reopen, crash and reopen) on a small database with two families on the
 //! simulated file system. Every read must agree with the model, and after a
 //! crash the database must hold the models' state after some write at or
@@ -16,7 +17,7 @@ use libfuzzer_sys::fuzz_target;
 use strata::fs::sim::{CrashMode, DataLoss};
 use strata::fs::SimFs;
 use strata::merge::StringAppendOperator;
-use strata::{ColumnFamily, Db, DbOptions, ReadOptions, WriteBatch, WriteOptions};
+use strata::{ColumnFamily, Db, DbOptions, PrefixExtractor, ReadOptions, WriteBatch, WriteOptions};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 /// One model per family: the default one and "other".
@@ -32,16 +33,26 @@ fn options(fs: &SimFs) -> DbOptions {
         ..DbOptions::default()
     };
     o.table.block_size = 256;
+    o.table.prefix_extractor = Some(PrefixExtractor::Fixed(2));
+    o.memtable_prefix_bloom_size_ratio = 0.05;
     o.compaction.level0_file_num_compaction_trigger = 2;
     o
 }
 
+/// The other family's extractor: keys are 3 bytes, so a prefix is a key.
+const OTHER_EXTRACTOR: PrefixExtractor = PrefixExtractor::Capped(3);
+
 /// Opens (or reopens) the database with both families.
 fn open(fs: &SimFs) -> (Db, [ColumnFamily; 2]) {
     let options = options(fs);
-    let other = options.cf_options();
+    let mut other = options.cf_options();
+    other.table.prefix_extractor = Some(OTHER_EXTRACTOR);
+    other.table.whole_key_filtering = false;
     let db = Db::open_cf(Path::new("/db"), options, [("other", other)]).expect("open");
-    let families = [db.default_cf(), db.cf_handle("other").expect("other family")];
+    let families = [
+        db.default_cf(),
+        db.cf_handle("other").expect("other family"),
+    ];
     (db, families)
 }
 
@@ -115,7 +126,10 @@ fuzz_target!(|data: &[u8]| {
             0..=3 => {
                 let f = input.family();
                 let (k, v, sync) = (input.key(), input.value(), input.byte() % 8 == 0);
-                let options = WriteOptions { sync, ..WriteOptions::default() };
+                let options = WriteOptions {
+                    sync,
+                    ..WriteOptions::default()
+                };
                 let mut batch = WriteBatch::new();
                 batch.put_cf(&families[f], &k, &v).expect("put");
                 db.write(&options, batch).expect("put");
@@ -129,7 +143,8 @@ fuzz_target!(|data: &[u8]| {
                 let f = input.family();
                 if input.byte() % 3 == 0 {
                     let (begin, end) = input.range();
-                    db.delete_range_cf(&families[f], &begin, &end).expect("delete_range");
+                    db.delete_range_cf(&families[f], &begin, &end)
+                        .expect("delete_range");
                     delete_range(&mut models[f], &begin, &end);
                 } else {
                     let k = input.key();
@@ -151,7 +166,9 @@ fuzz_target!(|data: &[u8]| {
                         models[f].remove(&k);
                     } else if kind == 1 {
                         let (begin, end) = input.range();
-                        batch.delete_range_cf(cf, &begin, &end).expect("batch delete_range");
+                        batch
+                            .delete_range_cf(cf, &begin, &end)
+                            .expect("batch delete_range");
                         delete_range(&mut models[f], &begin, &end);
                     } else {
                         let v = input.value();
@@ -181,20 +198,49 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(value.as_deref(), models[*f].get(k).map(Vec::as_slice));
                 }
             }
-            7 => scan_matches(&db, &families, &models),
+            7 if input.byte() % 2 == 0 => scan_matches(&db, &families, &models),
+            7 => {
+                // A seek inside the target's prefix: exactly the model's keys
+                // of that prefix from the target on.
+                let f = input.family();
+                let target = input.key();
+                let extractor = [PrefixExtractor::Fixed(2), OTHER_EXTRACTOR][f];
+                let prefix = extractor.prefix(&target).expect("keys are in the domain");
+                let end = extractor.prefix_end(prefix).expect("not all 0xff");
+                let options = ReadOptions {
+                    prefix_same_as_start: true,
+                    ..ReadOptions::default()
+                };
+                let mut it = db.iter_cf_opt(&families[f], &options);
+                it.seek(&target);
+                let mut got = Vec::new();
+                while let Some(k) = it.key() {
+                    got.push(k.to_vec());
+                    it.next();
+                }
+                it.status().expect("prefix seek");
+                let want: Vec<Vec<u8>> = models[f]
+                    .range(target..end)
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                assert_eq!(got, want, "a prefix seek differs from the model");
+            }
             8 => {
                 let f = input.family();
                 let snapshot = db.snapshot();
                 let frozen = models[f].clone();
                 let k = input.key();
-                db.put_cf(&families[f], &k, b"after the snapshot").expect("put");
+                db.put_cf(&families[f], &k, b"after the snapshot")
+                    .expect("put");
                 models[f].insert(k.clone(), b"after the snapshot".to_vec());
                 history.push(models.clone());
                 let options = ReadOptions {
                     snapshot: Some(snapshot.clone()),
                     ..ReadOptions::default()
                 };
-                let got = db.get_cf_opt(&families[f], &options, &k).expect("snapshot get");
+                let got = db
+                    .get_cf_opt(&families[f], &options, &k)
+                    .expect("snapshot get");
                 assert_eq!(got.as_deref(), frozen.get(&k).map(Vec::as_slice));
             }
             9 => {
@@ -214,7 +260,8 @@ fuzz_target!(|data: &[u8]| {
             }
             10 => {
                 let f = input.family();
-                db.compact_range_cf(&families[f], None, None).expect("compact");
+                db.compact_range_cf(&families[f], None, None)
+                    .expect("compact");
             }
             11 => {
                 // A merge operand, appended with "," as the model does.

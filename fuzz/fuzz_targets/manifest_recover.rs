@@ -14,7 +14,11 @@ use strata::version::{VersionEdit, VersionSet};
 fuzz_target!(|data: &[u8]| {
     if let Ok(edit) = VersionEdit::decode(data) {
         let again = VersionEdit::decode(&edit.encode());
-        assert_eq!(again.ok().as_ref(), Some(&edit), "an accepted edit must round-trip");
+        assert_eq!(
+            again.ok().as_ref(),
+            Some(&edit),
+            "an accepted edit must round-trip"
+        );
     }
     let fs = SimFs::new(0);
     let dir = Path::new("/db");

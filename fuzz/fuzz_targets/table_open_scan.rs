@@ -1,5 +1,5 @@
-//! Any bytes given as a table file: open, scan both ways, get, range-tombstone
-//! queries and verify must return data or `Error::Corruption`, never panic,
+//! Any bytes given as a table file: open, scan both ways, get, prefix-filter
+//! seeks, range-tombstone queries and verify must return data or `Error::Corruption`, never panic,
 //! hang or over-allocate.
 #![no_main]
 
@@ -10,7 +10,7 @@ use libfuzzer_sys::fuzz_target;
 use strata::fs::{Fs, ReadFileOptions, SimFs};
 use strata::iter::InternalIterator;
 use strata::table::TableReader;
-use strata::ReadOptions;
+use strata::{PrefixExtractor, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {
     let fs = SimFs::new(0);
@@ -58,6 +58,12 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = it.status();
         let _ = table.get(&ro, b"key", 100);
+        // The prefix filter, under the extractor the table may name.
+        for extractor in [PrefixExtractor::Fixed(2), PrefixExtractor::Capped(3)] {
+            let _ = table.prefix_may_match(&extractor, b"ke");
+            it.seek_in_prefix(b"key\x01\0\0\0\0\0\0\0", &extractor, b"ke");
+            let _ = it.status();
+        }
     }
     let _ = table.verify();
 });
