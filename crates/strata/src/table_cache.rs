@@ -167,22 +167,26 @@ impl TableCache {
                 ),
             ));
         }
-        let mut table = TableReader::open(file, &path)?;
-        if let Some(cache) = &self.block_cache {
-            let pin = if self.pin_l0_meta && level == 0 {
-                MetaPinning::All
-            } else if self.pin_top_level_meta {
-                MetaPinning::TopLevel
-            } else {
-                MetaPinning::Nothing
-            };
-            table = table.with_block_cache(
-                cache.clone(),
-                self.statistics.clone(),
-                self.meta_priority,
-                pin,
-            )?;
-        }
+        let table = match &self.block_cache {
+            Some(cache) => {
+                let pinning = if self.pin_l0_meta && level == 0 {
+                    MetaPinning::All
+                } else if self.pin_top_level_meta {
+                    MetaPinning::TopLevel
+                } else {
+                    MetaPinning::Nothing
+                };
+                TableReader::open_with_block_cache(
+                    file,
+                    &path,
+                    cache.clone(),
+                    self.statistics.clone(),
+                    self.meta_priority,
+                    pinning,
+                )?
+            }
+            None => TableReader::open(file, &path)?,
+        };
         let table = Arc::new(table);
         let mut open = shard.write();
         if let Some(winner) = open.get(&number) {

@@ -221,12 +221,9 @@ fn cached(
     };
     let cache = Arc::new(LruCache::new(options).unwrap());
     let stats = Arc::new(Statistics::new());
-    let table = TableReader::open(
+    let table = TableReader::open_with_block_cache(
         Arc::new(MemReadFile(Bytes::from(bytes.to_vec()))),
         Path::new("t.sst"),
-    )
-    .unwrap()
-    .with_block_cache(
         cache.clone(),
         Some(stats.clone()),
         meta.then_some(Priority::High),
@@ -416,6 +413,40 @@ fn damaged_partitions_and_top_levels_are_corruption_naming_file_and_offset() {
     let err = open(past_end).unwrap_err();
     assert!(matches!(err, Error::Corruption { .. }), "{err}");
     assert!(err.to_string().contains("runs past the blocks"), "{err}");
+}
+
+/// With partitions left to the cache, a damaged partition is found when a
+/// read needs it: the read fails naming the file and the partition, the
+/// failure is never cached, and reads elsewhere go on.
+#[test]
+fn a_damaged_partition_fails_the_reads_that_need_it() {
+    let entries = sweep_entries(200);
+    let bytes = build_table(&entries, partitioned(64, 64, true));
+    let (partition, _) = partition_offsets(&bytes);
+    let mut bad = bytes.clone();
+    bad[partition as usize + 1] ^= 0x10;
+    let (table, _, stats) = cached(&bad, 1 << 20, true, MetaPinning::TopLevel);
+    let first_key = ParsedInternalKey::parse(&entries[0].0).unwrap();
+    let misses_before = stats.ticker(Ticker::BlockCacheIndexMiss);
+    for _ in 0..2 {
+        match table.get(&ReadOptions::default(), first_key.user_key, 1000) {
+            Err(Error::Corruption { file, offset, .. }) => {
+                assert_eq!((file.as_path(), offset), (Path::new("t.sst"), partition));
+            }
+            other => panic!("expected corruption, got {other:?}"),
+        }
+    }
+    let misses = stats.ticker(Ticker::BlockCacheIndexMiss) - misses_before;
+    assert_eq!(misses, 2, "cached after failing");
+    let last = ParsedInternalKey::parse(&entries[199].0).unwrap();
+    assert!(get(&table, last.user_key, 1000).is_some());
+    let mut it = table.iter(&ReadOptions::default());
+    it.seek_to_first();
+    assert!(!it.valid());
+    assert!(matches!(it.status(), Err(Error::Corruption { offset, .. }) if offset == partition));
+    assert!(table.verify().is_err());
+    // Holding its partitions, the table finds the damage at open.
+    expect_corruption_at(bad, partition, "checksum mismatch");
 }
 
 #[test]

@@ -120,8 +120,36 @@ pub struct TableReader {
 }
 
 impl TableReader {
-    /// Opens the table in `file`; `path` names it in errors.
+    /// Opens the table in `file`; `path` names it in errors. The table holds
+    /// its index and filter, partitions included.
     pub fn open(file: Arc<dyn RandomAccessFile>, path: &Path) -> Result<TableReader> {
+        let mut table = Self::open_top_levels(file, path)?;
+        table.partitions = table.read_partitions()?;
+        Ok(table)
+    }
+
+    /// [`open`](Self::open) followed by
+    /// [`with_block_cache`](Self::with_block_cache), except that partitions
+    /// the cache is to hold are not read now: a table opened for a database
+    /// larger than memory reads only its top levels (and what it pins).
+    pub fn open_with_block_cache(
+        file: Arc<dyn RandomAccessFile>,
+        path: &Path,
+        cache: Arc<dyn Cache>,
+        statistics: Option<Arc<Statistics>>,
+        meta_priority: Option<Priority>,
+        pinning: MetaPinning,
+    ) -> Result<TableReader> {
+        let mut table = Self::open_top_levels(file, path)?;
+        if meta_priority.is_none() {
+            table.partitions = table.read_partitions()?;
+        }
+        table.with_block_cache(cache, statistics, meta_priority, pinning)
+    }
+
+    /// Opens the table reading its meta blocks but no index or filter
+    /// partitions.
+    fn open_top_levels(file: Arc<dyn RandomAccessFile>, path: &Path) -> Result<TableReader> {
         let path: Arc<Path> = Arc::from(path);
         let file_size = file.len();
         let corrupt = |offset: u64, reason: String| Error::corruption(&path, offset, reason);
@@ -202,7 +230,7 @@ impl TableReader {
             }
             None => FragmentedRangeTombstones::default(),
         };
-        let mut table = TableReader {
+        Ok(TableReader {
             block_cache: None,
             fetcher,
             footer,
@@ -216,9 +244,7 @@ impl TableReader {
             range_del_handle,
             range_tombstones: Arc::new(range_tombstones),
             pinned_meta: Vec::new(),
-        };
-        table.partitions = table.read_partitions()?;
-        Ok(table)
+        })
     }
 
     /// Every index and filter partition, for a table that holds them.
