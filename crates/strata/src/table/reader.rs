@@ -1,8 +1,8 @@
 //! Opens a table file and answers point reads.
 //!
 //! Open reads the footer, then the metaindex, properties, index, filter and
-//! range-deletion blocks (and, for a two-level index or a partitioned
-//! filter, every partition), always verifying their checksums; the range
+//! range-deletion blocks (and every index and filter partition, unless the
+//! block cache is to hold them), always verifying their checksums; the range
 //! tombstones are kept fragmented for the table's lifetime. Data blocks are read on demand through
 //! [`TableReader::read_block`], the one place where a block cache will plug in
 //! (each block is identified by the file and its offset).
@@ -480,14 +480,6 @@ impl TableReader {
         }
     }
 
-    /// A cursor over the index, which holds `table` as `T` (`&` or `Arc`).
-    pub(crate) fn index_iter<T>(table: T) -> Result<IndexIter<T>>
-    where
-        T: std::ops::Deref<Target = TableReader> + std::fmt::Debug,
-    {
-        IndexIter::new(table)
-    }
-
     /// The filter, if the table has one: held (or pinned), or from the
     /// block cache.
     pub fn filter(&self) -> Result<Option<TableFilter>> {
@@ -614,7 +606,7 @@ impl TableReader {
     /// `ApproximateOffsetOf`, for size estimates).
     pub fn approximate_offset_of(&self, user_key: &[u8]) -> Result<u64> {
         let lookup = seek_key(user_key, crate::key::MAX_SEQUENCE_NUMBER);
-        let mut index = Self::index_iter(self)?;
+        let mut index = IndexIter::new(self)?;
         index.seek(&lookup);
         if index.valid() {
             return Ok(index.handle()?.offset);

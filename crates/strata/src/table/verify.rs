@@ -10,6 +10,7 @@ use crate::key::{compare_internal, user_key, ValueType};
 use crate::table::block::InternalOrder;
 use crate::table::format::FOOTER_LEN;
 use crate::table::partitioned_filter::FilterQuery;
+use crate::table::partitioned_index::IndexIter;
 use crate::table::reader::{read_range_tombstones, TableReader};
 use crate::table::two_level::HandleIter;
 
@@ -38,7 +39,7 @@ impl TableReader {
         let mut last_key: Option<Vec<u8>> = None;
         let mut last_separator: Option<Vec<u8>> = None;
         let mut deletions = 0u64;
-        let mut index = Self::index_iter(self)?;
+        let mut index = IndexIter::new(self)?;
         let mut filter = self.filter()?.map(|f| FilterQuery::new(self, f));
         index.seek_to_first();
         while index.valid() {
