@@ -48,7 +48,7 @@ impl TableIterator {
     pub(crate) fn new(table: Arc<TableReader>, options: &ReadOptions) -> Self {
         // An index that cannot be loaded leaves the iterator empty, with the
         // error in `status()`.
-        let (index, error) = match IndexIter::new(table.clone()) {
+        let (index, error) = match IndexIter::new(table.clone(), options.fill_cache) {
             Ok(index) => (index, None),
             Err(e) => {
                 let origin = BlockOrigin {

@@ -96,7 +96,7 @@ impl<'t> TableLookup<'t> {
         let lookup = seek_key(user_key, seq);
         let mut index = match self.index.take() {
             Some(index) => index,
-            None => IndexIter::new(self.table)?,
+            None => IndexIter::new(self.table, self.fill_cache)?,
         };
         index.seek(&lookup);
         let found = self.scan_from(&mut index, user_key, &lookup, operands);

@@ -63,24 +63,28 @@ pub(crate) enum IndexIter<T: Deref<Target = TableReader>> {
 /// Index partitions read for a cursor: held by the table, else from the
 /// cache or the file.
 #[derive(Debug)]
-pub(crate) struct IndexPartitions<T>(T);
+pub(crate) struct IndexPartitions<T> {
+    table: T,
+    /// Insert partitions read on a cache miss (`ReadOptions::fill_cache`):
+    /// a compaction scans every partition of its inputs once, and caching
+    /// them would push the readers' hot set out.
+    fill_cache: bool,
+}
 
 impl<T: Deref<Target = TableReader> + std::fmt::Debug> BlockSource for IndexPartitions<T> {
     fn load(&mut self, handle: BlockHandle) -> Result<Block> {
-        self.0.index_partition(handle)
+        self.table.index_partition(handle, self.fill_cache)
     }
 }
 
 impl<T: Deref<Target = TableReader> + std::fmt::Debug> IndexIter<T> {
-    /// A cursor over `table`'s index (unpositioned).
-    pub(crate) fn new(table: T) -> Result<Self> {
+    /// A cursor over `table`'s index (unpositioned), inserting the index
+    /// partitions it reads into the block cache when `fill_cache`.
+    pub(crate) fn new(table: T, fill_cache: bool) -> Result<Self> {
         let top = table.index()?.iter::<InternalOrder>();
         Ok(if table.has_two_level_index() {
-            IndexIter::TwoLevel(Box::new(TwoLevelIter::new(
-                top,
-                IndexPartitions(table),
-                None,
-            )))
+            let partitions = IndexPartitions { table, fill_cache };
+            IndexIter::TwoLevel(Box::new(TwoLevelIter::new(top, partitions, None)))
         } else {
             IndexIter::Block(top)
         })
@@ -165,13 +169,16 @@ impl TableReader {
     }
 
     /// One index partition: held by the table, else from the block cache
-    /// (with `cache_index_and_filter_blocks`), else read from the file.
-    pub(crate) fn index_partition(&self, handle: BlockHandle) -> Result<Block> {
+    /// (with `cache_index_and_filter_blocks`; inserted after a miss when
+    /// `fill_cache`), else read from the file.
+    pub(crate) fn index_partition(&self, handle: BlockHandle, fill_cache: bool) -> Result<Block> {
         if let Some(block) = self.held_partitions().index(handle.offset) {
             return Ok(block);
         }
         match self.meta_cache() {
-            Some(cache) => self.cached_index_block(cache, handle).map(|(b, _)| b),
+            Some(cache) => self
+                .cached_index_block(cache, handle, fill_cache)
+                .map(|(b, _)| b),
             None => self.read_block(handle, true),
         }
     }
@@ -184,7 +191,7 @@ impl TableReader {
         let mut pinned = PinnedPartitions::default();
         let top = self.index()?;
         for (_, handle) in Self::partition_handles(&top)? {
-            if let (block, Some(pin)) = self.cached_index_block(cache, handle)? {
+            if let (block, Some(pin)) = self.cached_index_block(cache, handle, true)? {
                 pinned.held.index.push((handle.offset, block));
                 pinned.handles.push(pin);
             }

@@ -339,7 +339,7 @@ impl TableReader {
             MetaPinning::All => true,
         };
         if pin_top {
-            let (index, handle) = self.cached_index_block(&cache, self.footer.index)?;
+            let (index, handle) = self.cached_index_block(&cache, self.footer.index, true)?;
             if let Some(handle) = handle {
                 self.index = Some(index);
                 self.pinned_meta.push(handle);
@@ -402,16 +402,18 @@ impl TableReader {
     }
 
     /// An index block (the index, a top level or a partition) through the
-    /// cache.
+    /// cache, inserted after a miss when `fill`.
     pub(crate) fn cached_index_block(
         &self,
         cache: &BlockCacheRef,
         handle: BlockHandle,
+        fill: bool,
     ) -> Result<(Block, Option<CacheHandle>)> {
         self.cached_meta_block(
             cache,
             handle,
             (Ticker::BlockCacheIndexHit, Ticker::BlockCacheIndexMiss),
+            fill,
         )
     }
 
@@ -420,8 +422,10 @@ impl TableReader {
         cache: &BlockCacheRef,
         handle: BlockHandle,
         tickers: (Ticker, Ticker),
+        fill: bool,
     ) -> Result<(Block, Option<CacheHandle>)> {
-        self.cached_block(cache, handle, tickers, Self::meta_fill(cache), || {
+        let priority = Self::meta_fill(cache).filter(|_| fill);
+        self.cached_block(cache, handle, tickers, priority, || {
             let block = self.fetcher.read_block(handle, true, None)?;
             let size = block.size();
             Ok((block, size))
@@ -460,7 +464,7 @@ impl TableReader {
         };
         Ok(Some(if self.partitioned_filter {
             let filter_tickers = (Ticker::BlockCacheFilterHit, Ticker::BlockCacheFilterMiss);
-            let (top, pin) = self.cached_meta_block(cache, handle, filter_tickers)?;
+            let (top, pin) = self.cached_meta_block(cache, handle, filter_tickers, true)?;
             (TableFilter::Partitioned(top), pin)
         } else {
             let (filter, pin) = self.cached_filter(cache, handle)?;
@@ -474,7 +478,7 @@ impl TableReader {
         match (&self.index, &self.block_cache) {
             (Some(index), _) => Ok(index.clone()),
             (None, Some(cache)) => self
-                .cached_index_block(cache, self.footer.index)
+                .cached_index_block(cache, self.footer.index, true)
                 .map(|(index, _)| index),
             (None, None) => self.fetcher.read_block(self.footer.index, true, None),
         }
@@ -606,7 +610,8 @@ impl TableReader {
     /// `ApproximateOffsetOf`, for size estimates).
     pub fn approximate_offset_of(&self, user_key: &[u8]) -> Result<u64> {
         let lookup = seek_key(user_key, crate::key::MAX_SEQUENCE_NUMBER);
-        let mut index = IndexIter::new(self)?;
+        // An estimate should not disturb the cache.
+        let mut index = IndexIter::new(self, false)?;
         index.seek(&lookup);
         if index.valid() {
             return Ok(index.handle()?.offset);

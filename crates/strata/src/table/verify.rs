@@ -39,7 +39,7 @@ impl TableReader {
         let mut last_key: Option<Vec<u8>> = None;
         let mut last_separator: Option<Vec<u8>> = None;
         let mut deletions = 0u64;
-        let mut index = IndexIter::new(self)?;
+        let mut index = IndexIter::new(self, false)?;
         let mut filter = self.filter()?.map(|f| FilterQuery::new(self, f));
         index.seek_to_first();
         while index.valid() {
@@ -199,7 +199,7 @@ impl TableReader {
         let top = self.index()?;
         let partitions = Self::partition_handles(&top)?;
         for (separator, handle) in &partitions {
-            let mut it = self.index_partition(*handle)?.iter::<InternalOrder>();
+            let mut it = self.index_partition(*handle, false)?.iter::<InternalOrder>();
             it.seek_to_last();
             it.status()?;
             if !it.valid() || it.key() != separator.as_slice() {

@@ -195,3 +195,41 @@ fn partitions_live_in_a_cache_smaller_than_them_with_the_top_levels_pinned() {
         }
     }
 }
+
+#[test]
+fn compaction_reads_leave_index_partitions_out_of_the_cache() {
+    let fs = SimFs::new(33);
+    let cache = Arc::new(LruCache::new(LruOptions::new(8 << 20)).unwrap());
+    let stats = Arc::new(Statistics::new());
+    let mut options = options(&fs, true, Some(cache));
+    options.statistics = Some(stats.clone());
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    for round in 0..3u32 {
+        for i in 0..2000u32 {
+            db.put(key(i), format!("{round}-{i}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    // A scan that fills nothing opens every table, pinning its top levels,
+    // before counting.
+    let no_fill = strata::ReadOptions {
+        fill_cache: false,
+        ..strata::ReadOptions::default()
+    };
+    assert_eq!(db.range_opt(&no_fill, ..).count(), 2000);
+    let t = |ticker| stats.ticker(ticker);
+    let (adds, index_misses) = (t(Ticker::BlockCacheAdd), t(Ticker::BlockCacheIndexMiss));
+    db.compact_range(None, None).unwrap();
+    // The inputs' partitions were looked up but not inserted: what was
+    // added is the new table's pinned top levels.
+    assert!(t(Ticker::BlockCacheIndexMiss) > index_misses);
+    assert!(
+        t(Ticker::BlockCacheAdd) <= adds + 4,
+        "{} {adds}",
+        t(Ticker::BlockCacheAdd)
+    );
+    // Reads fill it as before: a partition and a data block at least.
+    let before_read = t(Ticker::BlockCacheAdd);
+    assert_eq!(db.get(key(1999)).unwrap(), Some("2-1999".into()));
+    assert!(t(Ticker::BlockCacheAdd) >= before_read + 2);
+}
