@@ -60,10 +60,12 @@ impl<'t> FilterQuery<'t> {
     }
 
     /// Whether the hash of `bytes` (a user key, or anything else the
-    /// builder added beside it) may be in the filter, asked of the
-    /// partition that `user_key` selects; with a whole filter `user_key`
-    /// plays no part. A user key past every partition is in none (false).
-    /// A partition that cannot be loaded is an error.
+    /// builder added beside it, such as a key prefix) may be in the filter,
+    /// asked of the partition that `user_key` selects: the one holding the
+    /// first entry at or after `user_key`, which may itself be a prefix.
+    /// With a whole filter `user_key` plays no part. A `user_key` past every
+    /// partition selects none, and the answer is false. A partition that
+    /// cannot be loaded is an error.
     pub fn may_contain(&mut self, user_key: &[u8], bytes: &[u8]) -> Result<bool> {
         let hash = filter_hash(bytes);
         let top = match &self.filter {
