@@ -18,17 +18,24 @@ if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(cd fuzz && cargo fuzz list)
 fi
 
+# Where cargo puts release binaries (CARGO_TARGET_DIR is honoured).
+bin="${CARGO_TARGET_DIR:-target}/release"
+
 # Random bytes almost never pass a table footer's magic and checksum, so the
-# table target starts from small valid tables in every codec.
+# table target starts from small valid tables in every codec, with a one-block
+# and a two-level index (partitioned filters, small partitions).
 seed_tables() {
   local dir=fuzz/corpus/table_open_scan
   mkdir -p "$dir"
   cargo build --release -q -p strata-cli
   for codec in none snappy lz4 zstd; do
     for checksum in crc32c xxh3; do
-      awk 'BEGIN { for (i = 0; i < 40; i++) printf "key%03d ==> value%d\n", i, i * 7 }' |
-        target/release/strata sst build --output "$dir/seed-$codec-$checksum.sst" \
-          --compression "$codec" --checksum "$checksum" --block_size 128 --block_restart_interval 4 2>/dev/null
+      for index in kBinarySearch kTwoLevelIndexSearch; do
+        awk 'BEGIN { for (i = 0; i < 40; i++) printf "key%03d ==> value%d\n", i, i * 7 }' |
+          "$bin/strata" sst build --output "$dir/seed-$codec-$checksum-$index.sst" \
+            --compression "$codec" --checksum "$checksum" --block_size 128 --block_restart_interval 4 \
+            --index_type "$index" --partition_filters --metadata_block_size 64 2>/dev/null
+      done
     done
   done
 }
@@ -40,7 +47,7 @@ seed_manifests() {
   mkdir -p "$dir"
   cargo build --release -q -p strata-bench
   db=$(mktemp -d)
-  target/release/strata-bench --db="$db" --num=20000 --write_buffer_size=65536 \
+  "$bin/strata-bench" --db="$db" --num=20000 --write_buffer_size=65536 \
     --benchmarks=fillrandom,compact >/dev/null
   for m in "$db"/MANIFEST-*; do cp "$m" "$dir/seed-$(basename "$m")"; done
   rm -rf "$db"
@@ -53,7 +60,7 @@ seed_options() {
   mkdir -p "$dir"
   cargo build --release -q -p strata-bench
   db=$(mktemp -d)
-  target/release/strata-bench --db="$db" --num=1000 --num_column_families=2 \
+  "$bin/strata-bench" --db="$db" --num=1000 --num_column_families=2 \
     --merge_operator=stringappend --benchmarks=fillrandom >/dev/null
   for file in crates/strata/tests/fixtures/rocksdb-options/OPTIONS-000007 "$db"/OPTIONS-*; do
     { printf '\000'; cat "$file"; } >"$dir/seed-strict-$(basename "$file")"

@@ -109,6 +109,16 @@ fn engine_args(f: &Flags) -> Vec<String> {
             f.cache_index_and_filter_blocks
         ),
         format!(
+            "--pin_top_level_index_and_filter={}",
+            f.pin_top_level_index_and_filter
+        ),
+        format!("--partition_index={}", f.partition_index),
+        format!(
+            "--partition_index_and_filters={}",
+            f.partition_index_and_filters
+        ),
+        format!("--metadata_block_size={}", f.metadata_block_size),
+        format!(
             "--cache_high_pri_pool_ratio={}",
             f.cache_high_pri_pool_ratio
         ),

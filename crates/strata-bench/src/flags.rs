@@ -14,7 +14,9 @@ use std::sync::Arc;
 use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::Cache;
-use strata::{ChecksumType, CompactionOptions, CompressionType, DbOptions, TableOptions};
+use strata::{
+    ChecksumType, CompactionOptions, CompressionType, DbOptions, IndexType, TableOptions,
+};
 use strata::{PrefixExtractor, ReadOptions};
 
 use crate::generator::make_prefixed_key;
@@ -129,7 +131,16 @@ pub struct Flags {
     pub open_files: i64,
     pub cache_index_and_filter_blocks: bool,
     pub pin_l0_filter_and_index_blocks_in_cache: bool,
+    /// db_bench's default false (the engine's is true): pin the top level of
+    /// partitioned index and filters in the cache.
     pub pin_top_level_index_and_filter: bool,
+    /// db_bench's `--partition_index`: a two-level index (`kTwoLevelIndexSearch`).
+    pub partition_index: bool,
+    /// db_bench's `--partition_index_and_filters`: a two-level index and
+    /// partitioned filters.
+    pub partition_index_and_filters: bool,
+    /// Target size of index and filter partitions (db_bench's default 4096).
+    pub metadata_block_size: usize,
     /// Strata's own `--file_index_prefix_cache` (default true): search each
     /// level's files through the key-prefix cache; false for full compares.
     pub file_index_prefix_cache: bool,
@@ -248,7 +259,10 @@ impl Default for Flags {
             open_files: -1,
             cache_index_and_filter_blocks: false,
             pin_l0_filter_and_index_blocks_in_cache: false,
-            pin_top_level_index_and_filter: true,
+            pin_top_level_index_and_filter: false,
+            partition_index: false,
+            partition_index_and_filters: false,
+            metadata_block_size: 4096,
             file_index_prefix_cache: true,
             multiread_batched: false,
             prefix_size: 0,
@@ -349,6 +363,11 @@ impl Flags {
         }
     }
 
+    /// A two-level index, as db_bench asks for with either partition flag.
+    pub fn partitioned_index(&self) -> bool {
+        self.partition_index || self.partition_index_and_filters
+    }
+
     /// The engine options these flags ask for.
     pub fn db_options(&self) -> DbOptions {
         DbOptions {
@@ -370,6 +389,13 @@ impl Flags {
                 pin_l0_filter_and_index_blocks_in_cache: self
                     .pin_l0_filter_and_index_blocks_in_cache,
                 pin_top_level_index_and_filter: self.pin_top_level_index_and_filter,
+                index_type: if self.partitioned_index() {
+                    IndexType::TwoLevelIndexSearch
+                } else {
+                    IndexType::BinarySearch
+                },
+                partition_filters: self.partition_index_and_filters,
+                metadata_block_size: self.metadata_block_size,
                 ..TableOptions::default()
             },
             compaction: CompactionOptions {
@@ -503,6 +529,13 @@ Flags (default in brackets):
   --use_direct_io_for_flush_and_compaction=0|1 [0]  O_DIRECT table writes
   --histogram=0|1            [0]  per-op latency percentiles
   --verify_checksum=0|1      [1]  check data block checksums on reads
+  --cache_index_and_filter_blocks=0|1 [0]  index and filter blocks in the block cache
+  --pin_l0_filter_and_index_blocks_in_cache=0|1 [0]
+  --pin_top_level_index_and_filter=0|1 [0]  pin the top level of partitioned
+                             index and filters in the cache (db_bench's default)
+  --partition_index=0|1      [0]  two-level index (index_type=kTwoLevelIndexSearch)
+  --partition_index_and_filters=0|1 [0]  two-level index and partitioned filters
+  --metadata_block_size=BYTES [4096]  target size of index and filter partitions
   --file_index_prefix_cache=0|1 [1]  search each level's files by the 8-byte
                              key prefixes of their largest keys first (Strata only)
   --stats_interval_seconds=N [0]  print ops and rate every N seconds;
@@ -629,6 +662,24 @@ mod tests {
         assert!(error(&["--cache_type=fifo"]).contains("lru_cache"));
         let e = error(&["--level0_stop_writes_trigger=3"]);
         assert!(e.starts_with("--level0_stop_writes_trigger:"), "{e}");
+    }
+
+    #[test]
+    fn partition_flags_ask_for_what_db_benchs_do() {
+        let table = |args: &[&str]| run(args).db_options().table;
+        let plain = table(&[]);
+        assert_eq!(plain.index_type, IndexType::BinarySearch);
+        assert!(!plain.partition_filters && !plain.pin_top_level_index_and_filter);
+        let index = table(&["--partition_index", "--metadata_block_size=1024"]);
+        assert_eq!(index.index_type, IndexType::TwoLevelIndexSearch);
+        assert!(!index.partition_filters);
+        assert_eq!(index.metadata_block_size, 1024);
+        let both = table(&["--partition_index_and_filters=1"]);
+        assert_eq!(both.index_type, IndexType::TwoLevelIndexSearch);
+        assert!(both.partition_filters);
+        assert_eq!(both.metadata_block_size, 4096);
+        assert!(table(&["--pin_top_level_index_and_filter"]).pin_top_level_index_and_filter);
+        assert!(error(&["--metadata_block_size=big"]).contains("--metadata_block_size"));
     }
 
     #[test]

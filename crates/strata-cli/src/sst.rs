@@ -47,6 +47,15 @@ pub struct BuildArgs {
     /// Bloom filter bits per key (0 = no filter).
     #[arg(long = "bloom_bits", default_value_t = 10.0)]
     bloom_bits: f64,
+    /// Index layout, by RocksDB's name: kBinarySearch or kTwoLevelIndexSearch.
+    #[arg(long = "index_type", default_value = "kBinarySearch")]
+    index_type: String,
+    /// With kTwoLevelIndexSearch, partition the bloom filter too.
+    #[arg(long = "partition_filters")]
+    partition_filters: bool,
+    /// Target size of index and filter partitions in bytes.
+    #[arg(long = "metadata_block_size", default_value_t = 4096)]
+    metadata_block_size: usize,
     /// Sort the input (later lines win for equal keys) instead of requiring order.
     #[arg(long)]
     sort: bool,
@@ -139,6 +148,12 @@ fn build(args: BuildArgs) -> CliResult {
         bloom_bits_per_key: args.bloom_bits,
         compression: CompressionType::parse(&args.compression).map_err(|e| e.to_string())?,
         checksum: ChecksumType::parse(&args.checksum).map_err(|e| e.to_string())?,
+        index_type: args
+            .index_type
+            .parse()
+            .map_err(|e: strata::Error| e.to_string())?,
+        partition_filters: args.partition_filters,
+        metadata_block_size: args.metadata_block_size,
         ..TableOptions::default()
     };
     options.validate().map_err(|e| e.to_string())?;

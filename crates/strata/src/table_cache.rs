@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::fs::{Fs, ReadFileOptions};
 use crate::statistics::Statistics;
-use crate::table::TableReader;
+use crate::table::{MetaPinning, TableReader};
 
 /// Shards when the number of open readers is not bounded, or bounded high.
 const MAX_SHARDS: usize = 16;
@@ -57,6 +57,8 @@ pub struct TableCache {
     meta_priority: Option<Priority>,
     /// Tables opened at L0 pin their cached index and filter.
     pin_l0_meta: bool,
+    /// Tables with partitioned index or filter pin their top levels.
+    pin_top_level_meta: bool,
 }
 
 impl TableCache {
@@ -73,6 +75,7 @@ impl TableCache {
             statistics: None,
             meta_priority: None,
             pin_l0_meta: false,
+            pin_top_level_meta: false,
         }
     }
 
@@ -106,14 +109,19 @@ impl TableCache {
     /// Tables opened from now on keep their index and filter blocks in the
     /// block cache at `priority` (RocksDB's `cache_index_and_filter_blocks`)
     /// instead of holding them; with `pin_l0`, tables opened at L0 keep
-    /// theirs pinned there (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`).
+    /// theirs pinned there (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`),
+    /// and with `pin_top_level` every table with a two-level index or a
+    /// partitioned filter keeps their top levels pinned (RocksDB's
+    /// `pin_top_level_index_and_filter`).
     pub fn with_cached_index_and_filter(
         mut self,
         priority: Option<Priority>,
         pin_l0: bool,
+        pin_top_level: bool,
     ) -> Self {
         self.meta_priority = priority;
         self.pin_l0_meta = pin_l0;
+        self.pin_top_level_meta = pin_top_level;
         self
     }
 
@@ -159,16 +167,26 @@ impl TableCache {
                 ),
             ));
         }
-        let mut table = TableReader::open(file, &path)?;
-        if let Some(cache) = &self.block_cache {
-            let pin = self.pin_l0_meta && level == 0;
-            table = table.with_block_cache(
-                cache.clone(),
-                self.statistics.clone(),
-                self.meta_priority,
-                pin,
-            )?;
-        }
+        let table = match &self.block_cache {
+            Some(cache) => {
+                let pinning = if self.pin_l0_meta && level == 0 {
+                    MetaPinning::All
+                } else if self.pin_top_level_meta {
+                    MetaPinning::TopLevel
+                } else {
+                    MetaPinning::Nothing
+                };
+                TableReader::open_with_block_cache(
+                    file,
+                    &path,
+                    cache.clone(),
+                    self.statistics.clone(),
+                    self.meta_priority,
+                    pinning,
+                )?
+            }
+            None => TableReader::open(file, &path)?,
+        };
         let table = Arc::new(table);
         let mut open = shard.write();
         if let Some(winner) = open.get(&number) {

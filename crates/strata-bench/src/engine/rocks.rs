@@ -8,9 +8,9 @@ use std::path::Path;
 
 use rocksdb::statistics::{StatsLevel, Ticker};
 use rocksdb::{
-    BlockBasedOptions, Cache, ChecksumType, DBCompactionStyle, DBCompressionType,
-    DBRawIteratorWithThreadMode, LruCacheOptions, Options, ReadOptions, SliceTransform,
-    WaitForCompactOptions, WriteBatch, WriteOptions, DB,
+    BlockBasedIndexType, BlockBasedOptions, Cache, ChecksumType, DBCompactionStyle,
+    DBCompressionType, DBRawIteratorWithThreadMode, LruCacheOptions, Options, ReadOptions,
+    SliceTransform, WaitForCompactOptions, WriteBatch, WriteOptions, DB,
 };
 use strata::CompactionStyle;
 
@@ -152,6 +152,13 @@ fn options(flags: &Flags) -> Result<(Options, Option<Cache>), String> {
     table.set_cache_index_and_filter_blocks(flags.cache_index_and_filter_blocks);
     table
         .set_pin_l0_filter_and_index_blocks_in_cache(flags.pin_l0_filter_and_index_blocks_in_cache);
+    table.set_pin_top_level_index_and_filter(flags.pin_top_level_index_and_filter);
+    // As db_bench: either partition flag asks for the two-level index.
+    if flags.partitioned_index() {
+        table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+        table.set_partition_filters(flags.partition_index_and_filters);
+        table.set_metadata_block_size(flags.metadata_block_size);
+    }
     let cache = match flags.cache_size {
         size if size > 0 => {
             let cache = if flags.clock_cache {

@@ -26,6 +26,8 @@ const BOOL_FLAGS: &[&str] = &[
     "cache_index_and_filter_blocks",
     "pin_l0_filter_and_index_blocks_in_cache",
     "pin_top_level_index_and_filter",
+    "partition_index",
+    "partition_index_and_filters",
     "file_index_prefix_cache",
     "multiread_batched",
     "whole_key_filtering",
@@ -152,6 +154,11 @@ where
             "pin_top_level_index_and_filter" => {
                 flags.pin_top_level_index_and_filter = boolean(name, value)?
             }
+            "partition_index" => flags.partition_index = boolean(name, value)?,
+            "partition_index_and_filters" => {
+                flags.partition_index_and_filters = boolean(name, value)?
+            }
+            "metadata_block_size" => flags.metadata_block_size = number(name, value)?,
             "duration" => flags.duration = number(name, value)?,
             "batch_size" => flags.batch_size = number(name, value)?,
             "writes_per_range_tombstone" => flags.writes_per_range_tombstone = number(name, value)?,
@@ -323,6 +330,7 @@ fn is_known(name: &str) -> bool {
             | "max_write_buffer_number"
             | "block_size"
             | "block_restart_interval"
+            | "metadata_block_size"
             | "bloom_bits"
             | "compression_type"
             | "checksum_type"

@@ -53,6 +53,43 @@ fn build_dump_verify_roundtrip() {
 }
 
 #[test]
+fn partitioned_tables_build_dump_and_verify() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sst = dir.path().join("t.sst");
+    let input: String = (0..200)
+        .map(|i| format!("key{i:04} ==> value{i}\n"))
+        .collect();
+    let partitioned = [
+        "--index_type",
+        "kTwoLevelIndexSearch",
+        "--partition_filters",
+        "--metadata_block_size",
+        "64",
+        "--block_size",
+        "128",
+    ];
+    let out = build(&sst, &partitioned, &input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let f = sst.to_str().expect("utf-8");
+    let out = strata(&["sst", "dump", "--file", f, "--scan"], "");
+    assert_eq!(stdout(&out).lines().count(), 200);
+    let text = stdout(&strata(
+        &["sst", "dump", "--file", f, "--show_properties"],
+        "",
+    ));
+    let partitions = text
+        .lines()
+        .find_map(|l| l.strip_prefix("index partitions: "))
+        .expect("index partitions line");
+    assert!(partitions.parse::<u32>().expect("a number") > 1, "{text}");
+    assert!(text.contains("format version: 3"), "{text}");
+    assert_eq!(stdout(&strata(&["sst", "verify", "--file", f], "")), "OK\n");
+    let out = build(&sst, &["--index_type", "kHashSearch"], &input);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("kHashSearch"), "{}", stderr(&out));
+}
+
+#[test]
 fn range_and_hex_output() {
     let dir = tempfile::tempdir().expect("tempdir");
     let sst = dir.path().join("t.sst");

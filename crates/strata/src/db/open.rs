@@ -503,6 +503,7 @@ fn build_inner(
                 .with_cached_index_and_filter(
                     meta_priority(&options),
                     options.table.pin_l0_filter_and_index_blocks_in_cache,
+                    options.table.pin_top_level_index_and_filter,
                 ),
         ),
         flush_fs: limited(&fs, &options, IoPriority::High),

@@ -494,6 +494,17 @@ pub(crate) const TABLE_OPTIONS: &[OptionDef<TableOptions>] = &[
         pin_top_level_index_and_filter,
         parse_bool
     ),
+    OptionDef {
+        name: "index_type",
+        mutable: false,
+        get: |o| Some(o.index_type.name().to_owned()),
+        set: |o, v, _| {
+            o.index_type = v.parse()?;
+            Ok(())
+        },
+    },
+    opt!("partition_filters", false, partition_filters, parse_bool),
+    opt!("metadata_block_size", false, metadata_block_size, parse_int),
 ];
 
 /// The only comparator: bytewise order, under RocksDB's (LevelDB's) name.

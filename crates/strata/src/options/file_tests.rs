@@ -7,7 +7,7 @@ use crate::fs::sim::{CrashMode, Fault, OpKind};
 use crate::fs::SimFs;
 use crate::merge::{MergeError, StringAppendOperator, UInt64AddOperator};
 use crate::options::{
-    CompactionStyle, FifoOptions, TableOptions, UniversalOptions, WalRecoveryMode,
+    CompactionStyle, FifoOptions, IndexType, TableOptions, UniversalOptions, WalRecoveryMode,
 };
 
 const DIR: &str = "/db";
@@ -82,6 +82,9 @@ fn unusual_cf(style: CompactionStyle) -> CfOptions {
             cache_index_and_filter_blocks_with_high_priority: false,
             pin_l0_filter_and_index_blocks_in_cache: true,
             pin_top_level_index_and_filter: false,
+            index_type: IndexType::TwoLevelIndexSearch,
+            partition_filters: true,
+            metadata_block_size: 8192,
         },
         compaction: CompactionOptions {
             compaction_style: style,
@@ -419,7 +422,7 @@ fn rocksdbs_file_lists_every_unknown_option_without_the_flag() {
         "[CFOptions \"default\"] compression_opts.max_dict_buffer_bytes",
         "[CFOptions \"default\"] compaction_options_fifo.allow_compaction",
         "[CFOptions \"default\"] memtable_factory",
-        "[TableOptions/BlockBasedTable \"default\"] index_type",
+        "[TableOptions/BlockBasedTable \"default\"] data_block_index_type",
         "ignore_unknown_options",
     ] {
         assert!(
@@ -431,6 +434,9 @@ fn rocksdbs_file_lists_every_unknown_option_without_the_flag() {
         "] write_buffer_size (",
         "] block_size (",
         "] max_open_files (",
+        "] index_type (",
+        "] partition_filters (",
+        "] metadata_block_size (",
     ] {
         assert!(!message.contains(known), "{known} in {message}");
     }
@@ -469,6 +475,9 @@ fn rocksdbs_file_loads_with_the_flag_and_its_values_match() {
     assert_eq!(t.checksum, ChecksumType::Crc32c);
     assert!(t.cache_index_and_filter_blocks);
     assert!(!t.pin_top_level_index_and_filter);
+    assert_eq!(t.index_type, IndexType::BinarySearch);
+    assert!(!t.partition_filters);
+    assert_eq!(t.metadata_block_size, 4096);
     let op = db.merge_operator.as_ref().unwrap();
     assert_eq!(op.name(), "StringAppendOperator");
     assert_eq!(op.full_merge(b"k", Some(b"a"), &[b"b"]).unwrap(), b"a,b");
@@ -537,6 +546,35 @@ fn bad_values_name_the_option_value_and_line_even_with_the_flag() {
         message.contains("line 2") && message.contains("max_open_files"),
         "{message}"
     );
+}
+
+#[test]
+fn index_types_strata_lacks_are_named() {
+    let file = |index_type: &str| {
+        format!(
+            "[DBOptions]\n[CFOptions \"default\"]\n[TableOptions/BlockBasedTable \"default\"]\n  \
+             index_type={index_type}\n  partition_filters=true\n  metadata_block_size=1024\n"
+        )
+    };
+    let (_, families) = load_text(&file("kTwoLevelIndexSearch"), &strict()).unwrap();
+    let table = &families[0].1.table;
+    assert_eq!(table.index_type, IndexType::TwoLevelIndexSearch);
+    assert!(table.partition_filters && table.partitioned_filter());
+    assert_eq!(table.metadata_block_size, 1024);
+    for unknown in ["kHashSearch", "kBinarySearchWithFirstKey", "binary"] {
+        for load in [strict(), lenient()] {
+            let err = load_text(&file(unknown), &load).unwrap_err();
+            let message = err.to_string();
+            assert!(
+                matches!(&err, Error::InvalidArgument { field, .. } if *field == "index_type"),
+                "{message}"
+            );
+            assert!(
+                message.contains(unknown) && message.contains("line 4"),
+                "{message}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -105,12 +105,74 @@ pub struct TableOptions {
     /// pinned in the cache until the table closes: every read checks every L0
     /// file, so those blocks must never be evicted. Default false.
     pub pin_l0_filter_and_index_blocks_in_cache: bool,
-    /// With `cache_index_and_filter_blocks`, pin the top level of a
-    /// partitioned index or filter. Default true, as RocksDB. Strata writes one
-    /// index block and one filter block per table (no partitions), which this
-    /// option does not touch, so it changes nothing until partitioned index and
-    /// filter blocks exist; it is accepted so RocksDB configurations carry over.
+    /// With `cache_index_and_filter_blocks`, tables with a partitioned index
+    /// (or filter) keep its top level pinned in the cache while they are open:
+    /// every read goes through the top level, while the partitions below it
+    /// come and go with the cache, so a database larger than memory keeps
+    /// only the top levels resident. Default true, as RocksDB. Tables with an
+    /// unpartitioned index and filter are not affected.
     pub pin_top_level_index_and_filter: bool,
+    /// How the index of a new table is laid out (RocksDB's `index_type`).
+    /// Default [`IndexType::BinarySearch`]: one index block, held whole by
+    /// the open table or the cache. [`IndexType::TwoLevelIndexSearch`] cuts
+    /// it into partitions of about `metadata_block_size` bytes under a small
+    /// top-level index, so that with `cache_index_and_filter_blocks` only the
+    /// partitions in use take memory, at the cost of one more block lookup
+    /// per read. Each table records its own layout: a database reopened with
+    /// another index type reads its existing tables as they were written.
+    pub index_type: IndexType,
+    /// With [`IndexType::TwoLevelIndexSearch`], cut the bloom filter into
+    /// partitions aligned with the index partitions, so that filters too
+    /// live in the cache a partition at a time. Default false. Without the
+    /// two-level index it is ignored (the filter stays whole), as RocksDB
+    /// ignores it.
+    pub partition_filters: bool,
+    /// Target size in bytes of an index partition (and of a filter partition)
+    /// with [`IndexType::TwoLevelIndexSearch`]. Default 4096, as RocksDB.
+    /// Larger partitions mean a smaller top level but more bytes read and
+    /// cached per lookup.
+    pub metadata_block_size: usize,
+}
+
+/// The layout of a table's index (RocksDB's `BlockBasedTableOptions::IndexType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IndexType {
+    /// One index block with an entry per data block (RocksDB's `kBinarySearch`).
+    #[default]
+    BinarySearch,
+    /// Index partitions under a top-level index (RocksDB's
+    /// `kTwoLevelIndexSearch`), written as table format version 3.
+    TwoLevelIndexSearch,
+}
+
+impl IndexType {
+    /// RocksDB's name, as the OPTIONS file spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexType::BinarySearch => "kBinarySearch",
+            IndexType::TwoLevelIndexSearch => "kTwoLevelIndexSearch",
+        }
+    }
+}
+
+impl std::str::FromStr for IndexType {
+    type Err = Error;
+
+    /// RocksDB's names; one Strata does not implement (`kHashSearch`,
+    /// `kBinarySearchWithFirstKey`) is `InvalidArgument` naming it.
+    fn from_str(s: &str) -> Result<IndexType> {
+        match s {
+            "kBinarySearch" => Ok(IndexType::BinarySearch),
+            "kTwoLevelIndexSearch" => Ok(IndexType::TwoLevelIndexSearch),
+            _ => Err(Error::invalid_argument(
+                "index_type",
+                format!(
+                    "{s:?} is not kBinarySearch or kTwoLevelIndexSearch \
+                     (Strata does not implement kHashSearch or kBinarySearchWithFirstKey)"
+                ),
+            )),
+        }
+    }
 }
 
 impl Default for TableOptions {
@@ -127,6 +189,9 @@ impl Default for TableOptions {
             cache_index_and_filter_blocks_with_high_priority: true,
             pin_l0_filter_and_index_blocks_in_cache: false,
             pin_top_level_index_and_filter: true,
+            index_type: IndexType::BinarySearch,
+            partition_filters: false,
+            metadata_block_size: 4096,
         }
     }
 }
@@ -135,6 +200,12 @@ impl Default for TableOptions {
 pub const MAX_BLOCK_SIZE: usize = 256 << 20;
 
 impl TableOptions {
+    /// Whether new tables get a partitioned bloom filter: only under a
+    /// two-level index (`partition_filters` alone is ignored, as in RocksDB).
+    pub fn partitioned_filter(&self) -> bool {
+        self.partition_filters && self.index_type == IndexType::TwoLevelIndexSearch
+    }
+
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<()> {
         if self.block_size == 0 || self.block_size > MAX_BLOCK_SIZE {
@@ -153,6 +224,15 @@ impl TableOptions {
             return Err(Error::invalid_argument(
                 "bloom_bits_per_key",
                 format!("{} is outside 0..=100", self.bloom_bits_per_key),
+            ));
+        }
+        if self.metadata_block_size == 0 || self.metadata_block_size > MAX_BLOCK_SIZE {
+            return Err(Error::invalid_argument(
+                "metadata_block_size",
+                format!(
+                    "{} is outside 1..={MAX_BLOCK_SIZE}",
+                    self.metadata_block_size
+                ),
             ));
         }
         if let CompressionType::Zstd { level } = self.compression {

@@ -189,6 +189,11 @@ impl<O: KeyOrder> BlockIter<O> {
         self.next = self.block.restarts_offset;
     }
 
+    /// Where the block being walked came from.
+    pub fn origin(&self) -> &BlockOrigin {
+        &self.block.origin
+    }
+
     /// The value as a shared slice of the block, without copying.
     pub fn value_bytes(&self) -> Bytes {
         self.block

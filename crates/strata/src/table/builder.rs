@@ -18,8 +18,10 @@ use crate::table::block_builder::BlockBuilder;
 use crate::table::filter::BloomBuilder;
 use crate::table::format::{
     BlockHandle, Footer, FILTER_BLOCK_NAME, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL,
-    PROPERTIES_BLOCK_NAME, RANGE_DEL_BLOCK_NAME,
+    FORMAT_VERSION_TWO_LEVEL_INDEX, PARTITIONED_FILTER_BLOCK_NAME, PROPERTIES_BLOCK_NAME,
+    RANGE_DEL_BLOCK_NAME,
 };
+use crate::table::partitioner::Partitioner;
 use crate::table::properties::TableProperties;
 
 /// What [`TableBuilder::finish`] wrote.
@@ -49,10 +51,14 @@ pub struct TableBuilder {
     file: Box<dyn WritableFile>,
     options: TableOptions,
     data_block: BlockBuilder,
+    /// The index block, or the current index partition.
     index_block: BlockBuilder,
+    /// The bloom filter, or the current filter partition.
     filter: Option<BloomBuilder>,
     /// What goes into `filter` for each user key.
     filter_keys: FilterKeys,
+    /// Set for a two-level index: the finished partitions.
+    partitioner: Option<Partitioner>,
     /// Handle of the last flushed data block, whose index entry waits for the next
     /// key so the separator can be shortened.
     pending_index: Option<BlockHandle>,
@@ -93,6 +99,7 @@ impl TableBuilder {
         Ok(TableBuilder {
             data_block: BlockBuilder::new(options.block_restart_interval),
             index_block: BlockBuilder::new(1),
+            partitioner: Partitioner::new(&options),
             file,
             options,
             filter,
@@ -145,7 +152,10 @@ impl TableBuilder {
         }
         let new_user_key = first || crate::key::user_key(&self.last_key) != parsed.user_key;
         if let Some(filter) = self.filter.as_mut() {
-            if new_user_key {
+            // A new filter partition starts with the key its first block
+            // starts with, even when that key's versions began in the
+            // previous partition.
+            if new_user_key || filter.is_empty() {
                 self.filter_keys
                     .add(filter, &self.options, parsed.user_key);
             }
@@ -214,6 +224,9 @@ impl TableBuilder {
         let mut value = Vec::with_capacity(20);
         handle.encode_to(&mut value);
         self.index_block.add(separator, &value);
+        if let Some(p) = self.partitioner.as_mut() {
+            p.after_index_entry(separator, &mut self.index_block, self.filter.as_mut());
+        }
     }
 
     fn flush_data_block(&mut self) -> Result<()> {
@@ -311,9 +324,19 @@ impl TableBuilder {
         if let Some(handle) = self.pending_index.take() {
             let separator = short_successor(&self.last_key);
             self.add_index_entry(&separator, handle);
+            if let Some(p) = self.partitioner.as_mut() {
+                p.finish(&separator, &mut self.index_block, self.filter.as_mut());
+            }
         }
         let mut metaindex = Vec::new();
-        if let Some(filter) = self.filter.take().filter(|f| !f.is_empty()) {
+        let mut partitioner = self.partitioner.take();
+        if let Some(p) = partitioner.as_mut().filter(|p| p.partitions_filter()) {
+            let start = self.offset;
+            if let Some(handle) = p.write_filter(&mut |b| self.write_meta_block(b))? {
+                self.props.filter_size = self.offset - start;
+                metaindex.push((PARTITIONED_FILTER_BLOCK_NAME, handle));
+            }
+        } else if let Some(filter) = self.filter.take().filter(|f| !f.is_empty()) {
             let start = self.offset;
             let handle = self.write_meta_block(&filter.finish())?;
             self.props.filter_size = self.offset - start;
@@ -323,9 +346,20 @@ impl TableBuilder {
         if let Some((handle, _)) = &range_del {
             metaindex.push((RANGE_DEL_BLOCK_NAME, *handle));
         }
-        let index_contents = self.index_block.finish().to_vec();
         let index_start = self.offset;
-        let index_handle = self.write_meta_block(&index_contents)?;
+        let index_handle = match partitioner.as_mut() {
+            Some(p) => {
+                let written = p.write_index(&mut |b| self.write_meta_block(b))?;
+                self.props.index_partitions = written.partitions;
+                self.props.top_level_index_size = self.offset - written.top_level.offset;
+                self.props.format_version = u64::from(FORMAT_VERSION_TWO_LEVEL_INDEX);
+                written.top_level
+            }
+            None => {
+                let index_contents = self.index_block.finish().to_vec();
+                self.write_meta_block(&index_contents)?
+            }
+        };
         self.props.index_size = self.offset - index_start;
 
         if self.props.num_entries == 0 && range_del.is_none() {
@@ -352,7 +386,9 @@ impl TableBuilder {
             checksum_code: self.options.checksum.code(),
             metaindex: metaindex_handle,
             index: index_handle,
-            format_version: if range_del.is_some() {
+            format_version: if partitioner.is_some() {
+                FORMAT_VERSION_TWO_LEVEL_INDEX
+            } else if range_del.is_some() {
                 FORMAT_VERSION_RANGE_DEL
             } else {
                 FORMAT_VERSION_PLAIN
@@ -383,7 +419,13 @@ struct FilterKeys {
 }
 
 impl FilterKeys {
+    /// Adds what `user_key` contributes. A new filter partition (an empty
+    /// builder) gets the prefix again even within a run: a prefix query
+    /// asks only the partition its seek target selects.
     fn add(&mut self, filter: &mut BloomBuilder, options: &TableOptions, user_key: &[u8]) {
+        if filter.is_empty() {
+            self.last_prefix = None;
+        }
         if options.whole_key_filtering {
             filter.add_key(user_key);
         }

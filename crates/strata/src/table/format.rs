@@ -7,13 +7,26 @@
 //! | ...                      |
 //! | data block N-1 | trailer |
 //! | filter block   | trailer |  optional: full-file bloom filter over user keys
-//! | range-del block| trailer |  optional (format version 2): range tombstones
+//! | range-del block| trailer |  optional (format version 2, 3): range tombstones
 //! | index block    | trailer |  one entry per data block: separator -> handle
 //! | properties     | trailer |  name -> value (counts, sizes, key range, ...)
 //! | metaindex      | trailer |  meta block name -> handle (filter, range-del,
 //! |                          |  properties)
 //! | footer (57 bytes)        |
 //! +--------------------------+  file size
+//!
+//! format version 3 (two-level index): the index and, optionally, the filter
+//! come in partitions, written after the data blocks as
+//! | filter partition 0..P-1  |  optional: bloom filters, partition p over the
+//! |                          |  user keys of index partition p's data blocks
+//! | top-level filter index   |  last separator of partition p -> handle of
+//! |                          |  filter partition p ("strata.filter.partitioned.bloom")
+//! |   (or a filter block, or no filter)
+//! | range-del block          |  optional
+//! | index partition 0..P-1   |  separator -> data block handle, as an index block
+//! | top-level index          |  last separator of partition p -> handle of
+//! |                          |  index partition p; the footer's index handle
+//! | properties, metaindex, footer as above
 //!
 //! range-deletion block entry (block format, restart interval 1, internal-key
 //! order; RocksDB's layout): key = internal key (start, seq, RangeDeletion 0x0F),
@@ -36,8 +49,12 @@
 //! | u8   | (varints)                               | fixed32 | fixed32  |         |
 //! +------+-----------------------------------------+---------+----------+---------+
 //! footer checksum = masked crc32c of bytes 0..45
-//! format version: 1 = no range-deletion block; 2 = a range-deletion block,
-//! which a reader of version 1 would ignore, so it must refuse the file
+//! format version: 1 = one index block, no range-deletion block; 2 = one
+//! index block and a range-deletion block, which a reader of version 1 would
+//! ignore, so it must refuse the file; 3 = a two-level index (a reader of
+//! versions 1 and 2 would take index partitions for data blocks), a
+//! range-deletion block optional, a filter whole, partitioned or absent.
+//! Only version 3 may have a partitioned filter
 //! ```
 //!
 //! The blocks tile the file with no gaps, so every byte is covered by a block
@@ -53,9 +70,14 @@ pub const FORMAT_VERSION_PLAIN: u32 = 1;
 /// The format of tables with a range-deletion block. A build that reads only
 /// version 1 refuses these instead of ignoring their deletions.
 pub const FORMAT_VERSION_RANGE_DEL: u32 = 2;
-/// The newest table format this build reads (and the one it writes when a
-/// table carries range tombstones).
-pub const LATEST_FORMAT_VERSION: u32 = FORMAT_VERSION_RANGE_DEL;
+/// The format of tables with a two-level (partitioned) index, with or
+/// without range tombstones and with a whole, partitioned or no filter.
+/// Builds that read only versions 1 and 2 refuse these instead of reading
+/// index partitions as data blocks.
+pub const FORMAT_VERSION_TWO_LEVEL_INDEX: u32 = 3;
+/// The newest table format this build reads (and the one it writes for a
+/// two-level index).
+pub const LATEST_FORMAT_VERSION: u32 = FORMAT_VERSION_TWO_LEVEL_INDEX;
 /// Bytes after every block: compression type + checksum.
 pub const BLOCK_TRAILER_LEN: usize = 5;
 /// Room reserved in the footer for the two block handles.
@@ -65,6 +87,9 @@ pub const FOOTER_LEN: usize = 1 + FOOTER_HANDLES_LEN + 4 + 4 + 8;
 
 /// Name of the full-file bloom filter in the metaindex.
 pub const FILTER_BLOCK_NAME: &[u8] = b"strata.filter.bloom";
+/// Name of the top-level index of a partitioned bloom filter in the
+/// metaindex (RocksDB names its own `partitionedfilter.<policy>`).
+pub const PARTITIONED_FILTER_BLOCK_NAME: &[u8] = b"strata.filter.partitioned.bloom";
 /// Name of the properties block in the metaindex.
 pub const PROPERTIES_BLOCK_NAME: &[u8] = b"strata.properties";
 /// Name of the range-deletion block in the metaindex (RocksDB's name).
@@ -176,6 +201,39 @@ impl Footer {
     }
 }
 
+/// Checks that the metaindex lists the meta blocks the footer's format
+/// version allows: version 1 no range-deletion block, version 2 one,
+/// version 3 either; a partitioned filter only in version 3 (it needs the
+/// two-level index's separators); at most one filter. The error is a reason
+/// for `Error::Corruption`.
+pub fn check_meta_blocks(
+    version: u32,
+    range_del: bool,
+    full_filter: bool,
+    partitioned_filter: bool,
+) -> Result<(), String> {
+    let range_del_allowed = match version {
+        FORMAT_VERSION_PLAIN => Some(false),
+        FORMAT_VERSION_RANGE_DEL => Some(true),
+        _ => None,
+    };
+    if range_del_allowed.is_some_and(|required| required != range_del) {
+        let verb = if range_del { "cannot have" } else { "lacks" };
+        return Err(format!(
+            "table format version {version} {verb} a range-deletion block"
+        ));
+    }
+    if partitioned_filter && version <= FORMAT_VERSION_RANGE_DEL {
+        return Err(format!(
+            "table format version {version} cannot have a partitioned filter"
+        ));
+    }
+    if partitioned_filter && full_filter {
+        return Err("metaindex lists both a whole and a partitioned filter".into());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,20 +260,34 @@ mod tests {
         assert_eq!(&bytes[41..45], &[1, 0, 0, 0]);
         assert_eq!(&bytes[49..], b"STRATAsb");
         assert_eq!(Footer::decode(&bytes), Ok(f));
+        // A two-level index changes only the version and the checksum.
+        let two_level = Footer {
+            format_version: FORMAT_VERSION_TWO_LEVEL_INDEX,
+            ..f
+        };
+        let v3 = two_level.encode();
+        assert_eq!(&v3[..41], &bytes[..41]);
+        assert_eq!(&v3[41..45], &[3, 0, 0, 0]);
+        assert_eq!(&v3[49..], &bytes[49..]);
+        assert_eq!(Footer::decode(&v3), Ok(two_level));
     }
 
     #[test]
-    fn versions_one_and_two_open_and_later_ones_are_refused() {
+    fn versions_one_to_three_open_and_later_ones_are_refused() {
         let footer = |format_version| Footer {
             checksum_code: 4,
             metaindex: BlockHandle { offset: 7, size: 9 },
             index: BlockHandle { offset: 0, size: 7 },
             format_version,
         };
-        for v in [FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL] {
+        for v in [
+            FORMAT_VERSION_PLAIN,
+            FORMAT_VERSION_RANGE_DEL,
+            FORMAT_VERSION_TWO_LEVEL_INDEX,
+        ] {
             assert_eq!(Footer::decode(&footer(v).encode()), Ok(footer(v)));
         }
-        for v in [0, 3, u32::MAX] {
+        for v in [0, 4, u32::MAX] {
             let err = Footer::decode(&footer(v).encode()).unwrap_err();
             assert!(err.contains("unsupported table format version"), "{err}");
         }

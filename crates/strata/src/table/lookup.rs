@@ -5,7 +5,9 @@
 //! batched `multi_get` gives it the keys that fall in the table in ascending
 //! order, so keys that share a data block read (and look up in the block
 //! cache) that block once, and the filter and index are fetched once per
-//! table rather than once per key. A single get is a lookup of one key.
+//! table rather than once per key (with a two-level index or a partitioned
+//! filter, the partition a key needs is kept for the next key too). A
+//! single get is a lookup of one key.
 
 use bytes::Bytes;
 
@@ -14,8 +16,10 @@ use crate::iter::InternalIterator;
 use crate::key::{seek_key, SequenceNumber, ValueType};
 use crate::options::ReadOptions;
 use crate::table::block::{Block, BlockIter, InternalOrder};
-use crate::table::filter::BloomFilter;
+use crate::table::partitioned_filter::FilterQuery;
+use crate::table::partitioned_index::IndexIter;
 use crate::table::reader::{TableEntry, TableReader};
+use crate::table::two_level::HandleIter;
 
 /// Gets against one table, sharing loaded blocks between them.
 #[derive(Debug)]
@@ -25,9 +29,9 @@ pub struct TableLookup<'t> {
     fill_cache: bool,
     /// Loaded on the first filter question: `Some(None)` when the table has
     /// no filter or it cannot be loaded (which proves nothing).
-    filter: Option<Option<BloomFilter>>,
+    filter: Option<Option<FilterQuery<'t>>>,
     /// Loaded on the first get that passes the filter.
-    index: Option<BlockIter<InternalOrder>>,
+    index: Option<IndexIter<&'t TableReader>>,
     /// The data block read last, by its offset in the file.
     block: Option<(u64, Block)>,
 }
@@ -53,9 +57,12 @@ impl<'t> TableLookup<'t> {
             return None;
         }
         self.filter
-            .get_or_insert_with(|| table.filter().ok().flatten())
-            .as_ref()
-            .map(|f| f.may_contain(user_key))
+            .get_or_insert_with(|| {
+                let filter = table.filter().ok().flatten()?;
+                Some(FilterQuery::new(table, filter))
+            })
+            .as_mut()
+            .and_then(|f| f.may_contain_key(user_key).ok())
     }
 
     /// A cursor over the data block `handle` names: the block read last when
@@ -92,7 +99,7 @@ impl<'t> TableLookup<'t> {
         let lookup = seek_key(user_key, seq);
         let mut index = match self.index.take() {
             Some(index) => index,
-            None => self.table.index()?.iter::<InternalOrder>(),
+            None => IndexIter::new(self.table, self.fill_cache)?,
         };
         index.seek(&lookup);
         let found = self.scan_from(&mut index, user_key, &lookup, operands);
@@ -102,14 +109,14 @@ impl<'t> TableLookup<'t> {
 
     fn scan_from(
         &mut self,
-        index: &mut BlockIter<InternalOrder>,
+        index: &mut IndexIter<&'t TableReader>,
         user_key: &[u8],
         lookup: &[u8],
         operands: &mut Vec<Bytes>,
     ) -> Result<Option<TableEntry>> {
         let table = self.table;
         while index.valid() {
-            let handle = table.decode_index_value(index.value())?;
+            let handle = index.handle()?;
             let mut it = self.data_block_iter(handle)?;
             // Entries of the key continue from the first block's position,
             // and from the start of each block after it.

@@ -11,18 +11,25 @@ pub mod filter;
 pub mod format;
 pub mod iter;
 pub mod lookup;
+pub mod partitioned_filter;
+mod partitioned_index;
+mod partitioner;
 pub mod prefetch;
 pub mod properties;
 pub mod reader;
+mod two_level;
 mod verify;
 
 pub use builder::{BuiltTable, TableBuilder};
 pub use iter::TableIterator;
 pub use lookup::TableLookup;
+pub use partitioned_filter::{FilterQuery, TableFilter};
 pub use properties::TableProperties;
-pub use reader::{TableEntry, TableReader};
+pub use reader::{MetaPinning, TableEntry, TableReader};
 pub use verify::VerifyReport;
 
+#[cfg(test)]
+mod partitioned_tests;
 #[cfg(test)]
 mod range_del_tests;
 #[cfg(test)]

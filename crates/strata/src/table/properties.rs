@@ -28,9 +28,17 @@ pub struct TableProperties {
     pub raw_value_size: u64,
     /// Bytes of data blocks on disk, trailers included.
     pub data_size: u64,
-    /// Bytes of the index block on disk, trailer included.
+    /// Bytes of the index on disk, trailers included: the index block, or
+    /// every index partition and the top-level index.
     pub index_size: u64,
-    /// Bytes of the filter block on disk, trailer included (0 without filter).
+    /// Index partitions of a two-level index (RocksDB's
+    /// `rocksdb.index.partitions`; 0 for a one-block index).
+    pub index_partitions: u64,
+    /// Bytes of a two-level index's top level on disk, trailer included
+    /// (RocksDB's `rocksdb.top-level.index.size`; 0 for a one-block index).
+    pub top_level_index_size: u64,
+    /// Bytes of the filter on disk, trailers included (0 without filter): the
+    /// filter block, or every filter partition and their top-level index.
     pub filter_size: u64,
     /// Number of data blocks.
     pub num_data_blocks: u64,
@@ -62,8 +70,10 @@ pub struct TableProperties {
 
 // Property names, in bytewise order as a block requires.
 const WHOLE_KEY_FILTERING: &str = "rocksdb.block.based.table.whole.key.filtering";
+const INDEX_PARTITIONS: &str = "rocksdb.index.partitions";
 const NUM_RANGE_DELETIONS: &str = "rocksdb.num.range-deletions";
 const PREFIX_EXTRACTOR: &str = "rocksdb.prefix.extractor.name";
+const TOP_LEVEL_INDEX_SIZE: &str = "rocksdb.top-level.index.size";
 const CHECKSUM: &str = "strata.checksum";
 const COMPRESSION: &str = "strata.compression";
 const CREATION_TIME: &str = "strata.creation.time";
@@ -105,16 +115,18 @@ impl TableProperties {
     pub fn encode(&self) -> Vec<u8> {
         let mut entries: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
         for (name, v) in self.numbers() {
-            let mut buf = Vec::new();
-            put_varint64(&mut buf, v);
-            entries.insert(name, buf);
+            entries.insert(name, varint(v));
         }
         // Only tables with a range-deletion block carry the count, so tables
         // without one stay byte for byte what earlier builds wrote.
         if self.num_range_deletions > 0 {
-            let mut buf = Vec::new();
-            put_varint64(&mut buf, self.num_range_deletions);
-            entries.insert(NUM_RANGE_DELETIONS, buf);
+            entries.insert(NUM_RANGE_DELETIONS, varint(self.num_range_deletions));
+        }
+        // Likewise only tables with a two-level index (whose top level is
+        // never empty on disk: a block has at least its restart count).
+        if self.top_level_index_size > 0 {
+            entries.insert(INDEX_PARTITIONS, varint(self.index_partitions));
+            entries.insert(TOP_LEVEL_INDEX_SIZE, varint(self.top_level_index_size));
         }
         // Likewise, only tables with a prefix filter name their extractor,
         // and only prefix-only filters say so ("0", RocksDB's spelling).
@@ -160,6 +172,8 @@ impl TableProperties {
                 FILTER_SIZE => p.filter_size = number()?,
                 FORMAT_VERSION => p.format_version = number()?,
                 INDEX_SIZE => p.index_size = number()?,
+                INDEX_PARTITIONS => p.index_partitions = number()?,
+                TOP_LEVEL_INDEX_SIZE => p.top_level_index_size = number()?,
                 LARGEST_SEQNO => p.largest_seqno = number()?,
                 NUM_DATA_BLOCKS => p.num_data_blocks = number()?,
                 NUM_DELETIONS => p.num_deletions = number()?,
@@ -193,6 +207,10 @@ impl TableProperties {
         line("raw value size", self.raw_value_size.to_string());
         line("data block size", self.data_size.to_string());
         line("index block size", self.index_size.to_string());
+        if self.top_level_index_size > 0 {
+            line("index partitions", self.index_partitions.to_string());
+            line("top-level index size", self.top_level_index_size.to_string());
+        }
         line("filter block size", self.filter_size.to_string());
         line(
             "filter bits per key",
@@ -217,6 +235,12 @@ impl TableProperties {
     }
 }
 
+fn varint(v: u64) -> Vec<u8> {
+    let mut buf = Vec::new();
+    put_varint64(&mut buf, v);
+    buf
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +258,8 @@ mod tests {
             raw_value_size: 4000,
             data_size: 5000,
             index_size: 60,
+            index_partitions: 3,
+            top_level_index_size: 20,
             filter_size: 72,
             num_data_blocks: 2,
             compression: "lz4".into(),

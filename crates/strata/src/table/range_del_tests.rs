@@ -45,7 +45,7 @@ fn build(entries: &[(Vec<u8>, Vec<u8>)], tombstones: Tombstones<'_>) -> (Vec<u8>
     (bytes, built)
 }
 
-fn footer_version(bytes: &[u8]) -> u32 {
+pub(super) fn footer_version(bytes: &[u8]) -> u32 {
     Footer::decode(&bytes[bytes.len() - FOOTER_LEN..])
         .unwrap()
         .format_version
@@ -267,7 +267,7 @@ fn verify_finds_entries_out_of_order() {
 }
 
 /// Rewrites the footer's format version (with a valid footer checksum).
-fn with_footer_version(bytes: &[u8], version: u32) -> Vec<u8> {
+pub(super) fn with_footer_version(bytes: &[u8], version: u32) -> Vec<u8> {
     let at = bytes.len() - FOOTER_LEN;
     let mut footer = Footer::decode(&bytes[at..]).unwrap();
     footer.format_version = version;

@@ -1,8 +1,9 @@
 //! Opens a table file and answers point reads.
 //!
 //! Open reads the footer, then the metaindex, properties, index, filter and
-//! range-deletion blocks, always verifying their checksums; the range tombstones
-//! are kept fragmented for the table's lifetime. Data blocks are read on demand through
+//! range-deletion blocks (and every index and filter partition, unless the
+//! block cache is to hold them), always verifying their checksums; the range
+//! tombstones are kept fragmented for the table's lifetime. Data blocks are read on demand through
 //! [`TableReader::read_block`], the one place where a block cache will plug in
 //! (each block is identified by the file and its offset).
 
@@ -24,11 +25,15 @@ use crate::options::{PrefixExtractor, ReadOptions};
 use crate::range_del::{FragmentedRangeTombstones, RangeTombstone};
 use crate::table::block::{Block, BlockOrigin, BytewiseOrder, InternalOrder};
 use crate::table::filter::BloomFilter;
-use crate::table::prefetch::Prefetcher;
 use crate::table::format::{
-    BlockHandle, Footer, BLOCK_TRAILER_LEN, FILTER_BLOCK_NAME, FOOTER_LEN,
-    FORMAT_VERSION_RANGE_DEL, PROPERTIES_BLOCK_NAME, RANGE_DEL_BLOCK_NAME,
+    check_meta_blocks, BlockHandle, Footer, BLOCK_TRAILER_LEN, FILTER_BLOCK_NAME, FOOTER_LEN,
+    FORMAT_VERSION_RANGE_DEL, PARTITIONED_FILTER_BLOCK_NAME, PROPERTIES_BLOCK_NAME,
+    RANGE_DEL_BLOCK_NAME,
 };
+use crate::table::partitioned_filter::{FilterQuery, TableFilter};
+use crate::table::partitioned_index::{HeldPartitions, IndexIter};
+use crate::table::prefetch::Prefetcher;
+use crate::table::two_level::HandleIter;
 use crate::table::properties::TableProperties;
 
 /// The newest entry of a user key visible at the read's sequence number.
@@ -70,6 +75,21 @@ impl BlockCacheRef {
     }
 }
 
+/// Which of its cached index and filter blocks a table pins in the block
+/// cache while it is open (with `cache_index_and_filter_blocks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaPinning {
+    /// None: every read looks them up.
+    Nothing,
+    /// The top level of a two-level index and of a partitioned filter
+    /// (RocksDB's `pin_top_level_index_and_filter`); a table with a
+    /// one-block index pins nothing.
+    TopLevel,
+    /// Every index and filter block, partitions included (RocksDB's
+    /// `pin_l0_filter_and_index_blocks_in_cache`, for a table opened at L0).
+    All,
+}
+
 /// An open table file. Shared between threads behind an `Arc`.
 #[derive(Debug)]
 pub struct TableReader {
@@ -77,10 +97,17 @@ pub struct TableReader {
     block_cache: Option<BlockCacheRef>,
     fetcher: BlockFetcher,
     footer: Footer,
-    /// `None` when the block cache holds it (`cache_index_and_filter_blocks`).
+    /// The index block, or a two-level index's top level. `None` when the
+    /// block cache holds it (`cache_index_and_filter_blocks`).
     index: Option<Block>,
-    filter: Option<BloomFilter>,
+    /// As `index`: `None` when the cache holds it.
+    filter: Option<TableFilter>,
+    /// The filter block, or a partitioned filter's top level.
     filter_handle: Option<BlockHandle>,
+    /// `filter_handle` names a partitioned filter's top level.
+    partitioned_filter: bool,
+    /// Index and filter partitions held in memory, or pinned in the cache.
+    partitions: HeldPartitions,
     properties_handle: BlockHandle,
     properties: TableProperties,
     range_del_handle: Option<BlockHandle>,
@@ -93,8 +120,36 @@ pub struct TableReader {
 }
 
 impl TableReader {
-    /// Opens the table in `file`; `path` names it in errors.
+    /// Opens the table in `file`; `path` names it in errors. The table holds
+    /// its index and filter, partitions included.
     pub fn open(file: Arc<dyn RandomAccessFile>, path: &Path) -> Result<TableReader> {
+        let mut table = Self::open_top_levels(file, path)?;
+        table.partitions = table.read_partitions()?;
+        Ok(table)
+    }
+
+    /// [`open`](Self::open) followed by
+    /// [`with_block_cache`](Self::with_block_cache), except that partitions
+    /// the cache is to hold are not read now: a table opened for a database
+    /// larger than memory reads only its top levels (and what it pins).
+    pub fn open_with_block_cache(
+        file: Arc<dyn RandomAccessFile>,
+        path: &Path,
+        cache: Arc<dyn Cache>,
+        statistics: Option<Arc<Statistics>>,
+        meta_priority: Option<Priority>,
+        pinning: MetaPinning,
+    ) -> Result<TableReader> {
+        let mut table = Self::open_top_levels(file, path)?;
+        if meta_priority.is_none() {
+            table.partitions = table.read_partitions()?;
+        }
+        table.with_block_cache(cache, statistics, meta_priority, pinning)
+    }
+
+    /// Opens the table reading its meta blocks but no index or filter
+    /// partitions.
+    fn open_top_levels(file: Arc<dyn RandomAccessFile>, path: &Path) -> Result<TableReader> {
         let path: Arc<Path> = Arc::from(path);
         let file_size = file.len();
         let corrupt = |offset: u64, reason: String| Error::corruption(&path, offset, reason);
@@ -120,7 +175,8 @@ impl TableReader {
             checksum,
         };
         let metaindex = fetcher.read_block(footer.metaindex, true, None)?;
-        let (mut filter_handle, mut properties_handle, mut range_del_handle) = (None, None, None);
+        let (mut filter_handle, mut partitioned_filter_handle) = (None, None);
+        let (mut properties_handle, mut range_del_handle) = (None, None);
         let mut it = metaindex.iter::<BytewiseOrder>();
         it.seek_to_first();
         while it.valid() {
@@ -130,6 +186,7 @@ impl TableReader {
                 })?;
             match it.key() {
                 FILTER_BLOCK_NAME => filter_handle = Some(handle),
+                PARTITIONED_FILTER_BLOCK_NAME => partitioned_filter_handle = Some(handle),
                 PROPERTIES_BLOCK_NAME => properties_handle = Some(handle),
                 RANGE_DEL_BLOCK_NAME => range_del_handle = Some(handle),
                 _ => {}
@@ -146,29 +203,25 @@ impl TableReader {
         let props_block = fetcher.read_block(properties_handle, true, None)?;
         let properties = TableProperties::decode(&props_block)
             .map_err(|r| corrupt(properties_handle.offset, r))?;
+        check_meta_blocks(
+            footer.format_version,
+            range_del_handle.is_some(),
+            filter_handle.is_some(),
+            partitioned_filter_handle.is_some(),
+        )
+        .map_err(|r| corrupt(footer.metaindex.offset, r))?;
         let index = fetcher.read_block(footer.index, true, None)?;
-        let filter = match filter_handle {
-            Some(handle) => {
+        let filter = match (filter_handle, partitioned_filter_handle) {
+            (Some(handle), _) => {
                 let bytes = fetcher.read_block_contents(handle, true, None)?;
-                Some(BloomFilter::new(bytes).map_err(|r| corrupt(handle.offset, r))?)
+                let filter = BloomFilter::new(bytes).map_err(|r| corrupt(handle.offset, r))?;
+                Some(TableFilter::Full(filter))
             }
-            None => None,
+            (None, Some(handle)) => Some(TableFilter::Partitioned(
+                fetcher.read_block(handle, true, None)?,
+            )),
+            (None, None) => None,
         };
-        let has_range_del_version = footer.format_version >= FORMAT_VERSION_RANGE_DEL;
-        if has_range_del_version != range_del_handle.is_some() {
-            return Err(corrupt(
-                footer.metaindex.offset,
-                format!(
-                    "table format version {} {} a range-deletion block",
-                    footer.format_version,
-                    if has_range_del_version {
-                        "lacks"
-                    } else {
-                        "cannot have"
-                    }
-                ),
-            ));
-        }
         let range_tombstones = match range_del_handle {
             Some(handle) => {
                 let block = fetcher.read_block(handle, true, None)?;
@@ -183,13 +236,49 @@ impl TableReader {
             footer,
             index: Some(index),
             filter,
-            filter_handle,
+            filter_handle: filter_handle.or(partitioned_filter_handle),
+            partitioned_filter: partitioned_filter_handle.is_some(),
+            partitions: HeldPartitions::default(),
             properties_handle,
             properties,
             range_del_handle,
             range_tombstones: Arc::new(range_tombstones),
             pinned_meta: Vec::new(),
         })
+    }
+
+    /// Every index and filter partition, for a table that holds them.
+    fn read_partitions(&self) -> Result<HeldPartitions> {
+        let mut held = HeldPartitions::default();
+        if let (true, Some(top)) = (self.has_two_level_index(), &self.index) {
+            held.index = self.read_index_partitions(top)?;
+        }
+        if let Some(TableFilter::Partitioned(top)) = &self.filter {
+            held.filter = self.read_filter_partitions(top)?;
+        }
+        Ok(held)
+    }
+
+    /// Whether the index is two-level: a top level over index partitions
+    /// (format version 3).
+    pub fn has_two_level_index(&self) -> bool {
+        self.footer.format_version > FORMAT_VERSION_RANGE_DEL
+    }
+
+    /// Where the index block (or a two-level index's top level) is.
+    pub(crate) fn footer_index(&self) -> BlockHandle {
+        self.footer.index
+    }
+
+    pub(crate) fn held_partitions(&self) -> &HeldPartitions {
+        &self.partitions
+    }
+
+    /// The block cache, when index and filter blocks live in it.
+    pub(crate) fn meta_cache(&self) -> Option<&BlockCacheRef> {
+        self.block_cache
+            .as_ref()
+            .filter(|c| c.meta_priority.is_some())
     }
 
     /// The table's range tombstones, fragmented (empty when it has none).
@@ -218,44 +307,53 @@ impl TableReader {
     /// in `statistics`. With `meta_priority`, the index and filter blocks are
     /// cached too, at that priority, instead of being held by the open table:
     /// memory for them is then bounded by the cache, at the cost of a lookup
-    /// per read (and a re-read after eviction). With `pin_meta` as well, they
-    /// are loaded now and stay pinned in the cache while the table is open
-    /// (RocksDB's `pin_l0_filter_and_index_blocks_in_cache`): charged to the
-    /// cache, never evicted, and read without a lookup. A pin that does not fit
-    /// a strict cache leaves them unpinned.
+    /// per read (and a re-read after eviction). `pinning` says which of them
+    /// are loaded now and stay pinned in the cache while the table is open:
+    /// charged to the cache, never evicted, and read without a lookup. A pin
+    /// that does not fit a strict cache leaves the block unpinned.
     pub fn with_block_cache(
         mut self,
         cache: Arc<dyn Cache>,
         statistics: Option<Arc<Statistics>>,
         meta_priority: Option<Priority>,
-        pin_meta: bool,
+        pinning: MetaPinning,
     ) -> Result<Self> {
         let table_id = cache.new_table_id();
-        if meta_priority.is_some() {
-            self.index = None;
-            self.filter = None;
-        }
         let cache = BlockCacheRef {
             cache,
             table_id,
             statistics,
             meta_priority,
         };
-        if meta_priority.is_some() && pin_meta {
-            let (index, handle) = self.cached_index(&cache)?;
+        self.block_cache = Some(cache.clone());
+        if meta_priority.is_none() {
+            return Ok(self);
+        }
+        self.index = None;
+        self.filter = None;
+        self.partitions = HeldPartitions::default();
+        let partitioned = self.has_two_level_index() || self.partitioned_filter;
+        let pin_top = match pinning {
+            MetaPinning::Nothing => false,
+            MetaPinning::TopLevel => partitioned,
+            MetaPinning::All => true,
+        };
+        if pin_top {
+            let (index, handle) = self.cached_index_block(&cache, self.footer.index, true)?;
             if let Some(handle) = handle {
                 self.index = Some(index);
                 self.pinned_meta.push(handle);
             }
-            if let Some(filter_handle) = self.filter_handle {
-                let (filter, handle) = self.cached_filter(&cache, filter_handle)?;
-                if let Some(handle) = handle {
-                    self.filter = Some(filter);
-                    self.pinned_meta.push(handle);
-                }
+            if let Some((filter, Some(handle))) = self.cached_table_filter(&cache)? {
+                self.filter = Some(filter);
+                self.pinned_meta.push(handle);
             }
         }
-        self.block_cache = Some(cache);
+        if pinning == MetaPinning::All && partitioned {
+            let pinned = self.pin_partitions(&cache)?;
+            self.partitions = pinned.held;
+            self.pinned_meta.extend(pinned.handles);
+        }
         Ok(self)
     }
 
@@ -303,21 +401,39 @@ impl TableReader {
         Some(cache.meta_priority.unwrap_or(Priority::High))
     }
 
-    fn cached_index(&self, cache: &BlockCacheRef) -> Result<(Block, Option<CacheHandle>)> {
-        self.cached_block(
+    /// An index block (the index, a top level or a partition) through the
+    /// cache, inserted after a miss when `fill`.
+    pub(crate) fn cached_index_block(
+        &self,
+        cache: &BlockCacheRef,
+        handle: BlockHandle,
+        fill: bool,
+    ) -> Result<(Block, Option<CacheHandle>)> {
+        self.cached_meta_block(
             cache,
-            self.footer.index,
+            handle,
             (Ticker::BlockCacheIndexHit, Ticker::BlockCacheIndexMiss),
-            Self::meta_fill(cache),
-            || {
-                let block = self.fetcher.read_block(self.footer.index, true, None)?;
-                let size = block.size();
-                Ok((block, size))
-            },
+            fill,
         )
     }
 
-    fn cached_filter(
+    fn cached_meta_block(
+        &self,
+        cache: &BlockCacheRef,
+        handle: BlockHandle,
+        tickers: (Ticker, Ticker),
+        fill: bool,
+    ) -> Result<(Block, Option<CacheHandle>)> {
+        let priority = Self::meta_fill(cache).filter(|_| fill);
+        self.cached_block(cache, handle, tickers, priority, || {
+            let block = self.fetcher.read_block(handle, true, None)?;
+            let size = block.size();
+            Ok((block, size))
+        })
+    }
+
+    /// A bloom filter block (whole, or a partition) through the cache.
+    pub(crate) fn cached_filter(
         &self,
         cache: &BlockCacheRef,
         handle: BlockHandle,
@@ -337,28 +453,57 @@ impl TableReader {
         )
     }
 
-    /// The index block: held (or pinned) by the table, or from the block cache.
+    /// The table's filter (a bloom filter, or a partitioned filter's top
+    /// level) through the cache; `None` without a filter.
+    fn cached_table_filter(
+        &self,
+        cache: &BlockCacheRef,
+    ) -> Result<Option<(TableFilter, Option<CacheHandle>)>> {
+        let Some(handle) = self.filter_handle else {
+            return Ok(None);
+        };
+        Ok(Some(if self.partitioned_filter {
+            let filter_tickers = (Ticker::BlockCacheFilterHit, Ticker::BlockCacheFilterMiss);
+            let (top, pin) = self.cached_meta_block(cache, handle, filter_tickers, true)?;
+            (TableFilter::Partitioned(top), pin)
+        } else {
+            let (filter, pin) = self.cached_filter(cache, handle)?;
+            (TableFilter::Full(filter), pin)
+        }))
+    }
+
+    /// The index block, or a two-level index's top level: held (or pinned)
+    /// by the table, or from the block cache.
     pub(crate) fn index(&self) -> Result<Block> {
         match (&self.index, &self.block_cache) {
             (Some(index), _) => Ok(index.clone()),
-            (None, Some(cache)) => self.cached_index(cache).map(|(index, _)| index),
+            (None, Some(cache)) => self
+                .cached_index_block(cache, self.footer.index, true)
+                .map(|(index, _)| index),
             (None, None) => self.fetcher.read_block(self.footer.index, true, None),
         }
     }
 
-    /// The bloom filter, if the table has one: held (or pinned), or from the
+    /// The filter, if the table has one: held (or pinned), or from the
     /// block cache.
-    pub(crate) fn filter(&self) -> Result<Option<BloomFilter>> {
-        let Some(handle) = self.filter_handle else {
-            return Ok(None);
-        };
-        match (&self.filter, &self.block_cache) {
+    pub fn filter(&self) -> Result<Option<TableFilter>> {
+        match (&self.filter, self.meta_cache()) {
             (Some(filter), _) => Ok(Some(filter.clone())),
-            (None, Some(cache)) if cache.meta_priority.is_some() => self
-                .cached_filter(cache, handle)
-                .map(|(filter, _)| Some(filter)),
-            (None, _) => Ok(None),
+            (None, Some(cache)) => Ok(self.cached_table_filter(cache)?.map(|(f, _)| f)),
+            (None, None) => Ok(None),
         }
+    }
+
+    /// A partitioned filter's top level; `None` when the filter is whole or
+    /// absent.
+    pub(crate) fn partitioned_filter_top(&self) -> Result<Option<Block>> {
+        if !self.partitioned_filter {
+            return Ok(None);
+        }
+        Ok(match self.filter()? {
+            Some(TableFilter::Partitioned(top)) => Some(top),
+            _ => None,
+        })
     }
 
     /// Reads, checks and decompresses one block, bypassing the cache.
@@ -418,36 +563,40 @@ impl TableReader {
 
     /// What the bloom filter says of `user_key`: `Some(false)` when it proves
     /// the key absent, `Some(true)` when the key may be there, `None` when
-    /// the table has no filter (or it cannot be loaded), so that statistics
-    /// count only reads a filter was asked about, as RocksDB's do.
+    /// the table has no filter (or it, or the partition the key selects,
+    /// cannot be loaded), so that statistics count only reads a filter was
+    /// asked about, as RocksDB's do.
     pub fn filter_answer(&self, user_key: &[u8]) -> Option<bool> {
         if self.properties.filter_without_whole_keys {
             return None;
         }
-        match &self.filter {
-            Some(f) => Some(f.may_contain(user_key)),
-            None => self
-                .filter()
-                .ok()
-                .flatten()
-                .map(|f| f.may_contain(user_key)),
-        }
+        let filter = self.filter().ok().flatten()?;
+        FilterQuery::new(self, filter)
+            .may_contain_key(user_key)
+            .ok()
     }
 
-    /// False when the table's bloom filter proves that no key has `prefix`,
-    /// a prefix `extractor` made. A table built with another extractor (or
-    /// none), or whose filter cannot be loaded, proves nothing. Counted in
-    /// `bloom.filter.prefix.checked` / `.useful` when it was asked.
-    pub fn prefix_may_match(&self, extractor: &PrefixExtractor, prefix: &[u8]) -> bool {
+    /// False when the table's bloom filter proves that no key at or after
+    /// `user_key` has `prefix`, a prefix `extractor` made of `user_key`
+    /// (the partition of a partitioned filter is the one `user_key`
+    /// selects: the first key at or after it is there, so if any key there
+    /// has the prefix, that one does). A table built with another extractor
+    /// (or none), or whose filter cannot be loaded, proves nothing. Counted
+    /// in `bloom.filter.prefix.checked` / `.useful` when it was asked.
+    pub fn prefix_may_match(
+        &self,
+        extractor: &PrefixExtractor,
+        user_key: &[u8],
+        prefix: &[u8],
+    ) -> bool {
         if self.properties.prefix_extractor_name != extractor.name() {
             return true;
         }
-        let answer = match &self.filter {
-            Some(f) => f.may_contain(prefix),
-            None => match self.filter() {
-                Ok(Some(f)) => f.may_contain(prefix),
-                _ => return true,
-            },
+        let Ok(Some(filter)) = self.filter() else {
+            return true;
+        };
+        let Ok(answer) = FilterQuery::new(self, filter).may_contain(user_key, prefix) else {
+            return true;
         };
         if let Some(stats) = self.block_cache.as_ref().and_then(|c| c.statistics.as_ref()) {
             stats.add(Ticker::BloomFilterPrefixChecked, 1);
@@ -495,10 +644,11 @@ impl TableReader {
     /// `ApproximateOffsetOf`, for size estimates).
     pub fn approximate_offset_of(&self, user_key: &[u8]) -> Result<u64> {
         let lookup = seek_key(user_key, crate::key::MAX_SEQUENCE_NUMBER);
-        let mut index = self.index()?.iter::<InternalOrder>();
+        // An estimate should not disturb the cache.
+        let mut index = IndexIter::new(self, false)?;
         index.seek(&lookup);
         if index.valid() {
-            return Ok(self.decode_index_value(index.value())?.offset);
+            return Ok(index.handle()?.offset);
         }
         index.status()?;
         // Past the last block: the data ends where the meta blocks begin.
@@ -516,8 +666,8 @@ impl TableReader {
     }
 
     /// Handles of the meta blocks (filter, range deletions, index, properties,
-    /// metaindex) in file order, for `verify`.
-    pub(crate) fn meta_handles(&self) -> Vec<BlockHandle> {
+    /// metaindex, and every partition) in file order, for `verify`.
+    pub(crate) fn meta_handles(&self) -> Result<Vec<BlockHandle>> {
         let mut v: Vec<BlockHandle> = self.filter_handle.into_iter().collect();
         v.extend(self.range_del_handle);
         v.extend([
@@ -525,17 +675,14 @@ impl TableReader {
             self.properties_handle,
             self.footer.metaindex,
         ]);
+        if self.has_two_level_index() {
+            v.extend(Self::partition_handles(&self.index()?)?.into_iter().map(|(_, h)| h));
+        }
+        if let Some(top) = self.partitioned_filter_top()? {
+            v.extend(Self::partition_handles(&top)?.into_iter().map(|(_, h)| h));
+        }
         v.sort_by_key(|h| h.offset);
-        v
-    }
-
-    pub(crate) fn decode_index_value(&self, value: &[u8]) -> Result<BlockHandle> {
-        let mut d = Decoder::new(value);
-        BlockHandle::decode_from(&mut d)
-            .filter(|_| d.is_empty())
-            .ok_or_else(|| {
-                Error::corruption(self.path(), self.footer.index.offset, "bad index entry")
-            })
+        Ok(v)
     }
 
     pub(crate) fn parse_key<'a>(

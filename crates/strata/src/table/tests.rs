@@ -59,7 +59,7 @@ impl RandomAccessFile for MemReadFile {
     }
 }
 
-type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+pub(crate) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 pub(crate) fn build_table(entries: &[(Vec<u8>, Vec<u8>)], options: TableOptions) -> Vec<u8> {
     let file = MemFile::default();
@@ -85,7 +85,7 @@ pub(crate) fn open(bytes: Vec<u8>) -> Result<Arc<TableReader>> {
     .map(Arc::new)
 }
 
-fn scan_forward(t: &Arc<TableReader>) -> Entries {
+pub(crate) fn scan_forward(t: &Arc<TableReader>) -> Entries {
     let mut it = t.iter(&ReadOptions::default());
     let mut out = Vec::new();
     it.seek_to_first();
@@ -99,7 +99,7 @@ fn scan_forward(t: &Arc<TableReader>) -> Entries {
 
 /// Random internal-key entries: user keys of all sizes (the empty key included),
 /// several versions each, puts and deletes, in internal-key order.
-fn random_entries(rng: &mut impl Rng, n: usize) -> Entries {
+pub(crate) fn random_entries(rng: &mut impl Rng, n: usize) -> Entries {
     let mut map = BTreeMap::new();
     while map.len() < n {
         let len = match rng.gen_range(0..10) {
@@ -265,7 +265,7 @@ fn filter_answers_misses_without_reading_data() {
     assert!((0..1000u32).all(|i| table.may_contain(format!("k{i:05}").as_bytes())));
 }
 
-fn sweep_entries(n: u32) -> Entries {
+pub(crate) fn sweep_entries(n: u32) -> Entries {
     (0..n)
         .map(|i| {
             let t = if i % 7 == 3 {
@@ -288,7 +288,7 @@ fn sweep_entries(n: u32) -> Entries {
 
 /// Opens and verifies a damaged table, also reading it with checksums off to show
 /// that unverified reads of bad bytes never panic. True when the damage was found.
-fn damage_detected(bytes: Vec<u8>) -> bool {
+pub(crate) fn damage_detected(bytes: Vec<u8>) -> bool {
     let Ok(table) = open(bytes) else {
         return true;
     };

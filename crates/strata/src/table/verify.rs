@@ -9,7 +9,10 @@ use crate::iter::InternalIterator;
 use crate::key::{compare_internal, user_key, ValueType};
 use crate::table::block::InternalOrder;
 use crate::table::format::FOOTER_LEN;
+use crate::table::partitioned_filter::FilterQuery;
+use crate::table::partitioned_index::IndexIter;
 use crate::table::reader::{read_range_tombstones, TableReader};
+use crate::table::two_level::HandleIter;
 
 /// What a successful verification walked over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,11 +39,11 @@ impl TableReader {
         let mut last_key: Option<Vec<u8>> = None;
         let mut last_separator: Option<Vec<u8>> = None;
         let mut deletions = 0u64;
-        let mut index = self.index()?.iter::<InternalOrder>();
-        let filter = self.filter()?;
+        let mut index = IndexIter::new(self, false)?;
+        let mut filter = self.filter()?.map(|f| FilterQuery::new(self, f));
         index.seek_to_first();
         while index.valid() {
-            let handle = self.decode_index_value(index.value())?;
+            let handle = index.handle()?;
             if handle.offset != expected_offset {
                 return Err(corrupt(
                     handle.offset,
@@ -93,11 +96,11 @@ impl TableReader {
                 let new_user_key = last_key
                     .as_deref()
                     .is_none_or(|p| user_key(p) != parsed.user_key);
-                if new_user_key
-                    && filter
-                        .as_ref()
-                        .is_some_and(|f| !f.may_contain(parsed.user_key))
-                {
+                let in_filter = match filter.as_mut() {
+                    Some(f) if new_user_key => f.may_contain_key(parsed.user_key)?,
+                    _ => true,
+                };
+                if !in_filter {
                     return Err(corrupt(
                         handle.offset,
                         "bloom filter misses a key the table holds".into(),
@@ -122,7 +125,8 @@ impl TableReader {
         }
         index.status()?;
 
-        for handle in self.meta_handles() {
+        let meta_handles = self.meta_handles()?;
+        for handle in &meta_handles {
             if handle.offset != expected_offset {
                 return Err(corrupt(
                     handle.offset,
@@ -132,7 +136,7 @@ impl TableReader {
                     ),
                 ));
             }
-            self.read_block_contents(handle)?;
+            self.read_block_contents(*handle)?;
             report.blocks += 1;
             expected_offset = handle.end_with_trailer().unwrap_or(u64::MAX);
         }
@@ -145,7 +149,15 @@ impl TableReader {
         }
         let range_deletions = self.verify_range_tombstones()?;
         report.entries += range_deletions;
-        self.check_properties(&report, deletions, range_deletions, last_key.as_deref())?;
+        self.verify_partitions()?;
+        let data_blocks = report.blocks - meta_handles.len() as u64;
+        self.check_properties(
+            &report,
+            data_blocks,
+            deletions,
+            range_deletions,
+            last_key.as_deref(),
+        )?;
         Ok(report)
     }
 
@@ -175,9 +187,67 @@ impl TableReader {
         Ok(tombstones.len() as u64)
     }
 
+    /// Checks a two-level index and a partitioned filter beyond what the
+    /// walk over the data blocks saw: each top-level entry is its
+    /// partition's last separator, partitions are not empty, the filter's
+    /// top level is filed by the index's separators, every filter partition
+    /// parses, and the properties count the partitions.
+    fn verify_partitions(&self) -> Result<()> {
+        if !self.has_two_level_index() {
+            return Ok(());
+        }
+        let top = self.index()?;
+        let partitions = Self::partition_handles(&top)?;
+        for (separator, handle) in &partitions {
+            let mut it = self.index_partition(*handle, false)?.iter::<InternalOrder>();
+            it.seek_to_last();
+            it.status()?;
+            if !it.valid() || it.key() != separator.as_slice() {
+                return Err(Error::corruption(
+                    self.path(),
+                    handle.offset,
+                    "top-level index entry is not its partition's last separator",
+                ));
+            }
+        }
+        if let Some(filter_top) = self.partitioned_filter_top()? {
+            let filters = Self::partition_handles(&filter_top)?;
+            let same_keys = filters.len() == partitions.len()
+                && filters.iter().zip(&partitions).all(|(f, i)| f.0 == i.0);
+            if !same_keys {
+                return Err(Error::corruption(
+                    self.path(),
+                    filters.first().map_or(0, |(_, h)| h.offset),
+                    "filter partitions do not follow the index partitions",
+                ));
+            }
+            for (_, handle) in filters {
+                self.filter_partition(handle)?;
+            }
+        }
+        let p = self.properties();
+        let top_size = self.footer_index().end_with_trailer().unwrap_or(0)
+            - self.footer_index().offset;
+        if p.index_partitions != partitions.len() as u64 || p.top_level_index_size != top_size {
+            return Err(Error::corruption(
+                self.path(),
+                0,
+                format!(
+                    "properties say {} index partitions and a {}-byte top level, \
+                     the table has {} and {top_size}",
+                    p.index_partitions,
+                    p.top_level_index_size,
+                    partitions.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn check_properties(
         &self,
         report: &VerifyReport,
+        data_blocks: u64,
         deletions: u64,
         range_deletions: u64,
         last_key: Option<&[u8]>,
@@ -204,7 +274,6 @@ impl TableReader {
         if p.num_deletions != deletions {
             return Err(mismatch("deletions", p.num_deletions, deletions));
         }
-        let data_blocks = report.blocks - self.meta_handles().len() as u64;
         if p.num_data_blocks != data_blocks {
             return Err(mismatch("data blocks", p.num_data_blocks, data_blocks));
         }

@@ -1,7 +1,8 @@
 //! Prefix seeks against a `BTreeMap` model: whatever the prefix extractor,
 //! filters, memtable bloom and bounds, a seek returns exactly what a full
 //! scan of the model returns over the same range. Reopens change the
-//! extractor, so tables built with another one (or none) are read too.
+//! extractor, so tables built with another one (or none) are read too, and
+//! the index and filter layout (whole or partitioned).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use strata::fs::SimFs;
-use strata::{DbOptions, PrefixExtractor, ReadOptions, Statistics, Ticker};
+use strata::{DbOptions, IndexType, PrefixExtractor, ReadOptions, Statistics, Ticker};
 
 use crate::util::sim_options;
 
@@ -40,6 +41,12 @@ fn options(fs: &SimFs, rng: &mut SmallRng) -> DbOptions {
     o.table.whole_key_filtering = rng.gen_bool(0.5);
     o.table.bloom_bits_per_key = [0.0, 2.0, 10.0][rng.gen_range(0..3)];
     o.table.block_size = 256;
+    if rng.gen_bool(0.5) {
+        // Partitions of a few blocks: a prefix's keys straddle them.
+        o.table.index_type = IndexType::TwoLevelIndexSearch;
+        o.table.partition_filters = rng.gen_bool(0.7);
+        o.table.metadata_block_size = [64, 256][rng.gen_range(0..2)];
+    }
     o.memtable_prefix_bloom_size_ratio = [0.0, 0.0001, 0.1][rng.gen_range(0..3)];
     o.memtable_whole_key_filtering = rng.gen_bool(0.5);
     o.compaction.level0_file_num_compaction_trigger = rng.gen_range(2..6);

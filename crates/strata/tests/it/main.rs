@@ -17,6 +17,7 @@ mod db_fixtures;
 mod db_merge;
 mod db_metamorphic;
 mod db_model;
+mod db_partitioned;
 mod db_prefix;
 mod db_range_del;
 mod db_write_control;

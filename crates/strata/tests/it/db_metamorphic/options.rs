@@ -8,13 +8,13 @@
 use std::sync::Arc;
 
 use rand::rngs::SmallRng;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::Cache;
 use strata::fs::SimFs;
 use strata::{ChecksumType, CompactionOptions, CompactionStyle, CompressionType, DbOptions};
-use strata::{FifoOptions, PrefixExtractor, TableOptions, UniversalOptions};
+use strata::{FifoOptions, IndexType, PrefixExtractor, TableOptions, UniversalOptions};
 
 /// The block cache a run opens with.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -119,7 +119,20 @@ fn compression(rng: &mut SmallRng) -> CompressionType {
 }
 
 fn table(rng: &mut SmallRng) -> TableOptions {
+    // The index layout is drawn from a generator of its own, seeded from
+    // (without advancing) `rng`, so that every seed keeps the rest of its
+    // options and operations as they were before partitions existed.
+    let mut own = SmallRng::seed_from_u64(rng.clone().gen::<u64>() ^ 0x7061_7274_6974_696f);
+    let index_type = if own.gen_bool(0.5) {
+        IndexType::TwoLevelIndexSearch
+    } else {
+        IndexType::BinarySearch
+    };
     TableOptions {
+        index_type,
+        partition_filters: own.gen_bool(0.5),
+        // Small partitions, so that tables have several.
+        metadata_block_size: pick(&mut own, &[64, 256, 1024, 4096]),
         block_size: pick(rng, &[64, 256, 1024, 4096, 16 << 10]),
         block_restart_interval: pick(rng, &[1, 2, 4, 16, 32]),
         bloom_bits_per_key: pick(rng, &[0.0, 1.0, 5.0, 10.0, 20.0]),
@@ -285,6 +298,9 @@ impl Knobs {
                 "pin_top_level_index_and_filter",
                 format!("{}", t.pin_top_level_index_and_filter),
             ),
+            ("index_type", format!("{:?}", t.index_type)),
+            ("partition_filters", format!("{}", t.partition_filters)),
+            ("metadata_block_size", format!("{}", t.metadata_block_size)),
             ("compaction_style", format!("{:?}", c.compaction_style)),
             ("num_levels", format!("{}", c.num_levels)),
             (
