@@ -7,6 +7,7 @@
 pub mod block;
 pub mod block_builder;
 pub mod builder;
+pub mod cached;
 pub mod filter;
 pub mod format;
 pub mod iter;
@@ -25,7 +26,8 @@ pub use iter::TableIterator;
 pub use lookup::TableLookup;
 pub use partitioned_filter::{FilterQuery, TableFilter};
 pub use properties::TableProperties;
-pub use reader::{MetaPinning, TableEntry, TableReader};
+pub use cached::MetaPinning;
+pub use reader::{TableEntry, TableReader};
 pub use verify::VerifyReport;
 
 #[cfg(test)]

@@ -20,7 +20,8 @@ use crate::iter::InternalIterator;
 use crate::table::block::{Block, BlockIter, InternalOrder};
 use crate::table::filter::BloomFilter;
 use crate::table::format::BlockHandle;
-use crate::table::reader::{BlockCacheRef, TableReader};
+use crate::table::cached::BlockCacheRef;
+use crate::table::reader::TableReader;
 use crate::table::two_level::{BlockSource, HandleIter, TwoLevelIter};
 
 /// Index and filter partitions a table holds in memory (or pinned in the

@@ -3,11 +3,11 @@
 //! Open reads the footer, then the metaindex, properties, index, filter and
 //! range-deletion blocks (and every index and filter partition, unless the
 //! block cache is to hold them), always verifying their checksums; the range
-//! tombstones are kept fragmented for the table's lifetime. Data blocks are read on demand through
-//! [`TableReader::read_block`], the one place where a block cache will plug in
-//! (each block is identified by the file and its offset).
+//! tombstones are kept fragmented for the table's lifetime. Data blocks are
+//! read on demand, through the block cache when the table has one (see
+//! [`super::cached`]; each block is identified by the file and its offset).
 
-use crate::cache::{Cache, CacheHandle, CacheKey, Priority};
+use crate::cache::{Cache, CacheHandle, Priority};
 use crate::statistics::{Statistics, Ticker};
 use std::path::Path;
 use std::sync::Arc;
@@ -24,6 +24,7 @@ use crate::key::{seek_key, ParsedInternalKey, SequenceNumber, ValueType};
 use crate::options::{PrefixExtractor, ReadOptions};
 use crate::range_del::{FragmentedRangeTombstones, RangeTombstone};
 use crate::table::block::{Block, BlockOrigin, BytewiseOrder, InternalOrder};
+use crate::table::cached::{BlockCacheRef, MetaPinning};
 use crate::table::filter::BloomFilter;
 use crate::table::format::{
     check_meta_blocks, BlockHandle, Footer, BLOCK_TRAILER_LEN, FILTER_BLOCK_NAME, FOOTER_LEN,
@@ -49,65 +50,31 @@ pub struct TableEntry {
 
 /// Reads blocks of one file: bounds, checksum, decompression.
 #[derive(Debug)]
-struct BlockFetcher {
+pub(super) struct BlockFetcher {
     file: Arc<dyn RandomAccessFile>,
     path: Arc<Path>,
     file_size: u64,
     checksum: ChecksumType,
 }
 
-/// Where a table's data blocks are cached, under keys of its own table id.
-#[derive(Debug, Clone)]
-pub struct BlockCacheRef {
-    pub cache: Arc<dyn Cache>,
-    pub table_id: u64,
-    pub statistics: Option<Arc<Statistics>>,
-    /// Index and filter blocks live in the cache too (RocksDB's
-    /// `cache_index_and_filter_blocks`), at this priority.
-    pub meta_priority: Option<Priority>,
-}
-
-impl BlockCacheRef {
-    fn tick(&self, ticker: Ticker) {
-        if let Some(s) = &self.statistics {
-            s.add(ticker, 1);
-        }
-    }
-}
-
-/// Which of its cached index and filter blocks a table pins in the block
-/// cache while it is open (with `cache_index_and_filter_blocks`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetaPinning {
-    /// None: every read looks them up.
-    Nothing,
-    /// The top level of a two-level index and of a partitioned filter
-    /// (RocksDB's `pin_top_level_index_and_filter`); a table with a
-    /// one-block index pins nothing.
-    TopLevel,
-    /// Every index and filter block, partitions included (RocksDB's
-    /// `pin_l0_filter_and_index_blocks_in_cache`, for a table opened at L0).
-    All,
-}
-
 /// An open table file. Shared between threads behind an `Arc`.
 #[derive(Debug)]
 pub struct TableReader {
     /// Data blocks are looked up here first, and inserted after a read.
-    block_cache: Option<BlockCacheRef>,
-    fetcher: BlockFetcher,
-    footer: Footer,
+    pub(super) block_cache: Option<BlockCacheRef>,
+    pub(super) fetcher: BlockFetcher,
+    pub(super) footer: Footer,
     /// The index block, or a two-level index's top level. `None` when the
     /// block cache holds it (`cache_index_and_filter_blocks`).
-    index: Option<Block>,
+    pub(super) index: Option<Block>,
     /// As `index`: `None` when the cache holds it.
-    filter: Option<TableFilter>,
+    pub(super) filter: Option<TableFilter>,
     /// The filter block, or a partitioned filter's top level.
-    filter_handle: Option<BlockHandle>,
+    pub(super) filter_handle: Option<BlockHandle>,
     /// `filter_handle` names a partitioned filter's top level.
-    partitioned_filter: bool,
+    pub(super) partitioned_filter: bool,
     /// Index and filter partitions held in memory, or pinned in the cache.
-    partitions: HeldPartitions,
+    pub(super) partitions: HeldPartitions,
     properties_handle: BlockHandle,
     properties: TableProperties,
     range_del_handle: Option<BlockHandle>,
@@ -116,7 +83,7 @@ pub struct TableReader {
     range_tombstones: Arc<FragmentedRangeTombstones>,
     /// Handles keeping the cached index and filter pinned while the table is
     /// open; `index` and `filter` then share their values.
-    pinned_meta: Vec<CacheHandle>,
+    pub(super) pinned_meta: Vec<CacheHandle>,
 }
 
 impl TableReader {
@@ -274,13 +241,6 @@ impl TableReader {
         &self.partitions
     }
 
-    /// The block cache, when index and filter blocks live in it.
-    pub(crate) fn meta_cache(&self) -> Option<&BlockCacheRef> {
-        self.block_cache
-            .as_ref()
-            .filter(|c| c.meta_priority.is_some())
-    }
-
     /// The table's range tombstones, fragmented (empty when it has none).
     /// Point entries of this table and of older sources are deleted by them
     /// as [`FragmentedRangeTombstones`] describes.
@@ -301,175 +261,6 @@ impl TableReader {
     /// Size of the file in bytes.
     pub fn file_size(&self) -> u64 {
         self.fetcher.file_size
-    }
-
-    /// Caches this table's data blocks in `cache`, counting hits and misses
-    /// in `statistics`. With `meta_priority`, the index and filter blocks are
-    /// cached too, at that priority, instead of being held by the open table:
-    /// memory for them is then bounded by the cache, at the cost of a lookup
-    /// per read (and a re-read after eviction). `pinning` says which of them
-    /// are loaded now and stay pinned in the cache while the table is open:
-    /// charged to the cache, never evicted, and read without a lookup. A pin
-    /// that does not fit a strict cache leaves the block unpinned.
-    pub fn with_block_cache(
-        mut self,
-        cache: Arc<dyn Cache>,
-        statistics: Option<Arc<Statistics>>,
-        meta_priority: Option<Priority>,
-        pinning: MetaPinning,
-    ) -> Result<Self> {
-        let table_id = cache.new_table_id();
-        let cache = BlockCacheRef {
-            cache,
-            table_id,
-            statistics,
-            meta_priority,
-        };
-        self.block_cache = Some(cache.clone());
-        if meta_priority.is_none() {
-            return Ok(self);
-        }
-        self.index = None;
-        self.filter = None;
-        self.partitions = HeldPartitions::default();
-        let partitioned = self.has_two_level_index() || self.partitioned_filter;
-        let pin_top = match pinning {
-            MetaPinning::Nothing => false,
-            MetaPinning::TopLevel => partitioned,
-            MetaPinning::All => true,
-        };
-        if pin_top {
-            let (index, handle) = self.cached_index_block(&cache, self.footer.index, true)?;
-            if let Some(handle) = handle {
-                self.index = Some(index);
-                self.pinned_meta.push(handle);
-            }
-            if let Some((filter, Some(handle))) = self.cached_table_filter(&cache)? {
-                self.filter = Some(filter);
-                self.pinned_meta.push(handle);
-            }
-        }
-        if pinning == MetaPinning::All && partitioned {
-            let pinned = self.pin_partitions(&cache)?;
-            self.partitions = pinned.held;
-            self.pinned_meta.extend(pinned.handles);
-        }
-        Ok(self)
-    }
-
-    /// A block from the cache, or loaded on a miss and, when `fill` gives a
-    /// priority, inserted at it; with the handle that pins it, unless it is
-    /// not cached. `hit`/`miss` are the block kind's tickers. A block that
-    /// fails to load (a bad checksum) is never cached.
-    fn cached_block<T: Clone + Send + Sync + 'static>(
-        &self,
-        cache: &BlockCacheRef,
-        handle: BlockHandle,
-        (hit, miss): (Ticker, Ticker),
-        fill: Option<Priority>,
-        load: impl FnOnce() -> Result<(T, usize)>,
-    ) -> Result<(T, Option<CacheHandle>)> {
-        let key = CacheKey {
-            table_id: cache.table_id,
-            offset: handle.offset,
-        };
-        if let Some(h) = cache.cache.lookup(&key) {
-            if let Some(value) = h.value().downcast_ref::<T>() {
-                cache.tick(Ticker::BlockCacheHit);
-                cache.tick(hit);
-                return Ok((value.clone(), Some(h)));
-            }
-        }
-        cache.tick(Ticker::BlockCacheMiss);
-        cache.tick(miss);
-        let (value, charge) = load()?;
-        // A full strict cache only means the block is not cached.
-        let pinned = fill.and_then(|priority| {
-            cache
-                .cache
-                .insert(key, Arc::new(value.clone()), charge, priority)
-                .ok()
-        });
-        if pinned.is_some() {
-            cache.tick(Ticker::BlockCacheAdd);
-        }
-        Ok((value, pinned))
-    }
-
-    /// Where index and filter blocks go in the cache.
-    fn meta_fill(cache: &BlockCacheRef) -> Option<Priority> {
-        Some(cache.meta_priority.unwrap_or(Priority::High))
-    }
-
-    /// An index block (the index, a top level or a partition) through the
-    /// cache, inserted after a miss when `fill`.
-    pub(crate) fn cached_index_block(
-        &self,
-        cache: &BlockCacheRef,
-        handle: BlockHandle,
-        fill: bool,
-    ) -> Result<(Block, Option<CacheHandle>)> {
-        self.cached_meta_block(
-            cache,
-            handle,
-            (Ticker::BlockCacheIndexHit, Ticker::BlockCacheIndexMiss),
-            fill,
-        )
-    }
-
-    fn cached_meta_block(
-        &self,
-        cache: &BlockCacheRef,
-        handle: BlockHandle,
-        tickers: (Ticker, Ticker),
-        fill: bool,
-    ) -> Result<(Block, Option<CacheHandle>)> {
-        let priority = Self::meta_fill(cache).filter(|_| fill);
-        self.cached_block(cache, handle, tickers, priority, || {
-            let block = self.fetcher.read_block(handle, true, None)?;
-            let size = block.size();
-            Ok((block, size))
-        })
-    }
-
-    /// A bloom filter block (whole, or a partition) through the cache.
-    pub(crate) fn cached_filter(
-        &self,
-        cache: &BlockCacheRef,
-        handle: BlockHandle,
-    ) -> Result<(BloomFilter, Option<CacheHandle>)> {
-        self.cached_block(
-            cache,
-            handle,
-            (Ticker::BlockCacheFilterHit, Ticker::BlockCacheFilterMiss),
-            Self::meta_fill(cache),
-            || {
-                let bytes = self.fetcher.read_block_contents(handle, true, None)?;
-                let size = bytes.len();
-                let filter = BloomFilter::new(bytes)
-                    .map_err(|r| Error::corruption(self.path(), handle.offset, r))?;
-                Ok((filter, size))
-            },
-        )
-    }
-
-    /// The table's filter (a bloom filter, or a partitioned filter's top
-    /// level) through the cache; `None` without a filter.
-    fn cached_table_filter(
-        &self,
-        cache: &BlockCacheRef,
-    ) -> Result<Option<(TableFilter, Option<CacheHandle>)>> {
-        let Some(handle) = self.filter_handle else {
-            return Ok(None);
-        };
-        Ok(Some(if self.partitioned_filter {
-            let filter_tickers = (Ticker::BlockCacheFilterHit, Ticker::BlockCacheFilterMiss);
-            let (top, pin) = self.cached_meta_block(cache, handle, filter_tickers, true)?;
-            (TableFilter::Partitioned(top), pin)
-        } else {
-            let (filter, pin) = self.cached_filter(cache, handle)?;
-            (TableFilter::Full(filter), pin)
-        }))
     }
 
     /// The index block, or a two-level index's top level: held (or pinned)
@@ -724,7 +515,7 @@ pub(crate) fn read_range_tombstones(
 
 impl BlockFetcher {
     /// Reads, checks and decompresses one block.
-    fn read_block(
+    pub(super) fn read_block(
         &self,
         handle: BlockHandle,
         verify_checksum: bool,
@@ -742,7 +533,7 @@ impl BlockFetcher {
 
     /// A block's checked, decompressed bytes, read through `prefetch` when
     /// given (a scan's readahead).
-    fn read_block_contents(
+    pub(super) fn read_block_contents(
         &self,
         handle: BlockHandle,
         verify_checksum: bool,
