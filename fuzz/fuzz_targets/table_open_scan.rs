@@ -60,7 +60,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = table.get(&ro, b"key", 100);
         // The prefix filter, under the extractor the table may name.
         for extractor in [PrefixExtractor::Fixed(2), PrefixExtractor::Capped(3)] {
-            let _ = table.prefix_may_match(&extractor, b"ke");
+            let _ = table.prefix_may_match(&extractor, b"key", b"ke");
             it.seek_in_prefix(b"key\x01\0\0\0\0\0\0\0", &extractor, b"ke");
             let _ = it.status();
         }
