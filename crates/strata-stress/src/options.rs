@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::Cache;
-use strata::{CfOptions, TableOptions, WalRecoveryMode};
+use strata::{CfOptions, IndexType, PrefixExtractor, TableOptions, WalRecoveryMode};
 use strata::{ChecksumType, CompactionOptions, CompactionStyle, CompressionType, DbOptions, Fs};
 
 use crate::model::{ExpiredFilter, MergeKind};
@@ -49,7 +49,9 @@ impl fmt::Display for StressOptions {
             "write_buffer_size={} max_write_buffer_number={} compaction_style={:?} \
              level0_file_num_compaction_trigger={} target_file_size_base={} \
              max_bytes_for_level_base={} block_size={} compression={:?} checksum={:?} \
-             bloom_bits={} cache={} cache_index_and_filter_blocks={} max_open_files={} \
+             bloom_bits={} index_type={:?} partition_filters={} metadata_block_size={} \
+             prefix_extractor={:?} whole_key_filtering={} memtable_bloom={} \
+             cache={} cache_index_and_filter_blocks={} max_open_files={} \
              disable_wal={} sync_ratio={} merge_operators={} compaction_filter=remove-{}",
             o.write_buffer_size,
             o.max_write_buffer_number,
@@ -61,6 +63,12 @@ impl fmt::Display for StressOptions {
             t.compression,
             t.checksum,
             t.bloom_bits_per_key,
+            t.index_type,
+            t.partition_filters,
+            t.metadata_block_size,
+            t.prefix_extractor,
+            t.whole_key_filtering,
+            o.memtable_prefix_bloom_size_ratio,
             self.cache,
             t.cache_index_and_filter_blocks,
             o.max_open_files,
@@ -123,6 +131,28 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         cache_index_and_filter_blocks: block_cache.is_some() && rng.gen_bool(0.5),
         ..TableOptions::default()
     };
+    // Later knobs come from a generator of their own, so every seed keeps
+    // the options drawn above.
+    let mut later = SmallRng::seed_from_u64(seed ^ 0x0000_7AB1_E5E7);
+    let table = TableOptions {
+        index_type: pick(
+            &mut later,
+            &[IndexType::BinarySearch, IndexType::TwoLevelIndexSearch],
+        ),
+        partition_filters: later.gen_bool(0.5),
+        metadata_block_size: pick(&mut later, &[256, 1024, 4096]),
+        prefix_extractor: pick(
+            &mut later,
+            &[
+                None,
+                Some(PrefixExtractor::Fixed(4)),
+                Some(PrefixExtractor::Capped(6)),
+            ],
+        ),
+        whole_key_filtering: later.gen_bool(0.8),
+        ..table
+    };
+    let memtable_prefix_bloom_size_ratio = pick(&mut later, &[0.0, 0.0, 0.05]);
     let disable_wal = rng.gen_bool(0.1);
     let sync_ratio = if disable_wal {
         0.0
@@ -141,6 +171,8 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         compaction,
         block_cache,
         max_open_files: pick(&mut rng, &[-1, 20]),
+        memtable_prefix_bloom_size_ratio,
+        memtable_whole_key_filtering: memtable_prefix_bloom_size_ratio > 0.0,
         wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
         fs,
         ..DbOptions::default()

@@ -399,13 +399,16 @@ impl DbIterator {
             _ => target,
         };
         let confined = self.prefix_seek.as_mut().and_then(|p| {
-            let prefix = p.confine(target, &mut self.lower_bound, &mut self.upper_bound)?;
-            Some((*p.extractor(), prefix))
+            let len = p.confine(target, &mut self.lower_bound, &mut self.upper_bound)?;
+            Some((*p.extractor(), len))
         });
         // Seeking to `(target, snapshot)` skips the versions newer than the snapshot.
         build_internal_key(&mut self.seek_buf, target, self.seq, VALUE_TYPE_FOR_SEEK);
         match confined {
-            Some((extractor, prefix)) => self.inner.seek_in_prefix(&self.seek_buf, &extractor, &prefix),
+            Some((extractor, len)) => {
+                self.inner
+                    .seek_in_prefix(&self.seek_buf, &extractor, &target[..len])
+            }
             None => self.inner.seek(&self.seek_buf),
         }
         self.find_next_user_entry(false);

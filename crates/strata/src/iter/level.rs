@@ -157,17 +157,16 @@ impl InternalIterator for LevelIterator {
     }
 
     fn seek_in_prefix(&mut self, target: &[u8], extractor: &PrefixExtractor, prefix: &[u8]) {
-        let end = extractor.prefix_end(prefix);
         let mut i = self.index.seek_file(&self.files, target);
         // Files after the first may hold keys of the prefix too; the run
-        // ends at the first file that starts at or past the prefix's end.
+        // ends at the first file that starts past it: the keys above
+        // `prefix` either have it or come after every key that has it.
         while self.error.is_none() {
             let Some(file) = self.files.get(i) else {
                 break;
             };
-            let past_prefix = end
-                .as_deref()
-                .is_some_and(|end| user_key(&file.smallest) >= end);
+            let first = user_key(&file.smallest);
+            let past_prefix = first > prefix && extractor.prefix(first) != Some(prefix);
             if past_prefix || !self.open(i) {
                 break;
             }

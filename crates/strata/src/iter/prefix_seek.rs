@@ -23,6 +23,8 @@ pub(crate) struct PrefixSeek {
     user_upper: Option<Vec<u8>>,
     /// The iterator's bounds are narrowed to a prefix now.
     narrowed: bool,
+    /// Scratch for the end of the prefix being sought.
+    end: Vec<u8>,
 }
 
 impl PrefixSeek {
@@ -41,6 +43,7 @@ impl PrefixSeek {
             user_lower,
             user_upper,
             narrowed: false,
+            end: Vec::new(),
         })
     }
 
@@ -60,36 +63,44 @@ impl PrefixSeek {
 
     /// Prepares a seek to `target` (already clamped to the lower bound):
     /// with `prefix_same_as_start`, narrows the bounds to the target's
-    /// prefix. Returns the prefix when the bounds keep the iteration inside
-    /// it and filters may be used; `None` for a total-order seek (a target
-    /// outside the extractor's domain, `total_order_seek`, or bounds that
-    /// reach past the prefix).
+    /// prefix. Returns the prefix's length (a prefix is always the start of
+    /// its key) when the bounds keep the iteration inside it and filters
+    /// may be used; `None` for a total-order seek (a target outside the
+    /// extractor's domain, `total_order_seek`, or bounds that reach past
+    /// the prefix). Reuses the bounds' buffers: a seek allocates nothing
+    /// once they have grown.
     pub(crate) fn confine(
         &mut self,
         target: &[u8],
         lower: &mut Option<Vec<u8>>,
         upper: &mut Option<Vec<u8>>,
-    ) -> Option<Vec<u8>> {
+    ) -> Option<usize> {
         self.restore(lower, upper);
-        let prefix = self.extractor.prefix(target)?.to_vec();
-        let end = self.extractor.prefix_end(&prefix);
+        let prefix = self.extractor.prefix(target)?;
+        let has_end = self.extractor.prefix_end_into(prefix, &mut self.end);
         if self.same_as_start {
-            if lower.as_ref().is_none_or(|l| *l < prefix) {
-                *lower = Some(prefix.clone());
+            if lower.as_deref().is_none_or(|l| l < prefix) {
+                set_bound(lower, prefix);
             }
-            if let Some(end) = &end {
-                if upper.as_ref().is_none_or(|u| end < u) {
-                    *upper = Some(end.clone());
-                }
+            if has_end && upper.as_deref().is_none_or(|u| self.end.as_slice() < u) {
+                set_bound(upper, &self.end);
             }
             self.narrowed = true;
         }
-        let inside = match &end {
-            // Every key at or after the prefix has it.
-            None => true,
-            Some(end) => upper.as_ref().is_some_and(|u| u <= end),
-        };
-        (inside && !self.total_order).then_some(prefix)
+        // Without an end, every key at or after the prefix has it.
+        let inside = !has_end || upper.as_deref().is_some_and(|u| u <= self.end.as_slice());
+        (inside && !self.total_order).then_some(prefix.len())
+    }
+}
+
+/// Sets `bound` to `value`, reusing its buffer.
+fn set_bound(bound: &mut Option<Vec<u8>>, value: &[u8]) {
+    match bound {
+        Some(b) => {
+            b.clear();
+            b.extend_from_slice(value);
+        }
+        None => *bound = Some(value.to_vec()),
     }
 }
 

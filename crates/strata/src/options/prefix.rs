@@ -83,20 +83,30 @@ impl PrefixExtractor {
     /// `prefix <= k < end` has that prefix, and no other key does. `None`
     /// when no key after the run exists (the prefix is all `0xff` bytes).
     pub fn prefix_end(&self, prefix: &[u8]) -> Option<Vec<u8>> {
+        let mut end = Vec::new();
+        self.prefix_end_into(prefix, &mut end).then_some(end)
+    }
+
+    /// [`prefix_end`](Self::prefix_end) into `end` (replacing what it
+    /// held); false when there is no end.
+    pub(crate) fn prefix_end_into(&self, prefix: &[u8], end: &mut Vec<u8>) -> bool {
+        end.clear();
         if let PrefixExtractor::Capped(n) = *self {
             if prefix.len() < n {
                 // A short key is its own prefix, and no longer key shares it:
                 // the run is that one key.
-                let mut end = prefix.to_vec();
+                end.extend_from_slice(prefix);
                 end.push(0);
-                return Some(end);
+                return true;
             }
         }
         // Every key starting with `prefix`: up to the next prefix in order.
-        let last = prefix.iter().rposition(|&b| b != 0xff)?;
-        let mut end = prefix[..=last].to_vec();
+        let Some(last) = prefix.iter().rposition(|&b| b != 0xff) else {
+            return false;
+        };
+        end.extend_from_slice(&prefix[..=last]);
         end[last] += 1;
-        Some(end)
+        true
     }
 }
 

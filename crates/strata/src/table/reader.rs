@@ -77,6 +77,10 @@ pub struct TableReader {
     pub(super) partitions: HeldPartitions,
     properties_handle: BlockHandle,
     properties: TableProperties,
+    /// The extractor whose prefixes the filter holds (parsed from the
+    /// properties once, so a seek compares it without formatting a name);
+    /// `None` when it holds none or names one this build does not know.
+    filter_prefix_extractor: Option<PrefixExtractor>,
     range_del_handle: Option<BlockHandle>,
     /// Read at open and held while the table is open (empty without the
     /// block): every get and iterator of the table consults them.
@@ -207,6 +211,7 @@ impl TableReader {
             partitioned_filter: partitioned_filter_handle.is_some(),
             partitions: HeldPartitions::default(),
             properties_handle,
+            filter_prefix_extractor: PrefixExtractor::parse(&properties.prefix_extractor_name).ok(),
             properties,
             range_del_handle,
             range_tombstones: Arc::new(range_tombstones),
@@ -380,7 +385,7 @@ impl TableReader {
         user_key: &[u8],
         prefix: &[u8],
     ) -> bool {
-        if self.properties.prefix_extractor_name != extractor.name() {
+        if self.filter_prefix_extractor != Some(*extractor) {
             return true;
         }
         let Ok(Some(filter)) = self.filter() else {
