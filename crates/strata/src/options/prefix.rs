@@ -33,6 +33,9 @@ impl PrefixExtractor {
     /// `InvalidArgument` naming `prefix_extractor`.
     pub fn parse(text: &str) -> Result<PrefixExtractor> {
         let text = text.trim();
+        if text.contains("id=") {
+            return Self::parse_struct(text);
+        }
         let (kind, n): (fn(usize) -> PrefixExtractor, &str) = if let Some(n) = text
             .strip_prefix("fixed:")
             .or_else(|| text.strip_prefix(FIXED_NAME))
@@ -58,6 +61,31 @@ impl PrefixExtractor {
                 "prefix_extractor",
                 format!("{text:?}: the prefix length must be a whole number of at least 1"),
             )),
+        }
+    }
+
+    /// The struct form RocksDB also reads: `{id=rocksdb.FixedPrefix;length=8}`
+    /// (braces optional; an id that carries the length, as
+    /// `id=rocksdb.FixedPrefix.8`, needs no `length`).
+    fn parse_struct(text: &str) -> Result<PrefixExtractor> {
+        let body = text.trim_start_matches('{').trim_end_matches('}');
+        let (mut id, mut length) = (None, None);
+        for field in body.split(';').map(str::trim).filter(|f| !f.is_empty()) {
+            match field.split_once('=') {
+                Some(("id", v)) => id = Some(v.trim()),
+                Some(("length", v)) => length = Some(v.trim()),
+                _ => {
+                    return Err(Error::invalid_argument(
+                        "prefix_extractor",
+                        format!("{text:?}: unknown field {field:?}"),
+                    ))
+                }
+            }
+        }
+        let id = id.unwrap_or_default();
+        match length {
+            Some(n) => Self::parse(&format!("{id}.{n}")),
+            None => Self::parse(id),
         }
     }
 
@@ -133,7 +161,26 @@ mod tests {
             "rocksdb.FixedPrefix.8",
             "RocksDB's spelling"
         );
-        for bad in ["fixed:0", "fixed:", "fixed:x", "rocksdb.Noop", "", "hash:4"] {
+        for text in [
+            "{id=rocksdb.FixedPrefix;length=8}",
+            "id=rocksdb.FixedPrefix.8",
+        ] {
+            assert_eq!(
+                PrefixExtractor::parse(text).ok(),
+                Some(PrefixExtractor::Fixed(8)),
+                "{text}"
+            );
+        }
+        for bad in [
+            "fixed:0",
+            "fixed:",
+            "fixed:x",
+            "rocksdb.Noop",
+            "",
+            "hash:4",
+            "{id=rocksdb.FixedPrefix}",
+            "{id=rocksdb.FixedPrefix;length=8;x=1}",
+        ] {
             let err = PrefixExtractor::parse(bad).unwrap_err().to_string();
             assert!(err.contains("prefix_extractor"), "{bad}: {err}");
         }
