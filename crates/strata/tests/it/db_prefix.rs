@@ -257,3 +257,36 @@ fn prefix_seeks_return_what_a_full_scan_returns() {
         "checked {checked} useful {useful}"
     );
 }
+
+/// `set_options` changes the extractor of a live database: memtables made
+/// with the old one and tables built with it keep answering, their filters
+/// proving nothing for the new prefixes.
+#[test]
+fn prefix_extractor_changes_on_a_live_database() {
+    let mut rng = SmallRng::seed_from_u64(99);
+    let fs = SimFs::new(99);
+    let mut opts = options(&fs, &mut rng);
+    opts.table.prefix_extractor = Some(PrefixExtractor::Fixed(2));
+    opts.table.bloom_bits_per_key = 10.0;
+    opts.memtable_prefix_bloom_size_ratio = 0.1;
+    let mut current = opts.table.prefix_extractor;
+    let db = strata::Db::open(Path::new("/db"), opts).unwrap();
+    let mut model = Model::new();
+    let extractors = ["capped:1", "fixed:3", "nullptr", "rocksdb.FixedPrefix.2"];
+    for (round, name) in extractors.iter().enumerate() {
+        for _ in 0..600 {
+            let key = random_key(&mut rng);
+            let value = format!("v{round}").into_bytes();
+            db.put(&key, &value).unwrap();
+            model.insert(key, value);
+            if rng.gen_ratio(1, 200) {
+                db.flush().unwrap();
+            }
+        }
+        check(&db, current, &model, &mut rng);
+        db.set_options(&db.default_cf(), &[("prefix_extractor", name)])
+            .unwrap();
+        current = PrefixExtractor::parse(name).ok();
+        check(&db, current, &model, &mut rng);
+    }
+}
