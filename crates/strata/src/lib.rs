@@ -113,7 +113,8 @@ pub use compression::CompressionType;
 pub use db::{check_consistency, ConsistencyReport, Db, KeyRange, KeyVersion, Snapshot, WalDamage};
 pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
-pub use iter::db_iter::{DbIterator, DbRange};
+pub use iter::db_iter::DbIterator;
+pub use iter::db_range::DbRange;
 pub use key::{SequenceNumber, ValueType};
 pub use merge::{merge_operator_from_name, MergeError, MergeOperator};
 pub use options::{

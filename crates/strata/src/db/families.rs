@@ -18,7 +18,8 @@ use super::{bounds, compact, multi_get, properties, read, write, Db, DbInner, Db
 use crate::cf::{CfShared, CfState, CfStats, ColumnFamily};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
-use crate::iter::db_iter::{DbIterator, DbRange};
+use crate::iter::db_iter::DbIterator;
+use crate::iter::db_range::DbRange;
 use crate::memtable::MemTable;
 use crate::options::{
     apply_cf_option, is_mutable_cf_option, write_options_file, CfOptions, DbOptions, ReadOptions,

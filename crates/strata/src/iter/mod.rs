@@ -2,6 +2,7 @@
 //! memtable, level and merging iterators).
 
 pub mod db_iter;
+pub mod db_range;
 pub mod level;
 pub mod merging;
 mod prefix_seek;

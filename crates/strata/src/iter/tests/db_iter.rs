@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 
 use super::VecIterator;
-use crate::iter::db_iter::{DbIterator, DbRange};
+use crate::iter::db_iter::DbIterator;
+use crate::iter::db_range::DbRange;
 use crate::iter::merging::MergingIterator;
 use crate::key::{internal_key, pack_tag, SequenceNumber, ValueType};
 use crate::memtable::MemTable;

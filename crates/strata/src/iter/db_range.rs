@@ -1,0 +1,127 @@
+//! [`DbRange`]: two [`DbIterator`]s over one snapshot, consumed from both
+//! ends as a Rust [`DoubleEndedIterator`].
+
+use std::iter::FusedIterator;
+
+use crate::error::Result;
+use crate::iter::db_iter::DbIterator;
+
+/// A Rust iterator over `(key, value)` pairs, consumable from both ends.
+///
+/// It holds two [`DbIterator`]s over the same data (same sources, snapshot and
+/// bounds): the front one walks forward from the first key, the back one backward
+/// from the last. The ends stop when they meet, so every key is yielded once.
+/// An error is yielded once, as `Some(Err(_))`, and ends the iteration.
+///
+/// ```
+/// use strata::{Db, DbOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = Db::open(dir.path(), DbOptions { create_if_missing: true, ..Default::default() })?;
+/// for k in ["a", "b", "c", "d"] {
+///     db.put(k, "")?;
+/// }
+/// let mut range = db.range("a".."d");
+/// let (first, _) = range.next().unwrap()?;
+/// let (last, _) = range.next_back().unwrap()?;
+/// assert_eq!((&first[..], &last[..]), (&b"a"[..], &b"c"[..]));
+/// // The two ends meet in the middle: "b" is yielded once.
+/// assert_eq!(range.count(), 1);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct DbRange {
+    front: DbIterator,
+    back: DbIterator,
+    front_started: bool,
+    back_started: bool,
+    /// The last key yielded by each end (buffers reused); the other end stops
+    /// on reaching it. Meaningful only once that end has yielded something.
+    front_last: Vec<u8>,
+    back_last: Vec<u8>,
+    front_yielded: bool,
+    back_yielded: bool,
+    finished: bool,
+}
+
+impl DbRange {
+    /// Combines a front and a back iterator over the same data. Both are
+    /// repositioned (to the first and the last key) on first use.
+    pub fn new(front: DbIterator, back: DbIterator) -> Self {
+        DbRange {
+            front,
+            back,
+            front_started: false,
+            back_started: false,
+            front_last: Vec::new(),
+            back_last: Vec::new(),
+            front_yielded: false,
+            back_yielded: false,
+            finished: false,
+        }
+    }
+
+    /// Ends the iteration, turning an iterator error into the last item.
+    fn finish(&mut self, status: Result<()>) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        self.finished = true;
+        status.err().map(Err)
+    }
+}
+
+impl Iterator for DbRange {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.finished {
+            return None;
+        }
+        if self.front_started {
+            self.front.next();
+        } else {
+            self.front.seek_to_first();
+            self.front_started = true;
+        }
+        let (Some(key), Some(value)) = (self.front.key(), self.front.value()) else {
+            let status = self.front.status();
+            return self.finish(status);
+        };
+        if self.back_yielded && key >= self.back_last.as_slice() {
+            return self.finish(Ok(()));
+        }
+        let entry = (key.to_vec(), value.to_vec());
+        self.front_last.clear();
+        self.front_last.extend_from_slice(&entry.0);
+        self.front_yielded = true;
+        Some(Ok(entry))
+    }
+}
+
+impl DoubleEndedIterator for DbRange {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.finished {
+            return None;
+        }
+        if self.back_started {
+            self.back.prev();
+        } else {
+            self.back.seek_to_last();
+            self.back_started = true;
+        }
+        let (Some(key), Some(value)) = (self.back.key(), self.back.value()) else {
+            let status = self.back.status();
+            return self.finish(status);
+        };
+        if self.front_yielded && key <= self.front_last.as_slice() {
+            return self.finish(Ok(()));
+        }
+        let entry = (key.to_vec(), value.to_vec());
+        self.back_last.clear();
+        self.back_last.extend_from_slice(&entry.0);
+        self.back_yielded = true;
+        Some(Ok(entry))
+    }
+}
+
+impl FusedIterator for DbRange {}
