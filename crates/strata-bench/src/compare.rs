@@ -99,6 +99,7 @@ fn engine_args(f: &Flags) -> Vec<String> {
         ),
         format!("--total_order_seek={}", f.total_order_seek),
         format!("--prefix_same_as_start={}", f.prefix_same_as_start),
+        format!("--seek_missing_prefix={}", f.seek_missing_prefix),
         format!("--readwritepercent={}", f.readwritepercent),
         format!(
             "--benchmark_write_rate_limit={}",

@@ -162,6 +162,10 @@ pub struct Flags {
     pub prefix_same_as_start: bool,
     /// Iterator seeks never use prefix filters (ReadOptions).
     pub total_order_seek: bool,
+    /// db_bench's `--seek_missing_prefix`: seekrandom seeks into prefixes
+    /// no key has (byte 8 of the key, '0' padding of a prefix longer than 8
+    /// bytes, becomes '1').
+    pub seek_missing_prefix: bool,
     /// `--cache_type=clock_cache` (else lru_cache).
     pub clock_cache: bool,
     /// Seconds after which a benchmark stops early (0: run the full count).
@@ -272,6 +276,7 @@ impl Default for Flags {
             memtable_whole_key_filtering: false,
             prefix_same_as_start: false,
             total_order_seek: false,
+            seek_missing_prefix: false,
             clock_cache: false,
             duration: 0,
             batch_size: 1,
@@ -333,6 +338,16 @@ impl Flags {
     /// db_bench's key for `n` (see [`make_prefixed_key`]).
     pub fn make_key(&self, n: u64, key: &mut [u8]) {
         make_prefixed_key(n, key, self.prefix_size, self.keys_per_prefix, self.num);
+    }
+
+    /// With `--seek_missing_prefix`, turns `key` into one whose prefix no
+    /// key has, as db_bench's `GenerateKeyFromIntForSeek` does.
+    pub fn miss_prefix(&self, key: &mut [u8]) {
+        if self.seek_missing_prefix {
+            if let Some(b) = key.get_mut(8) {
+                *b = b'1';
+            }
+        }
     }
 
     /// The read options of iterators and gets these flags ask for.
@@ -551,6 +566,8 @@ Flags (default in brackets):
   --memtable_whole_key_filtering=0|1 [0]  whole keys in the memtable bloom
   --prefix_same_as_start=0|1 [0]  iterators stay in the seek key's prefix
   --total_order_seek=0|1     [0]  iterators never use prefix filters
+  --seek_missing_prefix=0|1  [0]  seekrandom seeks into absent prefixes (needs
+                             --prefix_size > 8 and --keys_per_prefix)
   --writes_per_range_tombstone=N [0]  every N-th fill write (and *whilewriting
                              write) adds a range tombstone over
   --range_tombstone_width=W  [100]  keys from a random one, until

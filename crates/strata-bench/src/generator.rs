@@ -152,6 +152,17 @@ mod tests {
         assert_eq!(&key[..8], &5u64.to_be_bytes());
         assert_eq!(&key[8..10], b"00");
         assert_eq!(&key[10..], &5u64.to_be_bytes()[2..]);
+        // A missing prefix: byte 8 of a 10-byte prefix is '0' in every key.
+        let flags = crate::flags::Flags {
+            prefix_size: 10,
+            keys_per_prefix: 10,
+            seek_missing_prefix: true,
+            ..crate::flags::Flags::default()
+        };
+        let mut key = [0u8; 16];
+        flags.make_key(5, &mut key);
+        flags.miss_prefix(&mut key);
+        assert_eq!(&key[8..10], b"10");
         // Without keys per prefix, the plain key.
         let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
         make_prefixed_key(7, &mut a, 8, 0, 100);

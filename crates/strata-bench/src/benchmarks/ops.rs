@@ -304,6 +304,7 @@ impl<E: Engine> Worker<'_, E> {
             }
             let t = self.op_start();
             flags.make_key(random_key_number(&mut self.rng, flags.num), &mut self.key);
+            flags.miss_prefix(&mut self.key);
             if forward {
                 it.seek(&self.key);
             } else {

@@ -34,6 +34,7 @@ const BOOL_FLAGS: &[&str] = &[
     "memtable_whole_key_filtering",
     "prefix_same_as_start",
     "total_order_seek",
+    "seek_missing_prefix",
     "reverse_iterator",
     "verify_checksum",
     "stats_per_interval",
@@ -147,6 +148,7 @@ where
             }
             "prefix_same_as_start" => flags.prefix_same_as_start = boolean(name, value)?,
             "total_order_seek" => flags.total_order_seek = boolean(name, value)?,
+            "seek_missing_prefix" => flags.seek_missing_prefix = boolean(name, value)?,
             "prefix_size" => flags.prefix_size = number(name, value)?,
             "keys_per_prefix" => flags.keys_per_prefix = number(name, value)?,
             "memtable_bloom_size_ratio" => flags.memtable_bloom_size_ratio = number(name, value)?,
@@ -428,6 +430,10 @@ fn validate(flags: &Flags) -> Result<(), FlagError> {
     }
     if flags.threads == 0 {
         return err("--threads: must be at least 1");
+    }
+    // db_bench asserts it: byte 8 must be a prefix's '0' padding.
+    if flags.seek_missing_prefix && (flags.prefix_size <= 8 || flags.keys_per_prefix == 0) {
+        return err("--seek_missing_prefix: needs --prefix_size above 8 and --keys_per_prefix");
     }
     if !(flags.compression_ratio > 0.0 && flags.compression_ratio.is_finite()) {
         return err(format!(
