@@ -53,14 +53,8 @@ impl<'t> TableLookup<'t> {
     /// [`TableReader::filter_answer`]).
     pub fn filter_answer(&mut self, user_key: &[u8]) -> Option<bool> {
         let table = self.table;
-        if table.properties().filter_without_whole_keys {
-            return None;
-        }
         self.filter
-            .get_or_insert_with(|| {
-                let filter = table.filter().ok().flatten()?;
-                Some(FilterQuery::new(table, filter))
-            })
+            .get_or_insert_with(|| table.whole_key_filter())
             .as_mut()
             .and_then(|f| f.may_contain_key(user_key).ok())
     }

@@ -21,6 +21,7 @@ use crate::key::{seek_key, MAX_SEQUENCE_NUMBER};
 use crate::table::block::{Block, InternalOrder};
 use crate::table::filter::{filter_hash, BloomFilter};
 use crate::table::format::BlockHandle;
+use crate::table::partitioned_index::HeldPartitions;
 use crate::table::reader::TableReader;
 use crate::table::two_level::HandleIter;
 
@@ -98,8 +99,7 @@ impl TableReader {
         for (_, handle) in Self::partition_handles(top)? {
             held.push((handle.offset, self.read_filter_partition(handle)?));
         }
-        held.sort_by_key(|(offset, _)| *offset);
-        held.dedup_by_key(|(offset, _)| *offset);
+        HeldPartitions::by_offset(&mut held);
         Ok(held)
     }
 

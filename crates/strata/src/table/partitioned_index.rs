@@ -33,6 +33,13 @@ pub(crate) struct HeldPartitions {
 }
 
 impl HeldPartitions {
+    /// Puts `held` in the order [`find`](Self::find) searches: by offset,
+    /// each once (two top-level entries may name one partition).
+    pub(crate) fn by_offset<T>(held: &mut Vec<(u64, T)>) {
+        held.sort_by_key(|(offset, _)| *offset);
+        held.dedup_by_key(|(offset, _)| *offset);
+    }
+
     fn find<T: Clone>(held: &[(u64, T)], offset: u64) -> Option<T> {
         held.binary_search_by_key(&offset, |(o, _)| *o)
             .ok()
@@ -164,8 +171,7 @@ impl TableReader {
             let block = self.read_block(handle, true)?;
             held.push((handle.offset, block));
         }
-        held.sort_by_key(|(offset, _)| *offset);
-        held.dedup_by_key(|(offset, _)| *offset);
+        HeldPartitions::by_offset(&mut held);
         Ok(held)
     }
 
@@ -205,10 +211,8 @@ impl TableReader {
                 }
             }
         }
-        pinned.held.index.sort_by_key(|(offset, _)| *offset);
-        pinned.held.index.dedup_by_key(|(offset, _)| *offset);
-        pinned.held.filter.sort_by_key(|(offset, _)| *offset);
-        pinned.held.filter.dedup_by_key(|(offset, _)| *offset);
+        HeldPartitions::by_offset(&mut pinned.held.index);
+        HeldPartitions::by_offset(&mut pinned.held.filter);
         Ok(pinned)
     }
 }

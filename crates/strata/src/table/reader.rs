@@ -363,13 +363,18 @@ impl TableReader {
     /// cannot be loaded), so that statistics count only reads a filter was
     /// asked about, as RocksDB's do.
     pub fn filter_answer(&self, user_key: &[u8]) -> Option<bool> {
+        self.whole_key_filter()?.may_contain_key(user_key).ok()
+    }
+
+    /// The filter to ask about whole keys: `None` when the table has none,
+    /// holds prefixes only (`whole_key_filtering=false`), or cannot load it
+    /// (which proves nothing).
+    pub(crate) fn whole_key_filter(&self) -> Option<FilterQuery<'_>> {
         if self.properties.filter_without_whole_keys {
             return None;
         }
         let filter = self.filter().ok().flatten()?;
-        FilterQuery::new(self, filter)
-            .may_contain_key(user_key)
-            .ok()
+        Some(FilterQuery::new(self, filter))
     }
 
     /// False when the table's bloom filter proves that no key at or after
