@@ -99,6 +99,7 @@ internal_modules!(
 
 pub mod cache;
 pub mod compaction_filter;
+pub mod comparator;
 pub mod fs;
 pub mod merge;
 pub mod options;
@@ -109,6 +110,9 @@ pub use cf::{ColumnFamily, DEFAULT_COLUMN_FAMILY_NAME};
 pub use checksum::ChecksumType;
 pub use compaction::rate_limiter::RateLimiter;
 pub use compaction_filter::{CompactionFilter, Decision, FilterContext};
+pub use comparator::{
+    comparator_from_name, BytewiseComparator, Comparator, ReverseBytewiseComparator,
+};
 pub use compression::CompressionType;
 pub use db::{check_consistency, ConsistencyReport, Db, KeyRange, KeyVersion, Snapshot, WalDamage};
 pub use error::{Error, Result};

@@ -19,6 +19,7 @@ use super::values::{
     parse_filter_policy, parse_int, parse_struct, parse_zstd_level, ZSTD_DEFAULT_LEVEL,
 };
 use super::{CfOptions, DbOptions, PrefixExtractor, TableOptions, WalRecoveryMode};
+use crate::comparator::comparator_from_name;
 use crate::compression::CompressionType;
 use crate::error::{Error, Result};
 use crate::merge::{merge_operator_from_name, MergeOperator, StringAppendOperator};
@@ -411,14 +412,12 @@ pub(crate) const CF_OPTIONS: &[OptionDef<CfOptions>] = &[
     OptionDef {
         name: "comparator",
         mutable: false,
-        get: |_| Some(BYTEWISE_COMPARATOR.to_owned()),
-        set: |_, v, _| match v {
-            BYTEWISE_COMPARATOR => Ok(()),
-            _ => Err(bad_value(
-                "comparator",
-                v,
-                "leveldb.BytewiseComparator (Strata orders keys bytewise only)",
-            )),
+        get: |o| Some(o.comparator.name().to_owned()),
+        // The built-ins only; `file.rs` looks among the application's own
+        // comparators (`LoadOptions::comparators`) first.
+        set: |o, v, _| {
+            o.comparator = comparator_from_name(v)?;
+            Ok(())
         },
     },
     OptionDef {
@@ -506,9 +505,6 @@ pub(crate) const TABLE_OPTIONS: &[OptionDef<TableOptions>] = &[
     opt!("partition_filters", false, partition_filters, parse_bool),
     opt!("metadata_block_size", false, metadata_block_size, parse_int),
 ];
-
-/// The only comparator: bytewise order, under RocksDB's (LevelDB's) name.
-pub(crate) const BYTEWISE_COMPARATOR: &str = "leveldb.BytewiseComparator";
 
 /// The only table factory, as RocksDB names it in `table_factory` and in
 /// `[TableOptions/BlockBasedTable ...]`.

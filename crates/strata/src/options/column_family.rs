@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::{CompactionOptions, TableOptions};
 use crate::compaction_filter::CompactionFilter;
+use crate::comparator::{bytewise_comparator, Comparator};
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
 
@@ -34,6 +35,10 @@ pub struct CfOptions {
     /// Memtables (active plus waiting to flush) allowed at once. Default 2. When
     /// all are full, writes wait for a flush.
     pub max_write_buffer_number: usize,
+    /// The order of the family's keys (RocksDB's `comparator`). Default
+    /// bytewise. Fixed when the family is created: an open with a
+    /// comparator of another name fails with `InvalidArgument`.
+    pub comparator: Arc<dyn Comparator>,
     /// How table files are built and read.
     pub table: TableOptions,
     /// When and how tables are compacted, and when writes stall for it.
@@ -61,6 +66,7 @@ impl Default for CfOptions {
         CfOptions {
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
+            comparator: bytewise_comparator(),
             table: TableOptions::default(),
             compaction: CompactionOptions::default(),
             merge_operator: None,
@@ -112,6 +118,18 @@ impl CfOptions {
                 format!(
                     "{} is outside 0..=0.25",
                     self.memtable_prefix_bloom_size_ratio
+                ),
+            ));
+        }
+        if !crate::comparator::is_bytewise(&*self.comparator) {
+            // Every memtable, table and file search still sorts bytewise;
+            // accepting another order would silently misorder the data.
+            return Err(Error::invalid_argument(
+                "comparator",
+                format!(
+                    "{} is not supported yet: Strata databases are ordered by {} only",
+                    self.comparator.name(),
+                    crate::comparator::BYTEWISE_COMPARATOR_NAME
                 ),
             ));
         }

@@ -12,8 +12,9 @@
 //! What is read: the same names. By default an option Strata lacks fails
 //! the load with one `InvalidArgument` listing every such option with its
 //! section and line; [`LoadOptions::ignore_unknown_options`] skips them. A
-//! known option whose value Strata cannot honour (another comparator, codec
-//! or table factory, a malformed number) always fails, naming the option.
+//! known option whose value Strata cannot honour (a comparator neither
+//! built in nor in [`LoadOptions::comparators`], a codec or table factory
+//! it lacks, a malformed number) always fails, naming the option.
 //! `max_background_jobs` and `delayed_write_rate` are read from
 //! `[DBOptions]` into every family's `CompactionOptions` (they are
 //! database-wide; the default family's copy is `DbOptions::compaction`).
@@ -25,6 +26,7 @@ use super::catalog::{self, OptionDef, BLOCK_BASED_TABLE, CF_OPTIONS, DB_OPTIONS,
 use super::ini::{self, Document, Entry, Section, SectionKind};
 use super::{CfOptions, CompactionOptions, DbOptions};
 use crate::compaction_filter::CompactionFilter;
+use crate::comparator::{comparator_from_name, Comparator};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{options_file_name, parse_file_name, temp_file_name, FileType};
@@ -70,6 +72,11 @@ pub struct LoadOptions {
     /// it. A name none of them has counts as an option Strata does not
     /// know. Default none.
     pub compaction_filters: Vec<Arc<dyn CompactionFilter>>,
+    /// The application's comparators, matched by [`Comparator::name`]
+    /// before the built-ins. A name neither knows fails the load with
+    /// `InvalidArgument`: data sorted by an unknown order cannot be read.
+    /// Default none.
+    pub comparators: Vec<Arc<dyn Comparator>>,
 }
 
 /// The text of an OPTIONS file for `db` and `families` (the default family
@@ -344,7 +351,9 @@ impl Loader<'_> {
     fn apply_cf(&mut self, cf: &mut CfOptions, entries: &[Entry], label: &str) -> Result<()> {
         let (last, first): (Vec<&Entry>, Vec<&Entry>) = entries
             .iter()
-            .filter(|e| e.name != "merge_operator" && e.name != "compaction_filter")
+            .filter(|e| {
+                !["merge_operator", "compaction_filter", "comparator"].contains(&e.name.as_str())
+            })
             .partition(|e| APPLIED_LAST.contains(&e.name.as_str()));
         self.apply(CF_OPTIONS, cf, first.into_iter(), label)?;
         self.apply(CF_OPTIONS, cf, last.into_iter(), label)?;
@@ -359,6 +368,19 @@ impl Loader<'_> {
                 let name = format!("compaction_filter={}", entry.value);
                 self.note_unknown(label, &[name], entry.line);
             }
+        }
+        if let Some(entry) = entries.iter().find(|e| e.name == "comparator") {
+            let own = self
+                .load
+                .comparators
+                .iter()
+                .find(|c| c.name() == entry.value);
+            cf.comparator = match own {
+                Some(c) => c.clone(),
+                None => {
+                    comparator_from_name(&entry.value).map_err(|e| self.at_line(entry.line, e))?
+                }
+            };
         }
         if let Some(entry) = entries.iter().find(|e| e.name == "merge_operator") {
             let mut sub = Vec::new();

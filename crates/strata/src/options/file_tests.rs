@@ -70,6 +70,7 @@ fn unusual_cf(style: CompactionStyle) -> CfOptions {
     CfOptions {
         write_buffer_size: 8 << 20,
         max_write_buffer_number: 5,
+        comparator: Arc::new(crate::comparator::ReverseBytewiseComparator),
         table: TableOptions {
             block_size: 16 << 10,
             block_restart_interval: 8,
@@ -151,6 +152,7 @@ fn assert_same_cf(got: &CfOptions, want: &CfOptions) {
     let CfOptions {
         write_buffer_size,
         max_write_buffer_number,
+        comparator,
         table,
         compaction,
         merge_operator,
@@ -168,6 +170,7 @@ fn assert_same_cf(got: &CfOptions, want: &CfOptions) {
         *memtable_whole_key_filtering
     );
     assert_eq!(got.max_write_buffer_number, *max_write_buffer_number);
+    assert_eq!(got.comparator.name(), comparator.name());
     assert_eq!(&got.table, table);
     assert_eq!(&got.compaction, compaction);
     let describe = |op: &Option<Arc<dyn MergeOperator>>| {
@@ -188,6 +191,7 @@ fn assert_same_db(got: &DbOptions, want: &DbOptions) {
         create_missing_column_families,
         write_buffer_size: _,
         max_write_buffer_number: _,
+        comparator: _,
         table: _,
         compaction: _,
         merge_operator: _,
@@ -263,8 +267,7 @@ fn every_option_roundtrips_through_the_file() {
         let differs = families
             .iter()
             .any(|(_, cf)| (def.get)(cf) != (def.get)(&default_cf));
-        let constant =
-            ["comparator", "table_factory", "compaction_filter_factory"].contains(&def.name);
+        let constant = ["table_factory", "compaction_filter_factory"].contains(&def.name);
         assert!(differs != constant, "{}", def.name);
     }
     for def in TABLE_OPTIONS {
@@ -498,9 +501,9 @@ fn bad_values_name_the_option_value_and_line_even_with_the_flag() {
             "kZlibCompression",
         ),
         (
-            "comparator=rocksdb.ReverseBytewiseComparator",
+            "comparator=rocksdb.NoSuchComparator",
             "comparator",
-            "Reverse",
+            "NoSuchComparator",
         ),
         ("table_factory=PlainTable", "table_factory", "PlainTable"),
         (
@@ -630,4 +633,37 @@ fn a_compaction_filter_is_written_by_name_and_must_be_given_to_load() {
     assert!(err.contains("compaction_filter=KeepAll"), "{err}");
     let (loaded, _) = load_sim(&fs, &lenient()).unwrap();
     assert!(loaded.compaction_filter.is_none());
+}
+
+/// An application's comparator is found by name among
+/// `LoadOptions::comparators`; without it the name is refused, strict or
+/// lenient, since data sorted by an unknown order cannot be read.
+#[test]
+fn own_comparators_are_found_by_name_and_unknown_ones_refused() {
+    #[derive(Debug)]
+    struct Backwards;
+    impl crate::comparator::Comparator for Backwards {
+        fn name(&self) -> &str {
+            "app.Backwards"
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+            b.cmp(a)
+        }
+    }
+    let text =
+        "[DBOptions]\n  max_open_files=-1\n[CFOptions \"default\"]\n  comparator=app.Backwards\n";
+    let load = LoadOptions {
+        comparators: vec![Arc::new(Backwards)],
+        ..strict()
+    };
+    let (db, families) = load_text(text, &load).unwrap();
+    assert_eq!(db.comparator.name(), "app.Backwards");
+    assert_eq!(families[0].1.comparator.name(), "app.Backwards");
+    for load in [strict(), lenient()] {
+        let err = load_text(text, &load).unwrap_err().to_string();
+        assert!(
+            err.contains("app.Backwards") && err.contains("line 4"),
+            "{err}"
+        );
+    }
 }

@@ -34,6 +34,7 @@ use crate::cache::lru::{LruCache, LruOptions};
 use crate::cache::Cache;
 use crate::checksum::ChecksumType;
 use crate::compaction::rate_limiter::RateLimiter;
+use crate::comparator::Comparator;
 use crate::compression::CompressionType;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, StdFs};
@@ -478,6 +479,8 @@ pub struct DbOptions {
     /// Memtables (active plus waiting to flush) allowed at once. Default 2. When
     /// all are full, writes wait for a flush.
     pub max_write_buffer_number: usize,
+    /// The default family's key order (see [`CfOptions::comparator`]).
+    pub comparator: Arc<dyn Comparator>,
     /// How table files are built and read.
     pub table: TableOptions,
     /// When and how tables are compacted, and when writes stall for it.
@@ -549,6 +552,7 @@ impl Default for DbOptions {
             create_missing_column_families: false,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
+            comparator: crate::comparator::bytewise_comparator(),
             table: TableOptions::default(),
             compaction: CompactionOptions::default(),
             merge_operator: None,
@@ -584,6 +588,7 @@ impl DbOptions {
         CfOptions {
             write_buffer_size: self.write_buffer_size,
             max_write_buffer_number: self.max_write_buffer_number,
+            comparator: self.comparator.clone(),
             table: self.table.clone(),
             compaction: self.compaction.clone(),
             merge_operator: self.merge_operator.clone(),
@@ -598,6 +603,7 @@ impl DbOptions {
     pub fn set_cf_options(&mut self, cf: CfOptions) {
         self.write_buffer_size = cf.write_buffer_size;
         self.max_write_buffer_number = cf.max_write_buffer_number;
+        self.comparator = cf.comparator;
         self.table = cf.table;
         self.compaction = cf.compaction;
         self.merge_operator = cf.merge_operator;

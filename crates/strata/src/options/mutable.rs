@@ -193,7 +193,7 @@ mod tests {
         let m = message(apply_cf_option(
             &mut cf,
             "comparator",
-            "rocksdb.ReverseBytewiseComparator",
+            "rocksdb.NoSuchComparator",
         ));
         assert!(m.contains("comparator"), "{m}");
         let mut db = DbOptions::default();

@@ -265,3 +265,37 @@ fn opening_something_that_is_not_a_database_fails_cleanly() {
     f.append(b"x").unwrap();
     assert!(Db::open(Path::new("/file"), sim_options(&fs)).is_err());
 }
+
+/// The order a database was created with is fixed: an open that asks for
+/// another is refused and the message names both orders, for the default
+/// family and for a new family alike.
+#[test]
+fn another_comparator_is_refused_naming_both() {
+    let fs = SimFs::new(9);
+    drop(open_sim(&fs));
+    let mut options = sim_options(&fs);
+    options.create_if_missing = false;
+    options.comparator = std::sync::Arc::new(strata::ReverseBytewiseComparator);
+    let Err(err) = Db::open(Path::new("/db"), options) else {
+        panic!("reverse order opened a bytewise database");
+    };
+    let message = err.to_string();
+    assert!(matches!(err, Error::InvalidArgument { .. }), "{message}");
+    for name in [
+        "rocksdb.ReverseBytewiseComparator",
+        "leveldb.BytewiseComparator",
+    ] {
+        assert!(message.contains(name), "{message}");
+    }
+    let db = open_sim(&fs);
+    let reverse = strata::CfOptions {
+        comparator: std::sync::Arc::new(strata::ReverseBytewiseComparator),
+        ..strata::CfOptions::default()
+    };
+    let err = db.create_column_family("rev", reverse).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("rocksdb.ReverseBytewiseComparator"),
+        "{err}"
+    );
+}
