@@ -165,7 +165,7 @@ pub fn user_key(ikey: &[u8]) -> &[u8] {
 }
 
 #[inline]
-fn tag(ikey: &[u8]) -> u64 {
+pub(crate) fn tag(ikey: &[u8]) -> u64 {
     let n = ikey.len();
     if n < TAG_LEN {
         return 0;

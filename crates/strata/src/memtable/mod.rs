@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use crate::comparator::KeyComparator;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{pack_tag, seek_key, ParsedInternalKey, SequenceNumber, ValueType, TAG_LEN};
@@ -72,7 +73,11 @@ impl MemTable {
                 options.memtable_whole_key_filtering,
             )
             .map(Arc::new),
-            ..MemTable::new(options.memtable_arena_bytes())
+            list: Arc::new(SkipList::with_order(
+                options.memtable_arena_bytes(),
+                KeyComparator::new(&options.comparator),
+            )),
+            range_dels: RangeDelMemTable::new(),
         }
     }
 

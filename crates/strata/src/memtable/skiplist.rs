@@ -28,7 +28,7 @@ use std::sync::Arc;
 use super::arena::{Arena, ARENA_ALIGN};
 use super::sync::{AtomicPtr, AtomicUsize, Ordering};
 use crate::error::{Error, Result};
-use crate::key::compare_internal;
+use crate::comparator::KeyComparator;
 
 /// Tallest tower; with branching 4 this serves 4^12 = 16M entries well.
 pub const MAX_HEIGHT: usize = 12;
@@ -127,6 +127,8 @@ fn random_height() -> usize {
 /// A sorted set of unique internal keys, each with a value.
 #[derive(Debug)]
 pub struct SkipList {
+    /// The order of the keys; fixed for the list's life.
+    order: KeyComparator,
     arena: Arena,
     head: NonNull<Node>,
     max_height: AtomicUsize,
@@ -141,11 +143,18 @@ unsafe impl Send for SkipList {}
 unsafe impl Sync for SkipList {}
 
 impl SkipList {
-    /// An empty list whose arena reserves `arena_capacity` bytes up front.
+    /// An empty list in bytewise order whose arena reserves
+    /// `arena_capacity` bytes up front.
     pub fn new(arena_capacity: usize) -> SkipList {
+        SkipList::with_order(arena_capacity, KeyComparator::Bytewise)
+    }
+
+    /// An empty list in `order` whose arena reserves `arena_capacity` bytes.
+    pub(crate) fn with_order(arena_capacity: usize, order: KeyComparator) -> SkipList {
         let arena = Arena::new(arena_capacity);
         let head = allocate_node(&arena, MAX_HEIGHT, 0, 0);
         SkipList {
+            order,
             arena,
             head,
             max_height: AtomicUsize::new(1),
@@ -261,7 +270,7 @@ impl SkipList {
             let next = unsafe { link(before, level) }.load(Ordering::Acquire);
             match NonNull::new(next) {
                 // SAFETY: `n` was published with release before we acquired it.
-                Some(n) if compare_internal(unsafe { node_key(n) }, key) == KeyOrdering::Less => {
+                Some(n) if self.order.compare_internal(unsafe { node_key(n) }, key) == KeyOrdering::Less => {
                     before = n
                 }
                 _ => return (before, next),
@@ -385,7 +394,7 @@ impl Cursor {
     pub fn seek_for_prev(&mut self, key: &[u8]) {
         self.seek(key);
         match self.node {
-            Some(_) if compare_internal(self.key(), key) == KeyOrdering::Equal => {}
+            Some(_) if self.list.order.compare_internal(self.key(), key) == KeyOrdering::Equal => {}
             Some(_) => self.prev(),
             None => self.seek_to_last(),
         }

@@ -1,5 +1,6 @@
 use super::*;
-use crate::key::{internal_key, ValueType};
+use crate::comparator::Comparator;
+use crate::key::{compare_internal, internal_key, ValueType};
 
 fn insert(list: &SkipList, key: &[u8], value: &[u8]) {
     list.insert_with(key.len(), value.len(), |k, v| {
@@ -11,6 +12,30 @@ fn insert(list: &SkipList, key: &[u8], value: &[u8]) {
 
 fn ikey(user: u32, seq: u64) -> Vec<u8> {
     internal_key(&user.to_be_bytes(), seq, ValueType::Put)
+}
+
+/// Orders 4-byte keys by their value read little-endian (so unlike
+/// bytewise on [`ikey`]'s big-endian keys), through the `dyn` path.
+#[derive(Debug)]
+struct U32Le;
+
+impl Comparator for U32Le {
+    fn name(&self) -> &str {
+        "test.U32LittleEndian"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> KeyOrdering {
+        let num = |k: &[u8]| k.try_into().map(u32::from_le_bytes).ok();
+        num(a).cmp(&num(b)).then_with(|| a.cmp(b))
+    }
+}
+
+/// The three kinds of order: built in, built in reversed, the application's.
+fn order(which: usize) -> KeyComparator {
+    match which {
+        0 => KeyComparator::Bytewise,
+        1 => KeyComparator::ReverseBytewise,
+        _ => KeyComparator::User(Arc::new(U32Le)),
+    }
 }
 
 fn collect(list: Arc<SkipList>) -> Vec<Vec<u8>> {
@@ -74,8 +99,10 @@ mod std_threads {
     proptest! {
         #[test]
         fn matches_btreeset_model(keys in proptest::collection::btree_set((0u32..500, 0u64..5), 0..300),
-                                  probes in proptest::collection::vec((0u32..520, 0u64..6), 0..50)) {
-            let list = Arc::new(SkipList::new(1 << 16));
+                                  probes in proptest::collection::vec((0u32..520, 0u64..6), 0..50),
+                                  which in 0usize..3) {
+            let order = order(which);
+            let list = Arc::new(SkipList::with_order(1 << 16, order.clone()));
             let model: BTreeSet<Vec<u8>> = keys.iter().map(|&(u, s)| ikey(u, s)).collect();
             // Insert in an order unrelated to key order.
             let mut shuffled: Vec<_> = model.iter().cloned().collect();
@@ -84,18 +111,18 @@ mod std_threads {
             shuffled.rotate_left(third);
             for k in &shuffled { insert(&list, k, k); }
             let mut sorted: Vec<_> = model.iter().cloned().collect();
-            sorted.sort_by(|a, b| compare_internal(a, b));
+            sorted.sort_by(|a, b| order.compare_internal(a, b));
             prop_assert_eq!(collect(list.clone()), sorted.clone());
             prop_assert_eq!(list.len(), sorted.len());
 
             let mut c = Cursor::new(list.clone());
             for &(u, s) in &probes {
                 let target = ikey(u, s);
-                let ge = sorted.iter().find(|k| compare_internal(k, &target).is_ge());
+                let ge = sorted.iter().find(|k| order.compare_internal(k, &target).is_ge());
                 c.seek(&target);
                 prop_assert_eq!(c.valid().then(|| c.key().to_vec()), ge.cloned());
                 prop_assert_eq!(list.seek_entry(&target).map(|(k, v)| { assert_eq!(k, v); k.to_vec() }), ge.cloned());
-                let le = sorted.iter().rev().find(|k| compare_internal(k, &target).is_le());
+                let le = sorted.iter().rev().find(|k| order.compare_internal(k, &target).is_le());
                 c.seek_for_prev(&target);
                 prop_assert_eq!(c.valid().then(|| c.key().to_vec()), le.cloned());
             }
