@@ -17,6 +17,7 @@ use bytes::Bytes;
 use super::range_dels::{covered_chain, iterator_tombstones, RangeCover};
 use super::DbInner;
 use crate::cf::CfShared;
+use crate::comparator::KeyComparator;
 use crate::error::Result;
 use crate::iter::db_iter::DbIterator;
 use crate::iter::db_range::DbRange;
@@ -324,7 +325,9 @@ fn build_iter(
         Ok(tombstones) => tombstones,
         Err(e) => return failed_iter(e, lower, upper),
     };
-    let it = DbIterator::new(Box::new(MergingIterator::new(children)), seq, lower, upper)
+    let order = KeyComparator::new(&sv.options.comparator);
+    let merged = MergingIterator::with_order(children, order);
+    let it = DbIterator::new(Box::new(merged), seq, lower, upper)
         .with_statistics(inner.options.statistics.clone())
         .with_range_tombstones(tombstones)
         .with_merge_operator(sv.options.merge_operator.clone())

@@ -17,7 +17,7 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key::compare_internal;
+use crate::comparator::KeyComparator;
 use crate::options::PrefixExtractor;
 
 /// A boxed child iterator.
@@ -40,6 +40,8 @@ enum Direction {
 ///   seek, so that child's data is never silently skipped.
 pub struct MergingIterator {
     children: Vec<BoxedIterator>,
+    /// The children's key order, which the merge keeps.
+    order: KeyComparator,
     /// Indices of the valid children in heap order; the root is the current child.
     heap: Vec<usize>,
     direction: Direction,
@@ -51,11 +53,18 @@ pub struct MergingIterator {
 }
 
 impl MergingIterator {
-    /// Merges `children`, ordered newest source first. The result is unpositioned.
+    /// Merges `children`, ordered newest source first, each in bytewise
+    /// order. The result is unpositioned.
     pub fn new(children: Vec<BoxedIterator>) -> Self {
+        MergingIterator::with_order(children, KeyComparator::Bytewise)
+    }
+
+    /// Merges `children`, ordered newest source first, each in `order`.
+    pub(crate) fn with_order(children: Vec<BoxedIterator>, order: KeyComparator) -> Self {
         let heap = Vec::with_capacity(children.len());
         MergingIterator {
             children,
+            order,
             heap,
             direction: Direction::Forward,
             error: None,
@@ -97,7 +106,7 @@ impl MergingIterator {
         }
         let n = self.heap.len();
         for i in (0..n / 2).rev() {
-            sift_down(&self.children, &mut self.heap, direction, i);
+            sift_down(&self.children, &self.order, &mut self.heap, direction, i);
         }
     }
 
@@ -117,14 +126,14 @@ impl MergingIterator {
             Direction::Backward => child.prev(),
         }
         if child.valid() {
-            sift_down(&self.children, &mut self.heap, self.direction, 0);
+            sift_down(&self.children, &self.order, &mut self.heap, self.direction, 0);
             return;
         }
         if let Err(e) = child.status() {
             self.record_error(e);
         }
         self.heap.swap_remove(0);
-        sift_down(&self.children, &mut self.heap, self.direction, 0);
+        sift_down(&self.children, &self.order, &mut self.heap, self.direction, 0);
     }
 
     /// Repositions every non-current child on the other side of the current entry
@@ -150,14 +159,14 @@ impl MergingIterator {
             match to {
                 Direction::Forward => {
                     child.seek(target);
-                    if j < current && child.valid() && compare_internal(child.key(), target).is_eq()
+                    if j < current && child.valid() && self.order.compare_internal(child.key(), target).is_eq()
                     {
                         child.next();
                     }
                 }
                 Direction::Backward => {
                     child.seek_for_prev(target);
-                    if j > current && child.valid() && compare_internal(child.key(), target).is_eq()
+                    if j > current && child.valid() && self.order.compare_internal(child.key(), target).is_eq()
                     {
                         child.prev();
                     }
@@ -170,20 +179,32 @@ impl MergingIterator {
 
 /// True when child `a` belongs nearer the heap root than child `b`.
 #[inline]
-fn above(children: &[BoxedIterator], direction: Direction, a: usize, b: usize) -> bool {
+fn above(
+    children: &[BoxedIterator],
+    order: &KeyComparator,
+    direction: Direction,
+    a: usize,
+    b: usize,
+) -> bool {
     let (Some(ca), Some(cb)) = (children.get(a), children.get(b)) else {
         return false;
     };
     // The merged order: internal key, then child index (newer source first).
-    let order = compare_internal(ca.key(), cb.key()).then(a.cmp(&b));
+    let merged = order.compare_internal(ca.key(), cb.key()).then(a.cmp(&b));
     match direction {
-        Direction::Forward => order == Ordering::Less,
-        Direction::Backward => order == Ordering::Greater,
+        Direction::Forward => merged == Ordering::Less,
+        Direction::Backward => merged == Ordering::Greater,
     }
 }
 
 /// Restores the heap property below slot `i`, assuming it holds elsewhere.
-fn sift_down(children: &[BoxedIterator], heap: &mut [usize], direction: Direction, mut i: usize) {
+fn sift_down(
+    children: &[BoxedIterator],
+    order: &KeyComparator,
+    heap: &mut [usize],
+    direction: Direction,
+    mut i: usize,
+) {
     let n = heap.len();
     loop {
         let left = 2 * i + 1;
@@ -192,10 +213,10 @@ fn sift_down(children: &[BoxedIterator], heap: &mut [usize], direction: Directio
         }
         let right = left + 1;
         let mut best = left;
-        if right < n && above(children, direction, heap[right], heap[left]) {
+        if right < n && above(children, order, direction, heap[right], heap[left]) {
             best = right;
         }
-        if !above(children, direction, heap[best], heap[i]) {
+        if !above(children, order, direction, heap[best], heap[i]) {
             return;
         }
         heap.swap(i, best);

@@ -8,6 +8,7 @@ use proptest::prelude::*;
 use super::{Pairs, VecIterator};
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
+use crate::comparator::KeyComparator;
 use crate::key::{compare_internal, internal_key, pack_tag, ValueType};
 
 const USER_KEYS: [&[u8]; 5] = [b"", b"a", b"ab", b"b", b"c"];
@@ -366,4 +367,45 @@ fn error_on_seek_is_reported_and_sticks_with_the_child() {
     it.seek(&internal_key(b"c", 9, ValueType::Put));
     assert!(!it.valid());
     assert!(it.status().is_err());
+}
+
+proptest! {
+    /// Under reverse bytewise order the merge keeps the children's order:
+    /// scans both ways, seeks, and a direction switch after a seek match a
+    /// model sorted the same way.
+    #[test]
+    fn reverse_order_merges_match_model(raw in children_strategy(),
+                                        targets in prop::collection::vec(target(), 0..10)) {
+        let order = KeyComparator::ReverseBytewise;
+        let (children, _) = build_children(&raw);
+        let mut model: Vec<ModelEntry> = Vec::new();
+        for (c, pairs) in children.iter().enumerate() {
+            model.extend(pairs.iter().map(|(k, v)| (k.clone(), c, v.clone())));
+        }
+        model.sort_by(|a, b| order.compare_internal(&a.0, &b.0).then(a.1.cmp(&b.1)));
+        let sources = children
+            .iter()
+            .map(|c| VecIterator::with_order(c.clone(), order.clone()).boxed())
+            .collect();
+        let mut it = MergingIterator::with_order(sources, order.clone());
+        let expected = model_pairs(&model);
+        prop_assert_eq!(collect_forward(&mut it), expected.clone());
+        let mut reversed = expected;
+        reversed.reverse();
+        prop_assert_eq!(collect_backward(&mut it), reversed);
+        let key_at = |i: Option<usize>| i.and_then(|i| model.get(i)).map(|e| e.0.clone());
+        for t in &targets {
+            it.seek(t);
+            let i = model.partition_point(|e| order.compare_internal(&e.0, t).is_lt());
+            prop_assert_eq!(it.valid().then(|| it.key().to_vec()), key_at(Some(i)));
+            if it.valid() {
+                it.prev();
+                prop_assert_eq!(it.valid().then(|| it.key().to_vec()), key_at(i.checked_sub(1)));
+            }
+            it.seek_for_prev(t);
+            let i = model.partition_point(|e| order.compare_internal(&e.0, t).is_le());
+            prop_assert_eq!(it.valid().then(|| it.key().to_vec()), key_at(i.checked_sub(1)));
+        }
+        prop_assert!(it.status().is_ok());
+    }
 }

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key::compare_internal;
+use crate::comparator::KeyComparator;
 
 /// `(key, value)` pairs, internal or user.
 pub(super) type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
@@ -23,6 +23,7 @@ pub(super) type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 #[derive(Debug, Clone)]
 pub(super) struct VecIterator {
     entries: Vec<(Vec<u8>, Vec<u8>)>,
+    order: KeyComparator,
     pos: Option<usize>,
     fail_at: Option<usize>,
     transient: bool,
@@ -30,11 +31,17 @@ pub(super) struct VecIterator {
 }
 
 impl VecIterator {
-    /// Sorts `entries` into internal-key order.
-    pub(super) fn new(mut entries: Vec<(Vec<u8>, Vec<u8>)>) -> Self {
-        entries.sort_by(|a, b| compare_internal(&a.0, &b.0));
+    /// Sorts `entries` into internal-key order, user keys bytewise.
+    pub(super) fn new(entries: Vec<(Vec<u8>, Vec<u8>)>) -> Self {
+        VecIterator::with_order(entries, KeyComparator::Bytewise)
+    }
+
+    /// Sorts `entries` into internal-key order, user keys in `order`.
+    pub(super) fn with_order(mut entries: Vec<(Vec<u8>, Vec<u8>)>, order: KeyComparator) -> Self {
+        entries.sort_by(|a, b| order.compare_internal(&a.0, &b.0));
         VecIterator {
             entries,
+            order,
             pos: None,
             fail_at: None,
             transient: false,
@@ -90,13 +97,13 @@ impl InternalIterator for VecIterator {
     fn seek(&mut self, target: &[u8]) {
         let i = self
             .entries
-            .partition_point(|e| compare_internal(&e.0, target) == Ordering::Less);
+            .partition_point(|e| self.order.compare_internal(&e.0, target) == Ordering::Less);
         self.land(Some(i));
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
         let i = self
             .entries
-            .partition_point(|e| compare_internal(&e.0, target) != Ordering::Greater);
+            .partition_point(|e| self.order.compare_internal(&e.0, target) != Ordering::Greater);
         self.land(i.checked_sub(1));
     }
     fn next(&mut self) {
