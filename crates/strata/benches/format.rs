@@ -16,7 +16,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use strata::fs::{Fs, ReadFileOptions, StdFs};
 use strata::iter::InternalIterator;
 use strata::key::{internal_key, seek_key, ValueType};
-use strata::table::block::{Block, BlockOrigin, InternalOrder};
+use strata::key_order::KeyComparator;
+use strata::table::block::{Block, BlockOrigin};
 use strata::table::block_builder::BlockBuilder;
 use strata::table::filter::{BloomBuilder, BloomFilter};
 use strata::table::{TableBuilder, TableReader};
@@ -54,7 +55,7 @@ fn bench_block_seek(c: &mut Criterion) {
     let targets: Vec<Vec<u8>> = (0..n)
         .map(|i| seek_key(&user_key((i * 7) % n), 5))
         .collect();
-    let mut it = block.iter::<InternalOrder>();
+    let mut it = block.iter(KeyComparator::Bytewise);
     let mut next = 0usize;
     c.bench_function("block_seek_4k", |bench| {
         bench.iter(|| {

@@ -122,55 +122,8 @@ pub fn comparator_from_name(name: &str) -> Result<Arc<dyn Comparator>> {
     }
 }
 
-/// A family's order as the engine's hot paths use it: the built-ins are
-/// matched by variant, so comparing under them is a predictable branch and
-/// an inlined `memcmp`, not an indirect call; an application's comparator
-/// costs one `dyn` call per compare.
-///
-/// Built from a comparator by its name: a name stands for one order (see
-/// [`Comparator`]), so an application comparator that calls itself
-/// `leveldb.BytewiseComparator` is taken at its word.
-#[derive(Debug, Clone)]
-pub(crate) enum KeyComparator {
-    Bytewise,
-    ReverseBytewise,
-    User(Arc<dyn Comparator>),
-}
-
-impl KeyComparator {
-    pub(crate) fn new(c: &Arc<dyn Comparator>) -> KeyComparator {
-        match c.name() {
-            BYTEWISE_COMPARATOR_NAME => KeyComparator::Bytewise,
-            REVERSE_BYTEWISE_COMPARATOR_NAME => KeyComparator::ReverseBytewise,
-            _ => KeyComparator::User(c.clone()),
-        }
-    }
-
-    /// Orders two user keys.
-    #[inline]
-    pub(crate) fn compare_user(&self, a: &[u8], b: &[u8]) -> Ordering {
-        match self {
-            KeyComparator::Bytewise => a.cmp(b),
-            KeyComparator::ReverseBytewise => b.cmp(a),
-            KeyComparator::User(c) => c.compare(a, b),
-        }
-    }
-
-    /// Orders two internal keys: user key in this order, then tag
-    /// descending (newest first), as [`crate::key::compare_internal`] does
-    /// for bytewise order.
-    #[inline]
-    pub(crate) fn compare_internal(&self, a: &[u8], b: &[u8]) -> Ordering {
-        use crate::key::{tag, user_key};
-        match self.compare_user(user_key(a), user_key(b)) {
-            Ordering::Equal => tag(b).cmp(&tag(a)),
-            o => o,
-        }
-    }
-}
-
-/// Whether `c` orders keys bytewise: the only order the engine's read and
-/// write paths implement so far.
+/// Whether `c` orders keys bytewise: the only order in which a key prefix
+/// names a contiguous byte range (prefix extractors need it).
 pub(crate) fn is_bytewise(c: &dyn Comparator) -> bool {
     c.name() == BYTEWISE_COMPARATOR_NAME
 }

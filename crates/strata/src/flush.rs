@@ -61,7 +61,8 @@ fn build(
     mem: &MemTable,
     options: &TableOptions,
 ) -> Result<FileMetaData> {
-    let mut builder = TableBuilder::new(fs.create(path)?, options.clone())?;
+    let mut builder =
+        TableBuilder::new(fs.create(path)?, options.clone())?.with_order(mem.order().clone());
     let mut it = mem.iter();
     it.seek_to_first();
     while it.valid() {

@@ -88,6 +88,7 @@ internal_modules!(
     flush,
     iter,
     key,
+    key_order,
     memtable,
     range_del,
     table,

@@ -24,6 +24,7 @@ use crate::cache::{Cache, Priority};
 use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::fs::{Fs, ReadFileOptions};
+use crate::key_order::KeyComparator;
 use crate::statistics::Statistics;
 use crate::table::{MetaPinning, TableReader};
 
@@ -141,8 +142,15 @@ impl TableCache {
     /// `level` is where the version holds the file: a table first opened at L0
     /// pins its cached index and filter if so configured, and keeps them pinned
     /// until the reader closes, even if compaction moves the file down (as
-    /// RocksDB decides at open).
-    pub fn get(&self, number: u64, expected_size: u64, level: usize) -> Result<Arc<TableReader>> {
+    /// RocksDB decides at open). `order` is the key order of the file's
+    /// family, which the table must be in.
+    pub fn get(
+        &self,
+        number: u64,
+        expected_size: u64,
+        level: usize,
+        order: &KeyComparator,
+    ) -> Result<Arc<TableReader>> {
         let shard = self.shard(number);
         if let Some(entry) = shard.read().get(&number) {
             // Recency matters only when a limit evicts, and without one the
@@ -179,13 +187,14 @@ impl TableCache {
                 TableReader::open_with_block_cache(
                     file,
                     &path,
+                    order,
                     cache.clone(),
                     self.statistics.clone(),
                     self.meta_priority,
                     pinning,
                 )?
             }
-            None => TableReader::open(file, &path)?,
+            None => TableReader::open_in_order(file, &path, order)?,
         };
         let table = Arc::new(table);
         let mut open = shard.write();
@@ -255,18 +264,18 @@ mod tests {
         let cache = TableCache::new(fs.clone(), "/db".into(), ReadFileOptions::default())
             .with_max_open_files(2);
         for (i, &size) in sizes.iter().enumerate() {
-            let table = cache.get(i as u64 + 1, size, 1).unwrap();
+            let table = cache.get(i as u64 + 1, size, 1, &KeyComparator::Bytewise).unwrap();
             assert_eq!(table.properties().num_entries, 1);
             assert!(cache.open_count() <= 2);
         }
         // A closed reader reopens on demand.
-        assert!(cache.get(1, sizes[0], 1).is_ok());
+        assert!(cache.get(1, sizes[0], 1, &KeyComparator::Bytewise).is_ok());
         assert_eq!(cache.open_count(), 2);
 
         let unlimited = TableCache::new(fs, "/db".into(), ReadFileOptions::default())
             .with_max_open_files(-1);
         for (i, &size) in sizes.iter().enumerate() {
-            unlimited.get(i as u64 + 1, size, 1).unwrap();
+            unlimited.get(i as u64 + 1, size, 1, &KeyComparator::Bytewise).unwrap();
         }
         assert_eq!(unlimited.open_count(), 5);
     }
@@ -276,20 +285,20 @@ mod tests {
         let (fs, sizes) = five_tables();
         let cache = TableCache::new(fs, "/db".into(), ReadFileOptions::default())
             .with_max_open_files(2);
-        let first = cache.get(1, sizes[0], 1).unwrap();
-        cache.get(2, sizes[1], 1).unwrap();
+        let first = cache.get(1, sizes[0], 1, &KeyComparator::Bytewise).unwrap();
+        cache.get(2, sizes[1], 1, &KeyComparator::Bytewise).unwrap();
         // Table 1 was opened first but used last: table 2 makes room.
-        assert!(Arc::ptr_eq(&first, &cache.get(1, sizes[0], 1).unwrap()));
-        cache.get(3, sizes[2], 1).unwrap();
+        assert!(Arc::ptr_eq(&first, &cache.get(1, sizes[0], 1, &KeyComparator::Bytewise).unwrap()));
+        cache.get(3, sizes[2], 1, &KeyComparator::Bytewise).unwrap();
         assert!(
-            Arc::ptr_eq(&first, &cache.get(1, sizes[0], 1).unwrap()),
+            Arc::ptr_eq(&first, &cache.get(1, sizes[0], 1, &KeyComparator::Bytewise).unwrap()),
             "the reader used most recently stayed open"
         );
-        let second = cache.get(2, sizes[1], 1).unwrap();
+        let second = cache.get(2, sizes[1], 1, &KeyComparator::Bytewise).unwrap();
         assert!(!Arc::ptr_eq(&first, &second));
         assert_eq!(cache.open_count(), 2);
         // A wrong size is corruption, and opens nothing.
-        let err = cache.get(4, sizes[3] + 1, 1).unwrap_err();
+        let err = cache.get(4, sizes[3] + 1, 1, &KeyComparator::Bytewise).unwrap_err();
         assert!(err.to_string().contains("MANIFEST recorded"), "{err}");
         assert_eq!(cache.open_count(), 2);
     }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::key::{ParsedInternalKey, SequenceNumber, ValueType};
+use crate::key_order::KeyComparator;
 use crate::range_del::FragmentedRangeTombstones;
 use crate::version::{FileMetaData, Version};
 
@@ -27,6 +28,7 @@ use crate::version::{FileMetaData, Version};
 struct DeeperLevels {
     levels: Vec<Vec<Arc<FileMetaData>>>,
     cursors: Vec<usize>,
+    order: KeyComparator,
 }
 
 impl DeeperLevels {
@@ -35,18 +37,22 @@ impl DeeperLevels {
             .map(|l| version.files(l).to_vec())
             .collect();
         let cursors = vec![0; levels.len()];
-        DeeperLevels { levels, cursors }
+        DeeperLevels {
+            levels,
+            cursors,
+            order: version.order().clone(),
+        }
     }
 
-    /// Keys must be passed in ascending order.
+    /// Keys must be passed in ascending order (the family's).
     fn may_contain(&mut self, user_key: &[u8]) -> bool {
         for (files, cursor) in self.levels.iter().zip(self.cursors.iter_mut()) {
             while let Some(f) = files.get(*cursor) {
-                if user_key > crate::key::user_key(&f.largest) {
+                if self.order.lt(crate::key::user_key(&f.largest), user_key) {
                     *cursor += 1;
                     continue;
                 }
-                if user_key >= crate::key::user_key(&f.smallest) {
+                if f.starts_at_or_before(user_key, &self.order) {
                     return true;
                 }
                 break;

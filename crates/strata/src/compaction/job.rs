@@ -188,10 +188,10 @@ fn merge_inputs(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<MergingIt
     };
     let mut children: Vec<BoxedIterator> = Vec::new();
     for (level, f) in task.all_inputs() {
-        let table = ctx.table_cache.get(f.number, f.file_size, level)?;
+        let table = ctx.table_cache.get(f.number, f.file_size, level, ctx.version.order())?;
         children.push(Box::new(table.iter(&read)));
     }
-    Ok(MergingIterator::new(children))
+    Ok(MergingIterator::with_order(children, ctx.version.order().clone()))
 }
 
 /// What the family's compaction filter makes of a kept entry: `None` to
@@ -369,7 +369,7 @@ impl OutputWriter<'_, '_> {
         let grandparents = &self.task.grandparents;
         let ukey = user_key(key);
         while let Some(g) = grandparents.get(self.grandparent_index) {
-            if ukey <= user_key(&g.largest) {
+            if self.ctx.version.order().le(ukey, user_key(&g.largest)) {
                 break;
             }
             if self.seen_key {
@@ -396,7 +396,8 @@ impl OutputWriter<'_, '_> {
         let file = self.ctx.fs.create(&path)?;
         Ok(self.current.insert(Output {
             number,
-            builder: TableBuilder::new(file, self.options.clone())?,
+            builder: TableBuilder::new(file, self.options.clone())?
+                .with_order(self.ctx.version.order().clone()),
             largest: Vec::new(),
         }))
     }

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use super::{key_range, CompactionReason, CompactionTask};
 use crate::compression::CompressionType;
 use crate::key::user_key;
+use crate::key_order::KeyComparator;
 use crate::options::CompactionOptions;
 use crate::version::{FileMetaData, Version, NUM_LEVELS};
 
@@ -229,15 +230,16 @@ pub fn manual_task(
     end: Option<&[u8]>,
 ) -> Option<CompactionTask> {
     let targets = level_targets(version, options);
+    let order = version.order();
     let in_range = |f: &Arc<FileMetaData>| {
-        begin.is_none_or(|b| user_key(&f.largest) >= b)
-            && end.is_none_or(|e| user_key(&f.smallest) <= e)
+        begin.is_none_or(|b| order.le(b, user_key(&f.largest)))
+            && end.is_none_or(|e| f.starts_at_or_before(e, order))
     };
     let last_level = options.num_levels - 1;
     let files = version.files(level);
     let (inputs, output_level) = if level == 0 {
         let chosen: Vec<_> = files.iter().filter(|f| in_range(f)).cloned().collect();
-        (with_overlapping_l0(files, chosen), targets.base_level)
+        (with_overlapping_l0(files, chosen, order), targets.base_level)
     } else {
         let old = |f: &&Arc<FileMetaData>| {
             in_range(f) && (level < last_level || f.number < last_level_before)
@@ -245,7 +247,7 @@ pub fn manual_task(
         let chosen: Vec<_> = files.iter().filter(old).cloned().collect();
         // A clean cut: files sharing a boundary user key with the chosen ones
         // join them (sorted levels overlap only at such boundaries).
-        let (lo, hi) = key_range(&chosen)?;
+        let (lo, hi) = key_range(&chosen, order)?;
         let (lo, hi) = (lo.to_vec(), hi.to_vec());
         let output_level = if level == last_level {
             level
@@ -275,17 +277,16 @@ pub fn manual_task(
 fn with_overlapping_l0(
     files: &[Arc<FileMetaData>],
     mut chosen: Vec<Arc<FileMetaData>>,
+    order: &KeyComparator,
 ) -> Vec<Arc<FileMetaData>> {
     loop {
-        let Some((lo, hi)) = key_range(&chosen) else {
+        let Some((lo, hi)) = key_range(&chosen, order) else {
             return chosen;
         };
         let (lo, hi) = (lo.to_vec(), hi.to_vec());
         let grown: Vec<_> = files
             .iter()
-            .filter(|f| {
-                user_key(&f.largest) >= lo.as_slice() && user_key(&f.smallest) <= hi.as_slice()
-            })
+            .filter(|f| order.le(&lo, user_key(&f.largest)) && f.starts_at_or_before(&hi, order))
             .cloned()
             .collect();
         if grown.len() == chosen.len() {
@@ -338,7 +339,7 @@ fn pick_level(
         .collect();
     candidates.sort_unstable();
     candidates.into_iter().find_map(|(_, i)| {
-        let inputs = expand_to_clean_cut(version.files(level), i);
+        let inputs = expand_to_clean_cut(version.files(level), i, version.order());
         let blocked = inputs.iter().any(|f| busy.contains(&f.number));
         (!blocked).then_some((inputs, level + 1))
     })
@@ -347,10 +348,15 @@ fn pick_level(
 /// File `i` of a sorted level plus its neighbours that share a boundary user
 /// key with it: versions of one user key must move down together, or a newer
 /// version could end up below an older one.
-fn expand_to_clean_cut(files: &[Arc<FileMetaData>], i: usize) -> Vec<Arc<FileMetaData>> {
+fn expand_to_clean_cut(
+    files: &[Arc<FileMetaData>],
+    i: usize,
+    order: &KeyComparator,
+) -> Vec<Arc<FileMetaData>> {
     let mut start = i;
-    let shares_boundary =
-        |left: &FileMetaData, right: &FileMetaData| !left.ends_before(user_key(&right.smallest));
+    let shares_boundary = |left: &FileMetaData, right: &FileMetaData| {
+        !left.ends_before(user_key(&right.smallest), order)
+    };
     while start > 0 && shares_boundary(&files[start - 1], &files[start]) {
         start -= 1;
     }
@@ -373,7 +379,8 @@ fn build_task(
     (reason, score): (CompactionReason, f64),
     (start_level, inputs, output_level): (usize, Vec<Arc<FileMetaData>>, usize),
 ) -> Option<CompactionTask> {
-    let (lo, hi) = key_range(&inputs)?;
+    let order = version.order();
+    let (lo, hi) = key_range(&inputs, order)?;
     let output_level_inputs = if output_level == start_level {
         Vec::new()
     } else {
@@ -382,7 +389,7 @@ fn build_task(
     if output_level_inputs.iter().any(|f| busy.contains(&f.number)) {
         return None;
     }
-    let (lo, hi) = key_range(inputs.iter().chain(&output_level_inputs))?;
+    let (lo, hi) = key_range(inputs.iter().chain(&output_level_inputs), order)?;
     let grandparents = if output_level + 1 < options.num_levels {
         version.overlapping_files(output_level + 1, lo, hi)
     } else {
@@ -398,7 +405,7 @@ fn build_task(
         && output_level_inputs.is_empty()
         && same_codec
         && grandparent_bytes <= max_grandparent_overlap
-        && pairwise_disjoint(&inputs);
+        && pairwise_disjoint(&inputs, order);
     Some(CompactionTask {
         reason,
         start_level,
@@ -417,12 +424,12 @@ fn build_task(
 }
 
 /// Whether no two of `files` share a user key (always true below L0).
-fn pairwise_disjoint(files: &[Arc<FileMetaData>]) -> bool {
+fn pairwise_disjoint(files: &[Arc<FileMetaData>], order: &KeyComparator) -> bool {
     let mut sorted: Vec<&Arc<FileMetaData>> = files.iter().collect();
-    sorted.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
+    sorted.sort_by(|a, b| order.compare_user(user_key(&a.smallest), user_key(&b.smallest)));
     sorted
         .windows(2)
-        .all(|w| w[0].ends_before(user_key(&w[1].smallest)))
+        .all(|w| w[0].ends_before(user_key(&w[1].smallest), order))
 }
 
 /// Bytes compaction must still rewrite to bring every level within its target

@@ -153,7 +153,7 @@ fn files_sharing_a_boundary_user_key_move_together() {
     let b = file(2, 10, 20, MIB, 3);
     a.largest = internal_key(&key(10), 5, ValueType::Put);
     let v = version_with(&[(1, a), (1, b)]);
-    let inputs = expand_to_clean_cut(v.files(1), 1);
+    let inputs = expand_to_clean_cut(v.files(1), 1, &KeyComparator::Bytewise);
     assert_eq!(
         inputs.iter().map(|f| f.number).collect::<Vec<_>>(),
         vec![1, 2]
@@ -197,7 +197,7 @@ fn simulated_fillrandom_keeps_a_healthy_shape() {
             } else {
                 let total = task.input_bytes();
                 written += total;
-                let (lo, hi) = key_range(task.all_inputs().map(|(_, f)| f)).unwrap();
+                let (lo, hi) = key_range(task.all_inputs().map(|(_, f)| f), &KeyComparator::Bytewise).unwrap();
                 let lo: u64 = std::str::from_utf8(lo).unwrap().parse().unwrap();
                 let hi: u64 = std::str::from_utf8(hi).unwrap().parse().unwrap();
                 let pieces = total.div_ceil(task.target_file_size).max(1);

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use crate::compression::CompressionType;
 use crate::key::user_key;
+use crate::key_order::KeyComparator;
 use crate::version::FileMetaData;
 
 /// Why a compaction was picked (RocksDB's `CompactionReason`, for the LOG).
@@ -96,15 +97,20 @@ impl CompactionTask {
     }
 }
 
-/// The user-key range `[smallest, largest]` covered by `files`.
+/// The user-key range `[smallest, largest]` covered by `files`, whose keys
+/// are in `order`.
 pub fn key_range<'a>(
     files: impl IntoIterator<Item = &'a Arc<FileMetaData>>,
+    order: &KeyComparator,
 ) -> Option<(&'a [u8], &'a [u8])> {
     files.into_iter().fold(None, |range, f| {
         let (lo, hi) = (user_key(&f.smallest), user_key(&f.largest));
         Some(match range {
             None => (lo, hi),
-            Some((a, b)) => (a.min(lo), b.max(hi)),
+            Some((a, b)) => (
+                if order.lt(lo, a) { lo } else { a },
+                if order.lt(b, hi) { hi } else { b },
+            ),
         })
     })
 }

@@ -26,12 +26,12 @@ pub fn input_tombstones(
 ) -> Result<FragmentedRangeTombstones> {
     let mut sets = Vec::new();
     for (level, f) in task.all_inputs() {
-        let table = ctx.table_cache.get(f.number, f.file_size, level)?;
+        let table = ctx.table_cache.get(f.number, f.file_size, level, ctx.version.order())?;
         if !table.range_tombstones().is_empty() {
             sets.push(table.range_tombstones().clone());
         }
     }
-    Ok(FragmentedRangeTombstones::merge(sets.iter().map(|s| &**s)))
+    Ok(FragmentedRangeTombstones::merge(sets.iter().map(|s| &**s), ctx.version.order()))
 }
 
 /// The tombstones the outputs must carry: those some reader still needs.
@@ -46,7 +46,7 @@ pub fn output_tombstones(
     nothing_older_outside: bool,
 ) -> FragmentedRangeTombstones {
     if inputs.is_empty() {
-        return FragmentedRangeTombstones::default();
+        return FragmentedRangeTombstones::empty(version.order());
     }
     let mut sorted = snapshots.to_vec();
     sorted.sort_unstable();
@@ -65,11 +65,12 @@ fn deeper_levels_overlap(
     let (Some(lo), Some(end)) = (tombstones.smallest_key(), tombstones.largest_end()) else {
         return false;
     };
+    let order = version.order();
     (output_level + 1..crate::version::NUM_LEVELS).any(|level| {
         version
             .files(level)
             .iter()
-            .any(|f| !f.ends_before(lo) && crate::key::user_key(&f.smallest) < end)
+            .any(|f| !f.ends_before(lo, order) && order.lt(crate::key::user_key(&f.smallest), end))
     })
 }
 

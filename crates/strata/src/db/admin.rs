@@ -82,8 +82,11 @@ pub fn check_consistency(path: impl AsRef<Path>, options: &DbOptions) -> Result<
         let db = Db::open_read_only(dir, options.clone())?;
         let mut tables_checked = 0;
         let mut problems = Vec::new();
+        let mut comparators = Vec::new();
         for cf in db.column_families() {
-            let version = cf.shared.super_version.load().version.clone();
+            let sv = cf.shared.super_version.load();
+            comparators.push(sv.options.comparator.clone());
+            let version = sv.version.clone();
             problems.extend(tables_not_whole(fs, dir, &version)?);
             tables_checked += version.all_files().count();
         }
@@ -94,7 +97,7 @@ pub fn check_consistency(path: impl AsRef<Path>, options: &DbOptions) -> Result<
             // damage only if the newest MANIFEST still lists it (a writer
             // never deletes a listed table, and never lists one before it
             // is whole).
-            let newest = VersionSet::recover(options.fs.clone(), dir)?;
+            let newest = VersionSet::recover(options.fs.clone(), dir, &comparators)?;
             let listed: HashSet<u64> = newest
                 .families()
                 .flat_map(|(id, _)| {

@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::filename::{parse_file_name, table_file_name, FileType};
 use crate::options::{CfOptions, CompactionStyle};
 use crate::statistics::Ticker;
+use crate::key_order::KeyComparator;
 use crate::version::Version;
 
 /// Starts the compaction threads numbered `numbers`.
@@ -64,8 +65,8 @@ pub(super) struct RunningCompaction {
 }
 
 impl RunningCompaction {
-    fn of(family: u32, task: &CompactionTask) -> Self {
-        let (smallest, largest) = input_range(task).unwrap_or_default();
+    fn of(family: u32, task: &CompactionTask, order: &KeyComparator) -> Self {
+        let (smallest, largest) = input_range(task, order).unwrap_or_default();
         RunningCompaction {
             family,
             output_level: task.output_level,
@@ -75,9 +76,9 @@ impl RunningCompaction {
     }
 }
 
-/// The user keys `task`'s inputs span.
-fn input_range(task: &CompactionTask) -> Option<(&[u8], &[u8])> {
-    crate::compaction::key_range(task.all_inputs().map(|(_, f)| f))
+/// The user keys `task`'s inputs span, in the family's `order`.
+fn input_range<'a>(task: &'a CompactionTask, order: &KeyComparator) -> Option<(&'a [u8], &'a [u8])> {
+    crate::compaction::key_range(task.all_inputs().map(|(_, f)| f), order)
 }
 
 /// Whether `task` would write into a key range of its output level that a
@@ -86,14 +87,17 @@ fn input_range(task: &CompactionTask) -> Option<(&[u8], &[u8])> {
 /// otherwise both write overlapping files into one sorted level (RocksDB's
 /// `RangeOverlapWithCompaction`).
 fn writes_where_one_runs(state: &DbState, family: u32, task: &CompactionTask) -> bool {
-    let Some((smallest, largest)) = input_range(task) else {
+    let Some(order) = state.versions.order(family) else {
+        return false;
+    };
+    let Some((smallest, largest)) = input_range(task, order) else {
         return false;
     };
     state.running_compactions.iter().any(|r| {
         r.family == family
             && r.output_level == task.output_level
-            && r.smallest.as_slice() <= largest
-            && smallest <= r.largest.as_slice()
+            && order.le(&r.smallest, largest)
+            && order.le(smallest, &r.largest)
     })
 }
 
@@ -132,7 +136,7 @@ fn expired_tables(inner: &DbInner, version: &Version, ttl: u64) -> HashSet<u64> 
         .filter(|(level, f)| {
             inner
                 .table_cache
-                .get(f.number, f.file_size, *level)
+                .get(f.number, f.file_size, *level, version.order())
                 .is_ok_and(|t| t.properties().creation_time.saturating_add(ttl) <= now)
         })
         .map(|(_, f)| f.number)
@@ -207,7 +211,7 @@ fn run_task(
     let version = state.versions.current(family_id);
     let output_floor = state.versions.next_file_number();
     state.pending_outputs.push(output_floor);
-    let running = RunningCompaction::of(family_id, task);
+    let running = RunningCompaction::of(family_id, task, version.order());
     state.running_compactions.push(running.clone());
     let mut attempt = 0;
     let outcome = loop {

@@ -14,7 +14,7 @@ use bytes::Bytes;
 
 use super::info_log::info;
 use super::key_range::KeyRange;
-use super::{bounds, compact, multi_get, properties, read, write, Db, DbInner, DbState};
+use super::{compact, multi_get, properties, read, write, Db, DbInner, DbState};
 use crate::cf::{CfShared, CfState, CfStats, ColumnFamily};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
@@ -25,6 +25,8 @@ use crate::options::{
     apply_cf_option, is_mutable_cf_option, write_options_file, CfOptions, DbOptions, ReadOptions,
     WriteOptions, MIN_WRITE_BUFFER_SIZE,
 };
+use crate::key_order::KeyComparator;
+use crate::version::set::manifest_comparator_name;
 use crate::version::{SuperVersion, VersionEdit, VersionSet};
 use crate::write::WriteBatch;
 
@@ -36,7 +38,8 @@ impl Db {
         path: impl AsRef<Path>,
         options: &DbOptions,
     ) -> Result<Vec<String>> {
-        let versions = VersionSet::recover(options.fs.clone(), path.as_ref())?;
+        let comparators = std::slice::from_ref(&options.comparator);
+        let versions = VersionSet::recover(options.fs.clone(), path.as_ref(), comparators)?;
         Ok(versions
             .families()
             .map(|(_, name)| name.to_owned())
@@ -69,7 +72,10 @@ impl Db {
         let id = state.versions.next_column_family_id();
         let mut edit = VersionEdit::new();
         // The family's writes all go to the current WAL or later ones.
+        state.versions.register_comparator(&options.comparator);
+        let order = KeyComparator::new(&options.comparator);
         edit.add_column_family(id, name)
+            .set_comparator_name(manifest_comparator_name(&order))
             .set_log_number(state.wal_number);
         if let Err(e) = state.versions.log_and_apply(&mut edit) {
             self.inner.set_bg_error(&mut state, e.clone());
@@ -354,12 +360,11 @@ impl Db {
         options: &ReadOptions,
         range: impl KeyRange,
     ) -> DbRange {
-        let (lower, upper) = bounds(options, range);
         if let Err(e) = cf.shared.check_usable(self.inner.instance) {
-            let front = read::failed_iter(e.clone(), lower.clone(), upper.clone());
-            return DbRange::new(front, read::failed_iter(e, lower, upper));
+            let front = read::failed_iter(e.clone(), None, None);
+            return DbRange::new(front, read::failed_iter(e, None, None));
         }
-        read::range(&self.inner, &cf.shared, options, lower, upper)
+        read::range(&self.inner, &cf.shared, options, range)
     }
 
     /// Flushes family `cf`'s active memtable and waits until every full
@@ -389,27 +394,28 @@ impl Db {
     /// counted.
     pub fn approximate_size_cf(&self, cf: &ColumnFamily, start: &[u8], end: &[u8]) -> Result<u64> {
         cf.shared.check_usable(self.inner.instance)?;
-        if start >= end {
+        let sv = cf.shared.super_version.load();
+        let order = sv.version.order();
+        if !order.lt(start, end) {
             return Ok(0);
         }
-        let sv = cf.shared.super_version.load();
         let mut total = 0u64;
         for (level, file) in sv.version.all_files() {
             let (smallest, largest) = (
                 crate::key::user_key(&file.smallest),
                 crate::key::user_key(&file.largest),
             );
-            if largest < start || smallest >= end {
+            if order.lt(largest, start) || order.le(end, smallest) {
                 continue;
             }
-            if start <= smallest && largest < end {
+            if order.le(start, smallest) && order.lt(largest, end) {
                 total += file.file_size;
                 continue;
             }
             let table = self
                 .inner
                 .table_cache
-                .get(file.number, file.file_size, level)?;
+                .get(file.number, file.file_size, level, order)?;
             let from = table.approximate_offset_of(start)?;
             let to = table.approximate_offset_of(end)?;
             total += to.saturating_sub(from);

@@ -8,6 +8,9 @@
 
 use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 
+use crate::key_order::KeyComparator;
+use crate::options::ReadOptions;
+
 /// A range of user keys, seen as its lower and upper bound.
 ///
 /// ```
@@ -103,6 +106,67 @@ fn as_bytes<K: AsRef<[u8]>>(bound: &Bound<K>) -> Bound<&[u8]> {
         Bound::Included(k) => Bound::Included(k.as_ref()),
         Bound::Excluded(k) => Bound::Excluded(k.as_ref()),
         Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// Where a range's ends fall for the iterators that read it, in the
+/// family's order.
+///
+/// Iterator bounds are an inclusive lower and an exclusive upper key. In
+/// bytewise order every range form maps onto them: the key right after `k`
+/// is `k` followed by a zero byte. Other orders may have no such key (in
+/// reverse bytewise order nothing comes right after `b"b"`), so an
+/// exclusive lower or inclusive upper end is kept as a key the
+/// [`DbRange`](crate::DbRange) checks itself.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct RangeEnds {
+    /// Inclusive lower bound of the iterators.
+    pub(crate) lower: Option<Vec<u8>>,
+    /// Exclusive upper bound of the iterators.
+    pub(crate) upper: Option<Vec<u8>>,
+    /// An exclusive lower end the bounds could not express.
+    pub(crate) excluded_first: Option<Vec<u8>>,
+    /// An inclusive upper end the bounds could not express.
+    pub(crate) included_last: Option<Vec<u8>>,
+}
+
+impl RangeEnds {
+    /// The ends of `range`, narrowed by `options`' bounds, in `order`.
+    pub(crate) fn of(range: impl KeyRange, options: &ReadOptions, order: &KeyComparator) -> Self {
+        let after = |k: &[u8]| [k, &[0u8]].concat();
+        let mut ends = RangeEnds::default();
+        match range.lower() {
+            Bound::Included(k) => ends.lower = Some(k.to_vec()),
+            Bound::Excluded(k) if order.is_bytewise() => ends.lower = Some(after(k)),
+            Bound::Excluded(k) => {
+                ends.lower = Some(k.to_vec());
+                ends.excluded_first = Some(k.to_vec());
+            }
+            Bound::Unbounded => {}
+        }
+        match range.upper() {
+            Bound::Included(k) if order.is_bytewise() => ends.upper = Some(after(k)),
+            Bound::Included(k) => ends.included_last = Some(k.to_vec()),
+            Bound::Excluded(k) => ends.upper = Some(k.to_vec()),
+            Bound::Unbounded => {}
+        }
+        let later = |a: Vec<u8>, b: Vec<u8>| if order.lt(&a, &b) { b } else { a };
+        let earlier = |a: Vec<u8>, b: Vec<u8>| if order.lt(&a, &b) { a } else { b };
+        ends.lower = tighter(ends.lower, options.iterate_lower_bound.clone(), later);
+        ends.upper = tighter(ends.upper, options.iterate_upper_bound.clone(), earlier);
+        ends
+    }
+}
+
+/// Combines two optional bounds, keeping the tighter one.
+fn tighter(
+    a: Option<Vec<u8>>,
+    b: Option<Vec<u8>>,
+    pick: impl Fn(Vec<u8>, Vec<u8>) -> Vec<u8>,
+) -> Option<Vec<u8>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(pick(a, b)),
+        (a, b) => a.or(b),
     }
 }
 

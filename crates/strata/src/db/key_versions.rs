@@ -85,8 +85,10 @@ impl Db {
         let options = ReadOptions::default();
         let seq = read::read_sequence(&self.inner, &options)?;
         let sources = read::point_sources(&self.inner, &sv, &options, seq, begin, end);
-        let mut points = MergingIterator::new(sources);
-        let in_range = |key: &[u8]| begin.is_none_or(|b| key >= b) && end.is_none_or(|e| key < e);
+        let order = sv.version.order();
+        let mut points = MergingIterator::with_order(sources, order.clone());
+        let in_range =
+            |key: &[u8]| begin.is_none_or(|b| order.le(b, key)) && end.is_none_or(|e| order.lt(key, e));
         // Already in internal-key order: start ascending, then newest first.
         let tombstones: Vec<KeyVersion> = range_dels::iterator_tombstones(&self.inner, &sv)?
             .tombstones()
@@ -113,10 +115,10 @@ impl Db {
             let take_tombstone = match (&point, tombstones.peek()) {
                 (_, None) => false,
                 (None, Some(_)) => true,
-                (Some(p), Some(t)) => {
-                    (t.user_key.as_slice(), std::cmp::Reverse(t.sequence))
-                        < (p.user_key.as_slice(), std::cmp::Reverse(p.sequence))
-                }
+                (Some(p), Some(t)) => order
+                    .compare_user(&t.user_key, &p.user_key)
+                    .then(p.sequence.cmp(&t.sequence))
+                    .is_lt(),
             };
             match (take_tombstone, point) {
                 (true, _) => out.extend(tombstones.next()),

@@ -31,7 +31,6 @@ mod wal_replay;
 mod write;
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -435,8 +434,7 @@ impl Db {
     /// [`Db::range`] with read options: a snapshot, and bounds that narrow
     /// the range further.
     pub fn range_opt(&self, options: &ReadOptions, range: impl KeyRange) -> DbRange {
-        let (lower, upper) = bounds(options, range);
-        read::range(&self.inner, &self.inner.default_cf, options, lower, upper)
+        read::range(&self.inner, &self.inner.default_cf, options, range)
     }
 
     /// A snapshot of the current state, released when dropped.
@@ -615,38 +613,6 @@ impl Lifecycle {
             return Err(crate::Error::BackgroundThreadPanicked { thread });
         }
         Ok(())
-    }
-}
-
-/// The lower and upper bounds of an iterator over `range`, narrowed by the
-/// options' bounds.
-fn bounds(options: &ReadOptions, range: impl KeyRange) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
-    // The smallest key after `k` is `k` followed by a zero byte.
-    let after = |k: &[u8]| [k, &[0u8]].concat();
-    let lower = match range.lower() {
-        Bound::Included(k) => Some(k.to_vec()),
-        Bound::Excluded(k) => Some(after(k)),
-        Bound::Unbounded => None,
-    };
-    let upper = match range.upper() {
-        Bound::Included(k) => Some(after(k)),
-        Bound::Excluded(k) => Some(k.to_vec()),
-        Bound::Unbounded => None,
-    };
-    let lower = tighter(lower, options.iterate_lower_bound.clone(), std::cmp::max);
-    let upper = tighter(upper, options.iterate_upper_bound.clone(), std::cmp::min);
-    (lower, upper)
-}
-
-/// Combines two optional bounds, keeping the tighter one.
-fn tighter(
-    a: Option<Vec<u8>>,
-    b: Option<Vec<u8>>,
-    pick: fn(Vec<u8>, Vec<u8>) -> Vec<u8>,
-) -> Option<Vec<u8>> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(pick(a, b)),
-        (a, b) => a.or(b),
     }
 }
 

@@ -22,6 +22,7 @@ use super::DbInner;
 use crate::cf::CfShared;
 use crate::error::{Error, Result};
 use crate::key::{user_key, SequenceNumber};
+use crate::key_order::KeyComparator;
 use crate::options::ReadOptions;
 use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::table::TableLookup;
@@ -164,12 +165,14 @@ fn batch(
         }
     };
     count(Ticker::NumberKeysRead, keys.len() as u64);
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    order.sort_by(|&a, &b| keys[a].cmp(keys[b]));
+    // In the family's order, which files and blocks are searched in.
+    let key_order = sv.version.order();
+    let mut by_key: Vec<usize> = (0..keys.len()).collect();
+    by_key.sort_by(|&a, &b| key_order.compare_user(keys[a], keys[b]));
     // `slot[i]`: the pending entry of `keys[i]`; `pending` is sorted by key.
     let mut slot = vec![0; keys.len()];
     let mut pending: Vec<Pending> = Vec::with_capacity(keys.len());
-    for &i in &order {
+    for &i in &by_key {
         if pending.last().is_none_or(|p| p.key != keys[i]) {
             pending.push(Pending {
                 key: keys[i],
@@ -234,11 +237,13 @@ fn read_tables(
     seq: SequenceNumber,
     pending: &mut [Pending],
 ) {
+    let order = sv.version.order();
+    let below = |p: &Pending, file: &FileMetaData| order.lt(p.key, user_key(&file.smallest));
     for file in sv.version.files(0) {
         // The keys the file's range holds: a run of the sorted keys.
-        let start = pending.partition_point(|p| p.key < user_key(&file.smallest));
-        let len = pending[start..].partition_point(|p| !file.ends_before(p.key));
-        read_group(inner, options, seq, (0, file), &mut pending[start..start + len]);
+        let start = pending.partition_point(|p| below(p, file));
+        let len = pending[start..].partition_point(|p| !file.ends_before(p.key, order));
+        read_group(inner, options, seq, (0, file), order, &mut pending[start..start + len]);
     }
     for level in 1..NUM_LEVELS {
         let files = sv.version.files(level);
@@ -250,9 +255,9 @@ fn read_tables(
             };
             // The keys up to the file's end; those below its start (a
             // prefix of them, the keys being sorted) fall between files.
-            let end = i + pending[i..].partition_point(|p| !file.ends_before(p.key));
-            let start = i + pending[i..end].partition_point(|p| p.key < user_key(&file.smallest));
-            read_group(inner, options, seq, (level, file), &mut pending[start..end]);
+            let end = i + pending[i..].partition_point(|p| !file.ends_before(p.key, order));
+            let start = i + pending[i..end].partition_point(|p| below(p, file));
+            read_group(inner, options, seq, (level, file), order, &mut pending[start..end]);
             i = end;
         }
     }
@@ -265,13 +270,14 @@ fn read_group(
     options: &ReadOptions,
     seq: SequenceNumber,
     (level, file): (usize, &Arc<FileMetaData>),
+    order: &KeyComparator,
     group: &mut [Pending],
 ) {
     if file.smallest_seqno > seq || group.iter().all(Pending::done) {
         // Every entry of the file is newer than the read, or nothing to ask.
         return;
     }
-    let table = match inner.table_cache.get(file.number, file.file_size, level) {
+    let table = match inner.table_cache.get(file.number, file.file_size, level, order) {
         Ok(table) => table,
         Err(e) => {
             for p in group.iter_mut().filter(|p| !p.done()) {

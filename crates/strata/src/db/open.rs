@@ -36,6 +36,9 @@ use crate::fs::{DirectWritesFs, FileLock, Fs, ReadFileOptions};
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, DbOptions, MIN_WRITE_BUFFER_SIZE};
 use crate::table_cache::TableCache;
+use crate::comparator::Comparator;
+use crate::key_order::KeyComparator;
+use crate::version::set::manifest_comparator_name;
 use crate::version::{FileSearch, VersionEdit, VersionSet};
 use crate::wal::LogWriter;
 
@@ -94,13 +97,15 @@ pub(super) fn open(
     info!(info_log, "options: {options:?}");
 
     let listing = list_and_open_wals(&*fs, dir)?;
+    let comparators = known_comparators(&options, &families);
     let mut versions = if exists {
-        VersionSet::recover(fs.clone(), dir)?
+        VersionSet::recover(fs.clone(), dir, &comparators)?
     } else {
-        VersionSet::new_empty(fs.clone(), dir)
+        VersionSet::new_empty(fs.clone(), dir, KeyComparator::new(&options.comparator))
     };
     versions.set_file_search(file_search(&options));
     let (family_options, missing) = match_families(&versions, &options, families)?;
+    open_checks::check_comparators(&versions, &family_options)?;
     if !missing.is_empty() && !options.create_missing_column_families {
         let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
         return Err(Error::invalid_argument(
@@ -160,7 +165,10 @@ pub(super) fn open(
     for (name, cf_options) in missing {
         let id = versions.next_column_family_id();
         let mut edit = VersionEdit::new();
+        versions.register_comparator(&cf_options.comparator);
+        let order = KeyComparator::new(&cf_options.comparator);
         edit.add_column_family(id, name.clone())
+            .set_comparator_name(manifest_comparator_name(&order))
             .set_log_number(new_log);
         versions.log_and_apply(&mut edit)?;
         info!(info_log, "created column family {name:?} (id {id})");
@@ -237,6 +245,16 @@ type FamilyOptions = BTreeMap<u32, Arc<CfOptions>>;
 /// Returns the options by family id, and the families `families` names that
 /// the database lacks. A family the database has and `families` lacks, or a
 /// name given twice, is an error naming it.
+/// The application comparators an open knows: the default family's and
+/// every named family's (the MANIFEST names each family's; the built-in
+/// orders need no object).
+fn known_comparators(options: &DbOptions, families: &[(String, CfOptions)]) -> Vec<Arc<dyn Comparator>> {
+    std::iter::once(&options.comparator)
+        .chain(families.iter().map(|(_, o)| &o.comparator))
+        .cloned()
+        .collect()
+}
+
 fn match_families(
     versions: &VersionSet,
     options: &DbOptions,
@@ -337,10 +355,12 @@ fn recover_read_only(
     given: &[(String, CfOptions)],
 ) -> Result<Recovered> {
     let listing = list_and_open_wals(&**fs, dir)?;
-    let mut versions = VersionSet::recover(fs.clone(), dir)?;
+    let comparators = known_comparators(options, given);
+    let mut versions = VersionSet::recover(fs.clone(), dir, &comparators)?;
     versions.set_file_search(file_search(options));
     let logs = logs_to_replay(&**fs, dir, &mut versions, listing)?;
     let family_options = read_only_family_options(fs, dir, options, given, &versions);
+    open_checks::check_comparators(&versions, &family_options)?;
     let mut imm: BTreeMap<u32, Vec<Arc<MemTable>>> = BTreeMap::new();
     let replay = replay_logs(
         dir,
@@ -408,13 +428,21 @@ fn read_only_family_options(
             let chosen = if name == crate::cf::DEFAULT_COLUMN_FAMILY_NAME {
                 None
             } else {
-                given
-                    .iter()
-                    .chain(&stored)
-                    .find(|(n, _)| n == name)
-                    .map(|(_, o)| Arc::new(o.clone()))
+                let named = given.iter().find(|(n, _)| n == name);
+                let recorded = || stored.iter().find(|(n, _)| n == name).map(|(_, o)| o.clone());
+                named.map(|(_, o)| o.clone()).or_else(|| {
+                    // Options not given are a guess, except in the order
+                    // the MANIFEST records, which a built-in fixes.
+                    let mut guess = recorded().unwrap_or_else(|| (*default_options).clone());
+                    if let Some(order) = versions.order(id) {
+                        if !matches!(order, KeyComparator::User(_)) {
+                            guess.comparator = order.to_comparator();
+                        }
+                    }
+                    Some(guess)
+                })
             };
-            (id, chosen.unwrap_or_else(|| default_options.clone()))
+            (id, chosen.map_or_else(|| default_options.clone(), Arc::new))
         })
         .collect()
 }

@@ -11,7 +11,7 @@ use crate::filename::{
     FileType,
 };
 use crate::fs::{Fs, ReadFileOptions};
-use crate::version::Version;
+use crate::version::{Version, VersionSet};
 use crate::wal::LogReader;
 
 /// Refuses to create a database in `dir` (which has no CURRENT) when it holds
@@ -213,4 +213,33 @@ pub(super) fn retry_while_changing<T>(
         }
         std::thread::yield_now();
     }
+}
+
+/// Refuses to open a family with a comparator other than the one its data
+/// is sorted by (the MANIFEST's record), as RocksDB does: read in another
+/// order, every search would go astray.
+pub(super) fn check_comparators(
+    versions: &VersionSet,
+    families: &std::collections::BTreeMap<u32, std::sync::Arc<crate::options::CfOptions>>,
+) -> Result<()> {
+    for (&id, options) in families {
+        let Some(order) = versions.order(id) else {
+            continue;
+        };
+        if order.name() != options.comparator.name() {
+            let name = versions
+                .families()
+                .find(|(i, _)| *i == id)
+                .map_or("?", |(_, n)| n);
+            return Err(Error::invalid_argument(
+                "comparator",
+                format!(
+                    "column family {name:?} is sorted by {}, but its options give comparator {}",
+                    order.name(),
+                    options.comparator.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -74,7 +74,10 @@ fn estimate_num_keys(inner: &DbInner, sv: &SuperVersion) -> u64 {
     let (entries, deletions) = sv
         .version
         .all_files()
-        .filter_map(|(level, f)| inner.table_cache.get(f.number, f.file_size, level).ok())
+        .filter_map(|(level, f)| {
+            let order = sv.version.order();
+            inner.table_cache.get(f.number, f.file_size, level, order).ok()
+        })
         .fold((0u64, 0u64), |(e, d), t| {
             let p = t.properties();
             (e + p.num_entries, d + p.num_deletions)

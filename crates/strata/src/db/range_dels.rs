@@ -9,6 +9,7 @@ use super::DbInner;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{seek_key, ParsedInternalKey, SequenceNumber, ValueType};
+use crate::key_order::KeyComparator;
 use crate::range_del::FragmentedRangeTombstones;
 use crate::version::SuperVersion;
 
@@ -109,12 +110,14 @@ pub(super) fn iterator_tombstones(
     let tables = sv.version.range_tombstones(|version| {
         let mut sets = Vec::new();
         for (level, file) in version.all_files() {
-            let table = inner.table_cache.get(file.number, file.file_size, level)?;
+            let table = inner
+                .table_cache
+                .get(file.number, file.file_size, level, version.order())?;
             if !table.range_tombstones().is_empty() {
                 sets.push(table.range_tombstones().clone());
             }
         }
-        Ok::<_, crate::Error>(merge_sets(sets))
+        Ok::<_, crate::Error>(merge_sets(sets, version.order()))
     })?;
     let mut sets: Vec<Arc<FragmentedRangeTombstones>> = std::iter::once(&sv.mem)
         .chain(sv.imm.iter())
@@ -124,13 +127,20 @@ pub(super) fn iterator_tombstones(
     if !tables.is_empty() {
         sets.push(tables);
     }
-    Ok(merge_sets(sets))
+    Ok(merge_sets(sets, sv.version.order()))
 }
 
-/// One set of all the tombstones of `sets`; no copy when there is at most one.
-fn merge_sets(mut sets: Vec<Arc<FragmentedRangeTombstones>>) -> Arc<FragmentedRangeTombstones> {
+/// One set of all the tombstones of `sets` (all in `order`); no copy when
+/// there is at most one.
+fn merge_sets(
+    mut sets: Vec<Arc<FragmentedRangeTombstones>>,
+    order: &KeyComparator,
+) -> Arc<FragmentedRangeTombstones> {
     if sets.len() <= 1 {
-        return sets.pop().unwrap_or_default();
+        if let Some(one) = sets.pop() {
+            return one;
+        }
+        return Arc::new(FragmentedRangeTombstones::empty(order));
     }
-    Arc::new(FragmentedRangeTombstones::merge(sets.iter().map(|s| &**s)))
+    Arc::new(FragmentedRangeTombstones::merge(sets.iter().map(|s| &**s), order))
 }

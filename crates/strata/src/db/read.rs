@@ -14,10 +14,10 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::key_range::{KeyRange, RangeEnds};
 use super::range_dels::{covered_chain, iterator_tombstones, RangeCover};
 use super::DbInner;
 use crate::cf::CfShared;
-use crate::comparator::KeyComparator;
 use crate::error::Result;
 use crate::iter::db_iter::DbIterator;
 use crate::iter::db_range::DbRange;
@@ -174,7 +174,9 @@ fn get_from_tables(
             // Every entry of this file is newer than the read.
             continue;
         }
-        let table = inner.table_cache.get(file.number, file.file_size, level)?;
+        let table = inner
+            .table_cache
+            .get(file.number, file.file_size, level, sv.version.order())?;
         let mut lookup = TableLookup::new(&table, options);
         let probe = TableProbe {
             options,
@@ -286,7 +288,13 @@ pub(super) fn failed_iter(
     upper: Option<Vec<u8>>,
 ) -> DbIterator {
     let child: BoxedIterator = Box::new(FailedIterator(e));
-    DbIterator::new(Box::new(MergingIterator::new(vec![child])), 0, lower, upper)
+    DbIterator::new(
+        Box::new(MergingIterator::new(vec![child])),
+        0,
+        lower,
+        upper,
+        crate::key_order::KeyComparator::Bytewise,
+    )
 }
 
 /// A double-ended Rust iterator over `[lower, upper)`: two cursors over one
@@ -295,15 +303,16 @@ pub(super) fn range(
     inner: &DbInner,
     cf: &CfShared,
     options: &ReadOptions,
-    lower: Option<Vec<u8>>,
-    upper: Option<Vec<u8>>,
+    range: impl KeyRange,
 ) -> DbRange {
     let sv = cf.super_version.load_full();
+    let ends = RangeEnds::of(range, options, sv.version.order());
+    let (lower, upper) = (ends.lower.clone(), ends.upper.clone());
     match read_sequence(inner, options) {
         Ok(seq) => {
             let front = build_iter(inner, &sv, options, seq, lower.clone(), upper.clone());
             let back = build_iter(inner, &sv, options, seq, lower, upper);
-            DbRange::new(front, back)
+            DbRange::new(front, back).with_ends(ends.excluded_first, ends.included_last)
         }
         Err(e) => DbRange::new(
             failed_iter(e.clone(), lower.clone(), upper.clone()),
@@ -325,9 +334,9 @@ fn build_iter(
         Ok(tombstones) => tombstones,
         Err(e) => return failed_iter(e, lower, upper),
     };
-    let order = KeyComparator::new(&sv.options.comparator);
-    let merged = MergingIterator::with_order(children, order);
-    let it = DbIterator::new(Box::new(merged), seq, lower, upper)
+    let order = sv.version.order().clone();
+    let merged = MergingIterator::with_order(children, order.clone());
+    let it = DbIterator::new(Box::new(merged), seq, lower, upper, order)
         .with_statistics(inner.options.statistics.clone())
         .with_range_tombstones(tombstones)
         .with_merge_operator(sv.options.merge_operator.clone())
@@ -354,13 +363,14 @@ pub(super) fn point_sources(
     children.extend(sv.imm.iter().map(|m| Box::new(m.iter()) as BoxedIterator));
     // Tables wholly outside the bounds, or newer than the read, cannot
     // contribute.
+    let order = sv.version.order();
     let relevant = |file: &FileMetaData| {
-        let below = lower.is_some_and(|l| user_key(&file.largest) < l);
-        let above = upper.is_some_and(|u| user_key(&file.smallest) >= u);
+        let below = lower.is_some_and(|l| order.lt(user_key(&file.largest), l));
+        let above = upper.is_some_and(|u| order.le(u, user_key(&file.smallest)));
         !(below || above || file.smallest_seqno > seq)
     };
     for file in sv.version.files(0).iter().filter(|f| relevant(f)) {
-        match inner.table_cache.get(file.number, file.file_size, 0) {
+        match inner.table_cache.get(file.number, file.file_size, 0, order) {
             Ok(table) => children.push(Box::new(table.iter(options))),
             Err(e) => children.push(Box::new(FailedIterator(e))),
         }

@@ -347,6 +347,23 @@ fn check_families(state: &DbState, batch: &WriteBatch) -> Result<()> {
             }
         }
     }
+    for (id, begin, end) in batch.range_deletions() {
+        let Some(order) = state.versions.order(id) else {
+            continue; // refused below: the family is gone
+        };
+        if !order.lt(begin, end) {
+            return Err(crate::Error::invalid_argument(
+                "delete_range",
+                format!(
+                    "begin key \"{}\" must sort before end key \"{}\" in the order of {}: \
+                     the range is empty",
+                    begin.escape_ascii(),
+                    end.escape_ascii(),
+                    order.name()
+                ),
+            ));
+        }
+    }
     for id in batch.named_families() {
         if !state.cfs.contains_key(&id) {
             return Err(crate::Error::invalid_argument(

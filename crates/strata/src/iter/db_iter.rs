@@ -34,6 +34,7 @@ use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
+use crate::key_order::KeyComparator;
 use crate::key::{
     pack_tag, ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN,
     VALUE_TYPE_FOR_SEEK,
@@ -179,6 +180,8 @@ fn build_internal_key(buf: &mut Vec<u8>, user_key: &[u8], seq: SequenceNumber, t
 /// ```
 pub struct DbIterator {
     inner: Box<dyn InternalIterator + Send>,
+    /// The order of `inner`'s user keys, which bounds are compared in.
+    order: KeyComparator,
     /// The snapshot: versions with a larger sequence number are invisible.
     seq: SequenceNumber,
     /// Smallest user key shown (inclusive).
@@ -216,16 +219,19 @@ pub struct DbIterator {
 }
 
 impl DbIterator {
-    /// A view of `inner` at snapshot `seq`, showing user keys in
-    /// `[lower_bound, upper_bound)` (either side open when `None`). Unpositioned.
+    /// A view of `inner` (whose user keys are in `order`) at snapshot `seq`,
+    /// showing user keys in `[lower_bound, upper_bound)` (either side open
+    /// when `None`). Unpositioned.
     pub fn new(
         inner: Box<dyn InternalIterator + Send>,
         seq: SequenceNumber,
         lower_bound: Option<Vec<u8>>,
         upper_bound: Option<Vec<u8>>,
+        order: KeyComparator,
     ) -> Self {
         DbIterator {
             inner,
+            order,
             // Every stored sequence number fits in 56 bits; a larger snapshot sees
             // the same entries, and clamping keeps seek keys well formed.
             seq: seq.min(MAX_SEQUENCE_NUMBER),
@@ -244,6 +250,11 @@ impl DbIterator {
             range_tombstones: None,
             _pinned: Vec::new(),
         }
+    }
+
+    /// The order of the user keys.
+    pub fn order(&self) -> &KeyComparator {
+        &self.order
     }
 
     /// Hides the versions `tombstones` (those of every source the inner
@@ -391,7 +402,7 @@ impl DbIterator {
         }
         let clamped;
         let target = match &self.lower_bound {
-            Some(lower) if target < lower.as_slice() => {
+            Some(lower) if self.order.lt(target, lower) => {
                 clamped = lower.clone();
                 clamped.as_slice()
             }
@@ -431,7 +442,7 @@ impl DbIterator {
             // serve forward seeks only.
             p.confine(target, &mut self.lower_bound, &mut self.upper_bound);
         }
-        if matches!(&self.upper_bound, Some(upper) if target >= upper.as_slice()) {
+        if matches!(&self.upper_bound, Some(upper) if self.order.le(upper, target)) {
             self.seek_to_last_within_bounds();
             return;
         }
@@ -514,7 +525,7 @@ impl DbIterator {
                 Err(e) => return self.fail(e),
             };
             let entry = apply_range_tombstones(self.range_tombstones.as_deref(), self.seq, entry);
-            if matches!(&self.upper_bound, Some(upper) if entry.user_key >= upper.as_slice()) {
+            if matches!(&self.upper_bound, Some(upper) if self.order.le(upper, entry.user_key)) {
                 break;
             }
             if entry.seq <= self.seq {
@@ -527,13 +538,13 @@ impl DbIterator {
                         skipping = true;
                     }
                     PointType::Put => {
-                        if !(skipping && entry.user_key <= self.saved_key.as_slice()) {
+                        if !(skipping && self.order.le(entry.user_key, &self.saved_key)) {
                             self.valid = true;
                             return;
                         }
                     }
                     PointType::Merge => {
-                        if !(skipping && entry.user_key <= self.saved_key.as_slice()) {
+                        if !(skipping && self.order.le(entry.user_key, &self.saved_key)) {
                             return self.merge_forward();
                         }
                     }
@@ -615,12 +626,12 @@ impl DbIterator {
                 Err(e) => return self.fail(e),
             };
             let entry = apply_range_tombstones(self.range_tombstones.as_deref(), self.seq, entry);
-            if matches!(&self.lower_bound, Some(lower) if entry.user_key < lower.as_slice()) {
+            if matches!(&self.lower_bound, Some(lower) if self.order.lt(entry.user_key, lower)) {
                 break;
             }
             if entry.seq <= self.seq {
                 let resolves = base == Held::Value || !operands.is_empty();
-                if resolves && entry.user_key < self.saved_key.as_slice() {
+                if resolves && self.order.lt(entry.user_key, &self.saved_key) {
                     break;
                 }
                 if !started || entry.user_key != self.saved_key.as_slice() {

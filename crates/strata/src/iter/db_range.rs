@@ -44,6 +44,12 @@ pub struct DbRange {
     front_yielded: bool,
     back_yielded: bool,
     finished: bool,
+    /// An exclusive first key and an inclusive last key of the range, which
+    /// the iterators' bounds could not express (see
+    /// `RangeEnds`): the front end skips the first, the back end starts at
+    /// the last.
+    excluded_first: Option<Vec<u8>>,
+    included_last: Option<Vec<u8>>,
 }
 
 impl DbRange {
@@ -60,7 +66,21 @@ impl DbRange {
             front_yielded: false,
             back_yielded: false,
             finished: false,
+            excluded_first: None,
+            included_last: None,
         }
+    }
+
+    /// Narrows the range to keys after `excluded_first` and up to
+    /// `included_last`, in the iterators' order.
+    pub(crate) fn with_ends(
+        mut self,
+        excluded_first: Option<Vec<u8>>,
+        included_last: Option<Vec<u8>>,
+    ) -> Self {
+        self.excluded_first = excluded_first;
+        self.included_last = included_last;
+        self
     }
 
     /// Ends the iteration, turning an iterator error into the last item.
@@ -82,12 +102,19 @@ impl Iterator for DbRange {
         } else {
             self.front.seek_to_first();
             self.front_started = true;
+            // The lower bound is the excluded key itself: step past it.
+            if self.excluded_first.is_some() && self.front.key() == self.excluded_first.as_deref() {
+                self.front.next();
+            }
         }
         let (Some(key), Some(value)) = (self.front.key(), self.front.value()) else {
             let status = self.front.status();
             return self.finish(status);
         };
-        if self.back_yielded && key >= self.back_last.as_slice() {
+        let order = self.front.order();
+        if (self.back_yielded && order.le(&self.back_last, key))
+            || self.included_last.as_ref().is_some_and(|last| order.lt(last, key))
+        {
             return self.finish(Ok(()));
         }
         let entry = (key.to_vec(), value.to_vec());
@@ -106,14 +133,19 @@ impl DoubleEndedIterator for DbRange {
         if self.back_started {
             self.back.prev();
         } else {
-            self.back.seek_to_last();
+            match &self.included_last {
+                Some(last) => self.back.seek_for_prev(last),
+                None => self.back.seek_to_last(),
+            }
             self.back_started = true;
         }
         let (Some(key), Some(value)) = (self.back.key(), self.back.value()) else {
             let status = self.back.status();
             return self.finish(status);
         };
-        if self.front_yielded && key <= self.front_last.as_slice() {
+        if (self.front_yielded && self.back.order().le(key, &self.front_last))
+            || self.excluded_first.as_deref() == Some(key)
+        {
             return self.finish(Ok(()));
         }
         let entry = (key.to_vec(), value.to_vec());

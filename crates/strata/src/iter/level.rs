@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key::{compare_internal, user_key};
+use crate::key::user_key;
 use crate::options::{PrefixExtractor, ReadOptions};
 use crate::table::iter::TableIterator;
 use crate::table_cache::TableCache;
@@ -20,7 +20,7 @@ use crate::version::{FileMetaData, Version};
 pub struct LevelIterator {
     /// Keeps the files live: they are opened lazily, and a file no live
     /// version names may be deleted.
-    _version: Arc<Version>,
+    version: Arc<Version>,
     cache: Arc<TableCache>,
     /// The level the files are in (1 or deeper).
     level: usize,
@@ -44,9 +44,9 @@ impl LevelIterator {
         files: Vec<Arc<FileMetaData>>,
         read_options: &ReadOptions,
     ) -> Self {
-        let index = FileIndex::build(&files, version.file_search());
+        let index = FileIndex::build(&files, version.file_search(), version.order());
         LevelIterator {
-            _version: version,
+            version,
             cache,
             level,
             files,
@@ -67,7 +67,7 @@ impl LevelIterator {
         let Some(file) = self.files.get(i) else {
             return false;
         };
-        match self.cache.get(file.number, file.file_size, self.level) {
+        match self.cache.get(file.number, file.file_size, self.level, self.version.order()) {
             Ok(table) => {
                 self.current = Some((i, table.iter(&self.read_options)));
                 true
@@ -186,7 +186,7 @@ impl InternalIterator for LevelIterator {
         // The last file whose smallest key is <= target.
         let after = self
             .files
-            .partition_point(|f| compare_internal(&f.smallest, target) != Ordering::Greater);
+            .partition_point(|f| self.version.order().compare_internal(&f.smallest, target) != Ordering::Greater);
         let Some(i) = after.checked_sub(1) else {
             self.current = None;
             return;

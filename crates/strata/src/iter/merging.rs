@@ -17,7 +17,7 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::comparator::KeyComparator;
+use crate::key_order::KeyComparator;
 use crate::options::PrefixExtractor;
 
 /// A boxed child iterator.

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::comparator::KeyComparator;
+use crate::key_order::KeyComparator;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{pack_tag, seek_key, ParsedInternalKey, SequenceNumber, ValueType, TAG_LEN};
@@ -54,7 +54,7 @@ impl MemTable {
     pub fn new(arena_capacity: usize) -> MemTable {
         MemTable {
             list: Arc::new(SkipList::new(arena_capacity)),
-            range_dels: RangeDelMemTable::new(),
+            range_dels: RangeDelMemTable::new(&KeyComparator::Bytewise),
             bloom: None,
         }
     }
@@ -66,6 +66,7 @@ impl MemTable {
     pub fn for_family(options: &CfOptions) -> MemTable {
         let bloom_bytes =
             (options.write_buffer_size as f64 * options.memtable_prefix_bloom_size_ratio) as usize;
+        let order = KeyComparator::new(&options.comparator);
         MemTable {
             bloom: MemBloom::new(
                 bloom_bytes,
@@ -73,12 +74,14 @@ impl MemTable {
                 options.memtable_whole_key_filtering,
             )
             .map(Arc::new),
-            list: Arc::new(SkipList::with_order(
-                options.memtable_arena_bytes(),
-                KeyComparator::new(&options.comparator),
-            )),
-            range_dels: RangeDelMemTable::new(),
+            range_dels: RangeDelMemTable::new(&order),
+            list: Arc::new(SkipList::with_order(options.memtable_arena_bytes(), order)),
         }
+    }
+
+    /// The order of the memtable's keys.
+    pub fn order(&self) -> &KeyComparator {
+        self.list.order()
     }
 
     /// Adds an entry. `seq` must be unique across all entries of the memtable.

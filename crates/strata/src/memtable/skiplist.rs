@@ -28,7 +28,7 @@ use std::sync::Arc;
 use super::arena::{Arena, ARENA_ALIGN};
 use super::sync::{AtomicPtr, AtomicUsize, Ordering};
 use crate::error::{Error, Result};
-use crate::comparator::KeyComparator;
+use crate::key_order::KeyComparator;
 
 /// Tallest tower; with branching 4 this serves 4^12 = 16M entries well.
 pub const MAX_HEIGHT: usize = 12;
@@ -147,6 +147,11 @@ impl SkipList {
     /// `arena_capacity` bytes up front.
     pub fn new(arena_capacity: usize) -> SkipList {
         SkipList::with_order(arena_capacity, KeyComparator::Bytewise)
+    }
+
+    /// The order of the keys.
+    pub(crate) fn order(&self) -> &KeyComparator {
+        &self.order
     }
 
     /// An empty list in `order` whose arena reserves `arena_capacity` bytes.

@@ -121,15 +121,19 @@ impl CfOptions {
                 ),
             ));
         }
-        if !crate::comparator::is_bytewise(&*self.comparator) {
-            // Every memtable, table and file search still sorts bytewise;
-            // accepting another order would silently misorder the data.
+        if let (Some(extractor), false) = (
+            self.table.prefix_extractor,
+            crate::comparator::is_bytewise(&*self.comparator),
+        ) {
+            // A prefix names the keys in [p, prefix_end(p)) only in bytewise
+            // order: prefix seeks and filters would skip keys under another.
             return Err(Error::invalid_argument(
-                "comparator",
+                "prefix_extractor",
                 format!(
-                    "{} is not supported yet: Strata databases are ordered by {} only",
-                    self.comparator.name(),
-                    crate::comparator::BYTEWISE_COMPARATOR_NAME
+                    "{} needs comparator {}; this family's is {}",
+                    extractor.name(),
+                    crate::comparator::BYTEWISE_COMPARATOR_NAME,
+                    self.comparator.name()
                 ),
             ));
         }

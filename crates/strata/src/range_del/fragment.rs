@@ -17,18 +17,20 @@
 //! search over that fragment's numbers. Neighbouring fragments with the same
 //! numbers are merged, so fragments are never more than needed.
 
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BinaryHeap};
 
 use bytes::Bytes;
 
 use super::RangeTombstone;
 use crate::key::{SequenceNumber, MAX_SEQUENCE_NUMBER};
+use crate::key_order::KeyComparator;
 
 /// A set of range tombstones, fragmented for O(log n) queries.
 ///
 /// Invariants: fragments are sorted by start, `start < end` for each, and a
-/// fragment's end is at or before the next one's start; every fragment has at
+/// fragment's end is at or before the next one's start, all in `order`, the
+/// family's key order; every fragment has at
 /// least one sequence number, its numbers are distinct and stored newest first.
 ///
 /// # How the engine uses it
@@ -63,6 +65,8 @@ use crate::key::{SequenceNumber, MAX_SEQUENCE_NUMBER};
 ///   snapshot needs (and, at the bottommost level, the ones every reader sees).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FragmentedRangeTombstones {
+    /// The order of the user keys; two sets are equal only in one order.
+    order: KeyComparator,
     fragments: Vec<Slot>,
     /// The sequence numbers of all fragments; fragment `i`'s are
     /// `seqs[fragments[i].seqs_from..fragments[i].seqs_to]`, newest first.
@@ -111,29 +115,41 @@ pub struct VisibleFragment<'a> {
 }
 
 impl FragmentedRangeTombstones {
-    /// Fragments `tombstones`, given in any order, possibly overlapping and
-    /// possibly repeated. O(n log n) plus the size of the result.
-    pub fn new(tombstones: impl IntoIterator<Item = RangeTombstone>) -> Self {
+    /// No tombstones, in `order`.
+    pub fn empty(order: &KeyComparator) -> Self {
+        FragmentedRangeTombstones {
+            order: order.clone(),
+            ..FragmentedRangeTombstones::default()
+        }
+    }
+
+    /// Fragments `tombstones` (whose user keys are in `order`), given in any
+    /// order, possibly overlapping and possibly repeated. O(n log n) plus
+    /// the size of the result.
+    pub fn new(tombstones: impl IntoIterator<Item = RangeTombstone>, order: &KeyComparator) -> Self {
         let mut tombstones: Vec<RangeTombstone> = tombstones.into_iter().collect();
-        tombstones.sort_by(|a, b| a.start.cmp(&b.start));
+        tombstones.sort_by(|a, b| order.compare_user(&a.start, &b.start));
         let mut points: Vec<Bytes> = tombstones
             .iter()
             .flat_map(|t| [t.start.clone(), t.end.clone()])
             .collect();
-        points.sort();
-        points.dedup();
+        points.sort_by(|a, b| order.compare_user(a, b));
+        points.dedup_by(|a, b| order.compare_user(a, b) == Ordering::Equal);
+        // Every end is a point, so an end is known by its point's index,
+        // which orders ends without comparing keys again.
+        let point_index = |k: &[u8]| points.partition_point(|p| order.lt(p, k));
 
-        let mut out = FragmentedRangeTombstones::default();
+        let mut out = FragmentedRangeTombstones::empty(order);
         // Tombstones covering the current elementary range: their ends (to
         // expire them) and a count per sequence number (a number may repeat).
-        let mut ends: BinaryHeap<Reverse<(Bytes, SequenceNumber)>> = BinaryHeap::new();
+        let mut ends: BinaryHeap<Reverse<(usize, SequenceNumber)>> = BinaryHeap::new();
         let mut active: BTreeMap<SequenceNumber, usize> = BTreeMap::new();
         let mut pending = tombstones.into_iter().peekable();
         let mut seqs = Vec::new();
-        for pair in points.windows(2) {
+        for (i, pair) in points.windows(2).enumerate() {
             let [lo, hi] = pair else { continue };
             while let Some(Reverse((end, seq))) = ends.peek() {
-                if end > lo {
+                if *end > i {
                     break;
                 }
                 if let Some(n) = active.get_mut(seq) {
@@ -146,9 +162,9 @@ impl FragmentedRangeTombstones {
             }
             // Every start is a point, so a tombstone starts exactly at `lo`
             // when it joins.
-            while let Some(t) = pending.next_if(|t| t.start <= *lo) {
+            while let Some(t) = pending.next_if(|t| order.le(&t.start, lo)) {
                 *active.entry(t.seq).or_insert(0) += 1;
-                ends.push(Reverse((t.end, t.seq)));
+                ends.push(Reverse((point_index(&t.end), t.seq)));
             }
             if !active.is_empty() {
                 seqs.clear();
@@ -163,11 +179,12 @@ impl FragmentedRangeTombstones {
     /// must start at or after the last fragment's end; it extends the last
     /// fragment instead when they touch and carry the same numbers.
     fn push(&mut self, start: Bytes, end: Bytes, seqs: &[SequenceNumber]) {
-        debug_assert!(start < end);
-        debug_assert!(self.fragments.last().is_none_or(|l| l.end <= start));
+        debug_assert!(self.order.lt(&start, &end));
+        debug_assert!(self.fragments.last().is_none_or(|l| self.order.le(&l.end, &start)));
         debug_assert!(!seqs.is_empty() && seqs.windows(2).all(|w| w[0] > w[1]));
         if let Some(last) = self.fragments.last_mut() {
-            if last.end == start && self.seqs.get(last.seqs_from..last.seqs_to) == Some(seqs) {
+            if self.order.compare_user(&last.end, &start) == Ordering::Equal
+                && self.seqs.get(last.seqs_from..last.seqs_to) == Some(seqs) {
                 last.end = end;
                 return;
             }
@@ -183,9 +200,17 @@ impl FragmentedRangeTombstones {
     }
 
     /// Fragments the tombstones of several sets together (e.g. the inputs of a
-    /// compaction, or every source an iterator reads).
-    pub fn merge<'a>(sets: impl IntoIterator<Item = &'a FragmentedRangeTombstones>) -> Self {
-        FragmentedRangeTombstones::new(sets.into_iter().flat_map(|s| s.tombstones()))
+    /// compaction, or every source an iterator reads), all in `order`.
+    pub fn merge<'a>(
+        sets: impl IntoIterator<Item = &'a FragmentedRangeTombstones>,
+        order: &KeyComparator,
+    ) -> Self {
+        FragmentedRangeTombstones::new(sets.into_iter().flat_map(|s| s.tombstones()), order)
+    }
+
+    /// The order of the tombstones' user keys.
+    pub fn order(&self) -> &KeyComparator {
+        &self.order
     }
 
     /// Number of fragments.
@@ -252,7 +277,7 @@ impl FragmentedRangeTombstones {
     /// Index of the fragment whose start is the last one `<= user_key`.
     fn index_at_or_before(&self, user_key: &[u8]) -> Option<usize> {
         self.fragments
-            .partition_point(|f| f.start.as_ref() <= user_key)
+            .partition_point(|f| self.order.le(&f.start, user_key))
             .checked_sub(1)
     }
 
@@ -272,7 +297,7 @@ impl FragmentedRangeTombstones {
         read_seq: SequenceNumber,
     ) -> Option<VisibleFragment<'_>> {
         let f = self.fragment(self.index_at_or_before(user_key)?)?;
-        if user_key >= f.end {
+        if !self.order.lt(user_key, f.end) {
             return None;
         }
         visible(f, read_seq)
@@ -290,7 +315,7 @@ impl FragmentedRangeTombstones {
     ) -> Option<VisibleFragment<'_>> {
         let first = self
             .fragments
-            .partition_point(|f| f.end.as_ref() <= user_key);
+            .partition_point(|f| self.order.le(&f.end, user_key));
         (first..self.fragments.len())
             .filter_map(|i| self.fragment(i))
             .find_map(|f| visible(f, read_seq))
@@ -335,20 +360,19 @@ impl FragmentedRangeTombstones {
     /// The tombstones restricted to user keys in `[lower, upper)` (`None`:
     /// unbounded). A compaction writes each output the tombstones clipped to
     /// the user keys between its cut points, so neighbouring outputs cover the
-    /// range without overlap or gap. For an inclusive largest key `k`, pass
-    /// the smallest key after it, `k` followed by a zero byte.
+    /// range without overlap or gap.
     pub fn clip(&self, lower: Option<&[u8]>, upper: Option<&[u8]>) -> Self {
-        let mut out = FragmentedRangeTombstones::default();
+        let mut out = FragmentedRangeTombstones::empty(&self.order);
         for slot in &self.fragments {
             let start = match lower {
-                Some(l) if slot.start.as_ref() < l => Bytes::copy_from_slice(l),
+                Some(l) if self.order.lt(&slot.start, l) => Bytes::copy_from_slice(l),
                 _ => slot.start.clone(),
             };
             let end = match upper {
-                Some(u) if slot.end.as_ref() > u => Bytes::copy_from_slice(u),
+                Some(u) if self.order.lt(u, &slot.end) => Bytes::copy_from_slice(u),
                 _ => slot.end.clone(),
             };
-            if start < end {
+            if self.order.lt(&start, &end) {
                 let seqs = self.seqs.get(slot.seqs_from..slot.seqs_to).unwrap_or(&[]);
                 out.push(start, end, seqs);
             }
@@ -370,7 +394,7 @@ impl FragmentedRangeTombstones {
     pub fn for_compaction(&self, snapshots: &[SequenceNumber], bottommost: bool) -> Self {
         debug_assert!(snapshots.windows(2).all(|w| w[0] <= w[1]));
         let stripe = |seq: SequenceNumber| snapshots.partition_point(|&s| s < seq);
-        let mut out = FragmentedRangeTombstones::default();
+        let mut out = FragmentedRangeTombstones::empty(&self.order);
         let mut kept = Vec::new();
         for slot in &self.fragments {
             kept.clear();

@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 use super::{FragmentedRangeTombstones, RangeTombstone};
 use crate::error::Result;
 use crate::key::SequenceNumber;
+use crate::key_order::KeyComparator;
 
 /// Bookkeeping charged per tombstone on top of its keys: the entry in the
 /// append list and its share of a fragmented view.
@@ -31,6 +32,7 @@ const PER_TOMBSTONE_OVERHEAD_BYTES: usize = 2 * std::mem::size_of::<RangeTombsto
 /// the queries' `read_seq` hides them.
 #[derive(Debug)]
 pub struct RangeDelMemTable {
+    order: KeyComparator,
     tombstones: Mutex<Vec<RangeTombstone>>,
     /// Length of `tombstones`, readable without the mutex.
     count: AtomicUsize,
@@ -47,18 +49,22 @@ struct CachedView {
 
 impl Default for RangeDelMemTable {
     fn default() -> Self {
-        RangeDelMemTable::new()
+        RangeDelMemTable::new(&KeyComparator::Bytewise)
     }
 }
 
 impl RangeDelMemTable {
-    /// An empty table.
-    pub fn new() -> Self {
+    /// An empty table for keys in `order`.
+    pub fn new(order: &KeyComparator) -> Self {
         RangeDelMemTable {
+            order: order.clone(),
             tombstones: Mutex::new(Vec::new()),
             count: AtomicUsize::new(0),
             memory_bytes: AtomicUsize::new(0),
-            cached: ArcSwap::from_pointee(CachedView::default()),
+            cached: ArcSwap::from_pointee(CachedView {
+                count: 0,
+                view: Arc::new(FragmentedRangeTombstones::empty(order)),
+            }),
         }
     }
 
@@ -66,7 +72,7 @@ impl RangeDelMemTable {
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming
     /// `delete_range`. Safe to call from several threads at once.
     pub fn add(&self, seq: SequenceNumber, start: &[u8], end: &[u8]) -> Result<()> {
-        let t = RangeTombstone::new(start.to_vec(), end.to_vec(), seq)?;
+        let t = RangeTombstone::new(start.to_vec(), end.to_vec(), seq, &self.order)?;
         self.insert(t);
         Ok(())
     }
@@ -111,7 +117,7 @@ impl RangeDelMemTable {
         let prefix: Vec<RangeTombstone> = self.tombstones.lock().clone();
         let built = Arc::new(CachedView {
             count: prefix.len(),
-            view: Arc::new(FragmentedRangeTombstones::new(prefix)),
+            view: Arc::new(FragmentedRangeTombstones::new(prefix, &self.order)),
         });
         // Publish unless a reader already published a view at least as new.
         self.cached.rcu(|current| {

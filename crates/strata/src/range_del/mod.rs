@@ -28,13 +28,14 @@ pub use memtable::RangeDelMemTable;
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
+use crate::key_order::KeyComparator;
 use crate::key::{
     append_internal_key, ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER,
 };
 
 /// One range tombstone `[start, end)@seq` over user keys.
 ///
-/// Invariant: `start < end` (bytewise) and `seq <= MAX_SEQUENCE_NUMBER`;
+/// Invariant: `start < end` (in the family's key order) and `seq <= MAX_SEQUENCE_NUMBER`;
 /// [`RangeTombstone::new`] refuses anything else, so an empty range never
 /// enters a structure.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -45,16 +46,17 @@ pub struct RangeTombstone {
 }
 
 impl RangeTombstone {
-    /// The tombstone `[start, end)@seq`. An empty or inverted range
-    /// (`start >= end`) or a sequence number past 56 bits is
+    /// The tombstone `[start, end)@seq` over keys in `order`. An empty or
+    /// inverted range (`start >= end`) or a sequence number past 56 bits is
     /// [`Error::InvalidArgument`] naming `delete_range`.
     pub fn new(
         start: impl Into<Bytes>,
         end: impl Into<Bytes>,
         seq: SequenceNumber,
+        order: &KeyComparator,
     ) -> Result<RangeTombstone> {
         let (start, end) = (start.into(), end.into());
-        if start >= end {
+        if !order.lt(&start, &end) {
             return Err(Error::invalid_argument(
                 "delete_range",
                 format!(
@@ -88,9 +90,9 @@ impl RangeTombstone {
         self.seq
     }
 
-    /// True when `user_key` lies in `[start, end)`.
-    pub fn contains(&self, user_key: &[u8]) -> bool {
-        self.start.as_ref() <= user_key && user_key < self.end.as_ref()
+    /// True when `user_key` lies in `[start, end)` in `order`.
+    pub fn contains(&self, user_key: &[u8], order: &KeyComparator) -> bool {
+        order.le(&self.start, user_key) && order.lt(user_key, &self.end)
     }
 
     /// The internal key under which a table's range-deletion block stores this
@@ -102,8 +104,13 @@ impl RangeTombstone {
     }
 
     /// Decodes a range-deletion block entry; the error is a reason for
-    /// `Error::Corruption` (the caller names the file and block).
-    pub fn decode_entry(key: &[u8], value: &[u8]) -> Result<RangeTombstone, String> {
+    /// `Error::Corruption` (the caller names the file and block). The table's
+    /// keys are in `order`.
+    pub fn decode_entry(
+        key: &[u8],
+        value: &[u8],
+        order: &KeyComparator,
+    ) -> Result<RangeTombstone, String> {
         let parsed = ParsedInternalKey::parse(key)
             .ok_or("range tombstone key shorter than its tag".to_string())?;
         if parsed.value_type() != Some(ValueType::RangeDeletion) {
@@ -113,7 +120,7 @@ impl RangeTombstone {
                 ValueType::RangeDeletion as u8
             ));
         }
-        if parsed.user_key >= value {
+        if !order.lt(parsed.user_key, value) {
             return Err(format!(
                 "range tombstone at sequence number {} has end <= start",
                 parsed.seq

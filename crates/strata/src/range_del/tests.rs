@@ -12,11 +12,11 @@ use crate::key::internal_key;
 type Model = Vec<(Vec<u8>, Vec<u8>, SequenceNumber)>;
 
 fn tombstone(start: &[u8], end: &[u8], seq: SequenceNumber) -> RangeTombstone {
-    RangeTombstone::new(start.to_vec(), end.to_vec(), seq).unwrap()
+    RangeTombstone::new(start.to_vec(), end.to_vec(), seq, &KeyComparator::Bytewise).unwrap()
 }
 
 fn build(model: &Model) -> FragmentedRangeTombstones {
-    FragmentedRangeTombstones::new(model.iter().map(|(s, e, q)| tombstone(s, e, *q)))
+    FragmentedRangeTombstones::new(model.iter().map(|(s, e, q)| tombstone(s, e, *q)), &KeyComparator::Bytewise)
 }
 
 /// The largest `seq <= read_seq` of a tombstone covering `key`, or 0.
@@ -92,7 +92,7 @@ fn fragments_as_drawn() {
         tombstone(b"c", b"d", 4),
         tombstone(b"g", b"h", 7),
         tombstone(b"a", b"z", 10),
-    ]);
+    ], &KeyComparator::Bytewise);
     let got: Vec<(&[u8], &[u8], Vec<u64>)> = f
         .fragments()
         .map(|fr| (fr.start, fr.end, fr.seqs.to_vec()))
@@ -120,7 +120,7 @@ fn touching_tombstones_at_one_seq_make_one_fragment() {
         tombstone(b"a", b"c", 5),
         tombstone(b"c", b"e", 5),
         tombstone(b"b", b"d", 5),
-    ]);
+    ], &KeyComparator::Bytewise);
     let got: Vec<_> = f.fragments().map(|fr| (fr.start, fr.end)).collect();
     assert_eq!(got, vec![(&b"a"[..], &b"e"[..])]);
 }
@@ -128,7 +128,7 @@ fn touching_tombstones_at_one_seq_make_one_fragment() {
 #[test]
 fn empty_ranges_are_refused() {
     for (start, end) in [(&b"b"[..], &b"b"[..]), (b"b", b"a")] {
-        let err = RangeTombstone::new(start.to_vec(), end.to_vec(), 1).unwrap_err();
+        let err = RangeTombstone::new(start.to_vec(), end.to_vec(), 1, &KeyComparator::Bytewise).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -141,7 +141,7 @@ fn empty_ranges_are_refused() {
         );
         assert!(err.to_string().contains("begin key"), "{err}");
     }
-    let m = RangeDelMemTable::new();
+    let m = RangeDelMemTable::new(&KeyComparator::Bytewise);
     assert!(m.add(1, b"x", b"x").is_err());
     assert!(m.is_empty());
 }
@@ -150,13 +150,13 @@ fn empty_ranges_are_refused() {
 fn block_entries_decode_or_say_why_not() {
     let t = tombstone(b"a", b"m", 7);
     let key = t.internal_start_key();
-    assert_eq!(RangeTombstone::decode_entry(&key, b"m"), Ok(t));
-    let inverted = RangeTombstone::decode_entry(&key, b"a").unwrap_err();
+    assert_eq!(RangeTombstone::decode_entry(&key, b"m", &KeyComparator::Bytewise), Ok(t));
+    let inverted = RangeTombstone::decode_entry(&key, b"a", &KeyComparator::Bytewise).unwrap_err();
     assert!(inverted.contains("end <= start"), "{inverted}");
     let put = internal_key(b"a", 7, crate::key::ValueType::Put);
-    let wrong_type = RangeTombstone::decode_entry(&put, b"m").unwrap_err();
+    let wrong_type = RangeTombstone::decode_entry(&put, b"m", &KeyComparator::Bytewise).unwrap_err();
     assert!(wrong_type.contains("value type"), "{wrong_type}");
-    assert!(RangeTombstone::decode_entry(b"short", b"m").is_err());
+    assert!(RangeTombstone::decode_entry(b"short", b"m", &KeyComparator::Bytewise).is_err());
 }
 
 #[test]
@@ -177,7 +177,7 @@ fn end_sentinel_sorts_before_every_entry_of_its_key() {
 
 #[test]
 fn memtable_view_is_cached_until_a_tombstone_arrives() {
-    let m = RangeDelMemTable::new();
+    let m = RangeDelMemTable::new(&KeyComparator::Bytewise);
     let empty = m.fragmented();
     assert!(empty.is_empty());
     m.add(3, b"a", b"c").unwrap();
@@ -207,7 +207,7 @@ fn concurrent_inserts_give_readers_consistent_prefixes() {
         let b = (a + 1 + (q % 5) as u8).min(b'z' + 1);
         (vec![a], vec![b])
     };
-    let mem = Arc::new(RangeDelMemTable::new());
+    let mem = Arc::new(RangeDelMemTable::new(&KeyComparator::Bytewise));
     let progress: Arc<Vec<AtomicU64>> = Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
     std::thread::scope(|s| {
         for w in 0..WRITERS {
@@ -299,9 +299,9 @@ proptest! {
             }
         }
         // Writing out and reading back, or merging, changes nothing.
-        prop_assert_eq!(&FragmentedRangeTombstones::new(f.tombstones()), &f);
+        prop_assert_eq!(&FragmentedRangeTombstones::new(f.tombstones(), &KeyComparator::Bytewise), &f);
         let (left, right) = model.split_at(model.len() / 2);
-        let merged = FragmentedRangeTombstones::merge([&build(&left.to_vec()), &build(&right.to_vec())]);
+        let merged = FragmentedRangeTombstones::merge([&build(&left.to_vec()), &build(&right.to_vec())], &KeyComparator::Bytewise);
         prop_assert_eq!(&merged, &f);
     }
 

@@ -19,7 +19,6 @@
 //! most one restart interval. Backward steps rescan from the previous restart.
 
 use std::cmp::Ordering;
-use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -28,30 +27,31 @@ use bytes::Bytes;
 use crate::encoding::{decode_fixed32, Decoder};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key::compare_internal;
+use crate::key_order::KeyComparator;
 
 /// The order of keys within a block.
-pub trait KeyOrder: Copy + Default + Send + Sync + 'static {
+pub trait KeyOrder: Clone + Send + Sync + 'static {
     /// Compares two keys.
-    fn cmp(a: &[u8], b: &[u8]) -> Ordering;
+    fn cmp(&self, a: &[u8], b: &[u8]) -> Ordering;
 }
 
-/// Internal-key order (data and index blocks).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct InternalOrder;
-impl KeyOrder for InternalOrder {
+/// Internal-key order under the family's comparator (data and index
+/// blocks): the built-in orders are a matched variant, so a seek in a
+/// bytewise table makes no indirect call.
+impl KeyOrder for KeyComparator {
     #[inline]
-    fn cmp(a: &[u8], b: &[u8]) -> Ordering {
-        compare_internal(a, b)
+    fn cmp(&self, a: &[u8], b: &[u8]) -> Ordering {
+        self.compare_internal(a, b)
     }
 }
 
-/// Plain bytewise order (metaindex and properties blocks).
+/// Plain bytewise order (metaindex and properties blocks, whose keys are
+/// names whatever the family's comparator).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BytewiseOrder;
 impl KeyOrder for BytewiseOrder {
     #[inline]
-    fn cmp(a: &[u8], b: &[u8]) -> Ordering {
+    fn cmp(&self, a: &[u8], b: &[u8]) -> Ordering {
         a.cmp(b)
     }
 }
@@ -134,8 +134,8 @@ impl Block {
         &self.origin
     }
 
-    /// An iterator over the block's entries in `O` order.
-    pub fn iter<O: KeyOrder>(&self) -> BlockIter<O> {
+    /// An iterator over the block's entries, which are sorted in `order`.
+    pub fn iter<O: KeyOrder>(&self, order: O) -> BlockIter<O> {
         BlockIter {
             block: self.clone(),
             current: self.restarts_offset,
@@ -145,7 +145,7 @@ impl Block {
             value_start: 0,
             value_len: 0,
             error: None,
-            _order: PhantomData,
+            order,
         }
     }
 
@@ -168,7 +168,8 @@ pub struct BlockIter<O> {
     value_start: usize,
     value_len: usize,
     error: Option<Error>,
-    _order: PhantomData<O>,
+    /// The order the block's keys are sorted in, which seeks rely on.
+    order: O,
 }
 
 impl<O: KeyOrder> BlockIter<O> {
@@ -285,7 +286,7 @@ impl<O: KeyOrder> BlockIter<O> {
                 self.set_corrupt("restart entry is not a whole key");
                 return None;
             };
-            if O::cmp(key, target) == Ordering::Less {
+            if self.order.cmp(key, target) == Ordering::Less {
                 left = mid;
             } else {
                 right = mid - 1;
@@ -317,7 +318,7 @@ impl<O: KeyOrder> InternalIterator for BlockIter<O> {
         };
         self.seek_to_restart(start);
         while self.parse_next() {
-            if O::cmp(&self.key, target) != Ordering::Less {
+            if self.order.cmp(&self.key, target) != Ordering::Less {
                 return;
             }
         }
@@ -331,7 +332,7 @@ impl<O: KeyOrder> InternalIterator for BlockIter<O> {
             }
             return;
         }
-        if O::cmp(&self.key, target) == Ordering::Greater {
+        if self.order.cmp(&self.key, target) == Ordering::Greater {
             self.prev();
         }
     }

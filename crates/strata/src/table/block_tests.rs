@@ -48,7 +48,7 @@ fn golden_bytes() {
 #[test]
 fn empty_block() {
     let block = build(&[], 16);
-    let mut it = block.iter::<BytewiseOrder>();
+    let mut it = block.iter(BytewiseOrder);
     it.seek_to_first();
     assert!(!it.valid());
     it.seek_to_last();
@@ -76,7 +76,7 @@ fn internal_keys_seek_to_visible_version() {
         b.add(k, v);
     }
     let block = Block::new(Bytes::copy_from_slice(b.finish()), origin()).unwrap();
-    let mut it = block.iter::<InternalOrder>();
+    let mut it = block.iter(KeyComparator::Bytewise);
     it.seek(&crate::key::seek_key(b"a", 6));
     assert_eq!(it.value(), b"5");
     it.seek(&crate::key::seek_key(b"a", 1));
@@ -114,7 +114,7 @@ proptest! {
         targets in proptest::collection::vec(proptest::collection::vec(0u8..4, 0..6), 1..20),
     ) {
         let block = build(&entries, restart);
-        let mut it = block.iter::<BytewiseOrder>();
+        let mut it = block.iter(BytewiseOrder);
         prop_assert_eq!(collect_forward(&mut it), entries.clone());
 
         // Backward iteration yields the reverse.
@@ -157,7 +157,7 @@ proptest! {
     fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300),
                             target in proptest::collection::vec(any::<u8>(), 0..8)) {
         if let Ok(block) = Block::new(Bytes::from(bytes), origin()) {
-            let mut it = block.iter::<InternalOrder>();
+            let mut it = block.iter(KeyComparator::Bytewise);
             let mut steps = 0;
             it.seek_to_first();
             while it.valid() && steps < 1000 { it.next(); steps += 1; }
@@ -182,7 +182,7 @@ fn misaligned_restart_point_is_corruption() {
         0x02, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
     ];
     let block = Block::new(Bytes::from(bytes), origin()).unwrap();
-    let mut it = block.iter::<InternalOrder>();
+    let mut it = block.iter(KeyComparator::Bytewise);
     let (mut forward, mut backward) = (0, 0);
     it.seek_to_first();
     while it.valid() {

@@ -9,8 +9,9 @@ use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::SequenceNumber;
+use crate::key_order::KeyComparator;
 use crate::key::{
-    compare_internal, short_successor, shortest_separator, ParsedInternalKey, ValueType,
+    ParsedInternalKey, ValueType,
 };
 use crate::options::TableOptions;
 use crate::range_del::{range_end_sentinel, FragmentedRangeTombstones, RangeTombstone};
@@ -70,6 +71,8 @@ pub struct TableBuilder {
     props: TableProperties,
     compressed: Vec<u8>,
     creation_time: Option<u64>,
+    /// The order keys must come in (the family's), which separators keep.
+    order: KeyComparator,
 }
 
 impl TableBuilder {
@@ -94,6 +97,7 @@ impl TableBuilder {
             bloom_millibits_per_key: (options.bloom_bits_per_key * 1000.0).round() as u64,
             smallest_seqno: u64::MAX,
             format_version: u64::from(FORMAT_VERSION_PLAIN),
+            comparator_name: KeyComparator::Bytewise.name().to_owned(),
             ..TableProperties::default()
         };
         Ok(TableBuilder {
@@ -112,7 +116,16 @@ impl TableBuilder {
             props,
             compressed: Vec::new(),
             creation_time: None,
+            order: KeyComparator::Bytewise,
         })
+    }
+
+    /// Builds a table of keys in `order` (bytewise unless told), which the
+    /// table's properties record; call before adding anything.
+    pub fn with_order(mut self, order: KeyComparator) -> Self {
+        self.props.comparator_name = order.name().to_owned();
+        self.order = order;
+        self
     }
 
     /// Records `secs` (since the Unix epoch) as the creation time instead of the
@@ -140,14 +153,14 @@ impl TableBuilder {
                 )
             })?;
         let first = self.props.num_entries == 0;
-        if !first && compare_internal(&self.last_key, key) != Ordering::Less {
+        if !first && self.order.compare_internal(&self.last_key, key) != Ordering::Less {
             return Err(Error::invalid_argument(
                 "key",
                 "keys must be added in strictly increasing internal-key order",
             ));
         }
         if let Some(handle) = self.pending_index.take() {
-            let separator = shortest_separator(&self.last_key, key);
+            let separator = self.order.shortest_separator(&self.last_key, key);
             self.add_index_entry(&separator, handle);
         }
         let new_user_key = first || crate::key::user_key(&self.last_key) != parsed.user_key;
@@ -204,7 +217,7 @@ impl TableBuilder {
         end: &[u8],
         seq: SequenceNumber,
     ) -> Result<()> {
-        let t = RangeTombstone::new(start.to_vec(), end.to_vec(), seq)?;
+        let t = RangeTombstone::new(start.to_vec(), end.to_vec(), seq, &self.order)?;
         self.range_tombstones.push(t);
         Ok(())
     }
@@ -281,7 +294,7 @@ impl TableBuilder {
         if self.range_tombstones.is_empty() {
             return Ok(None);
         }
-        let fragmented = FragmentedRangeTombstones::new(std::mem::take(&mut self.range_tombstones));
+        let fragmented = FragmentedRangeTombstones::new(std::mem::take(&mut self.range_tombstones), &self.order);
         let mut block = BlockBuilder::new(1);
         // `tombstones` yields internal-key order: start ascending, then newest
         // first, with no repeats.
@@ -306,11 +319,11 @@ impl TableBuilder {
         let end = tombstones.and_then(|t| t.largest_end());
         if let (Some(first), Some(end)) = (first, end) {
             let start = first.internal_start_key();
-            if smallest.is_empty() || compare_internal(&start, &smallest) == Ordering::Less {
+            if smallest.is_empty() || self.order.compare_internal(&start, &smallest) == Ordering::Less {
                 smallest = start;
             }
             let sentinel = range_end_sentinel(end);
-            if largest.is_empty() || compare_internal(&sentinel, &largest) == Ordering::Greater {
+            if largest.is_empty() || self.order.compare_internal(&sentinel, &largest) == Ordering::Greater {
                 largest = sentinel;
             }
         }
@@ -322,7 +335,7 @@ impl TableBuilder {
     pub fn finish(mut self) -> Result<BuiltTable> {
         self.flush_data_block()?;
         if let Some(handle) = self.pending_index.take() {
-            let separator = short_successor(&self.last_key);
+            let separator = self.order.short_successor(&self.last_key);
             self.add_index_entry(&separator, handle);
             if let Some(p) = self.partitioner.as_mut() {
                 p.finish(&separator, &mut self.index_block, self.filter.as_mut());

@@ -59,7 +59,7 @@ impl TableIterator {
                     file: Arc::from(table.path()),
                     offset: 0,
                 };
-                (IndexIter::Block(Block::empty(origin).iter()), Some(e))
+                (IndexIter::Block(Block::empty(origin).iter(table.order.clone())), Some(e))
             }
         };
         let data = DataBlocks {
@@ -69,7 +69,7 @@ impl TableIterator {
             prefetch: Prefetcher::new(options.readahead_size),
         };
         TableIterator {
-            inner: TwoLevelIter::new(index, data, error),
+            inner: TwoLevelIter::new(index, data, table.order.clone(), error),
             table,
             skipped: false,
         }

@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{seek_key, SequenceNumber, ValueType};
 use crate::options::ReadOptions;
-use crate::table::block::{Block, BlockIter, InternalOrder};
+use crate::key_order::KeyComparator;
+use crate::table::block::{Block, BlockIter};
 use crate::table::partitioned_filter::FilterQuery;
 use crate::table::partitioned_index::IndexIter;
 use crate::table::reader::{TableEntry, TableReader};
@@ -64,16 +65,16 @@ impl<'t> TableLookup<'t> {
     fn data_block_iter(
         &mut self,
         handle: crate::table::format::BlockHandle,
-    ) -> Result<BlockIter<InternalOrder>> {
+    ) -> Result<BlockIter<KeyComparator>> {
         if let Some((offset, block)) = &self.block {
             if *offset == handle.offset {
-                return Ok(block.iter::<InternalOrder>());
+                return Ok(block.iter(self.table.order.clone()));
             }
         }
         let block = self
             .table
             .read_data_block(handle, self.verify_checksums, self.fill_cache)?;
-        let it = block.iter::<InternalOrder>();
+        let it = block.iter(self.table.order.clone());
         self.block = Some((handle.offset, block));
         Ok(it)
     }

@@ -18,7 +18,7 @@
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{seek_key, MAX_SEQUENCE_NUMBER};
-use crate::table::block::{Block, InternalOrder};
+use crate::table::block::Block;
 use crate::table::filter::{filter_hash, BloomFilter};
 use crate::table::format::BlockHandle;
 use crate::table::partitioned_index::HeldPartitions;
@@ -73,7 +73,7 @@ impl<'t> FilterQuery<'t> {
             TableFilter::Full(filter) => return Ok(filter.may_contain_hash(hash)),
             TableFilter::Partitioned(top) => top,
         };
-        let mut it = top.iter::<InternalOrder>();
+        let mut it = top.iter(self.table.order.clone());
         it.seek(&seek_key(user_key, MAX_SEQUENCE_NUMBER));
         if !it.valid() {
             it.status()?;
@@ -96,7 +96,7 @@ impl TableReader {
     /// for a table that holds its filter in memory.
     pub(crate) fn read_filter_partitions(&self, top: &Block) -> Result<Vec<(u64, BloomFilter)>> {
         let mut held = Vec::new();
-        for (_, handle) in Self::partition_handles(top)? {
+        for (_, handle) in self.partition_handles(top)? {
             held.push((handle.offset, self.read_filter_partition(handle)?));
         }
         HeldPartitions::by_offset(&mut held);

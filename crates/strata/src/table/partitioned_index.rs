@@ -17,7 +17,8 @@ use std::ops::Deref;
 use crate::cache::CacheHandle;
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::table::block::{Block, BlockIter, InternalOrder};
+use crate::key_order::KeyComparator;
+use crate::table::block::{Block, BlockIter};
 use crate::table::filter::BloomFilter;
 use crate::table::format::BlockHandle;
 use crate::table::cached::BlockCacheRef;
@@ -62,10 +63,10 @@ impl HeldPartitions {
 #[derive(Debug)]
 pub(crate) enum IndexIter<T: Deref<Target = TableReader>> {
     /// One index block: separator -> data block handle.
-    Block(BlockIter<InternalOrder>),
+    Block(BlockIter<KeyComparator>),
     /// Top level -> index partition -> data block handle (boxed: it holds
     /// two block cursors).
-    TwoLevel(Box<TwoLevelIter<BlockIter<InternalOrder>, IndexPartitions<T>>>),
+    TwoLevel(Box<TwoLevelIter<BlockIter<KeyComparator>, IndexPartitions<T>>>),
 }
 
 /// Index partitions read for a cursor: held by the table, else from the
@@ -89,10 +90,11 @@ impl<T: Deref<Target = TableReader> + std::fmt::Debug> IndexIter<T> {
     /// A cursor over `table`'s index (unpositioned), inserting the index
     /// partitions it reads into the block cache when `fill_cache`.
     pub(crate) fn new(table: T, fill_cache: bool) -> Result<Self> {
-        let top = table.index()?.iter::<InternalOrder>();
+        let order = table.order.clone();
+        let top = table.index()?.iter(order.clone());
         Ok(if table.has_two_level_index() {
             let partitions = IndexPartitions { table, fill_cache };
-            IndexIter::TwoLevel(Box::new(TwoLevelIter::new(top, partitions, None)))
+            IndexIter::TwoLevel(Box::new(TwoLevelIter::new(top, partitions, order, None)))
         } else {
             IndexIter::Block(top)
         })
@@ -151,9 +153,9 @@ impl<T: Deref<Target = TableReader> + std::fmt::Debug> HandleIter for IndexIter<
 impl TableReader {
     /// The handles the top-level block `top` lists, in its order, each
     /// with the key it is filed under.
-    pub(crate) fn partition_handles(top: &Block) -> Result<Vec<(Vec<u8>, BlockHandle)>> {
+    pub(crate) fn partition_handles(&self, top: &Block) -> Result<Vec<(Vec<u8>, BlockHandle)>> {
         let mut out = Vec::new();
-        let mut it = top.iter::<InternalOrder>();
+        let mut it = top.iter(self.order.clone());
         it.seek_to_first();
         while it.valid() {
             out.push((it.key().to_vec(), it.handle()?));
@@ -167,7 +169,7 @@ impl TableReader {
     /// that holds its index in memory.
     pub(crate) fn read_index_partitions(&self, top: &Block) -> Result<Vec<(u64, Block)>> {
         let mut held: Vec<(u64, Block)> = Vec::new();
-        for (_, handle) in Self::partition_handles(top)? {
+        for (_, handle) in self.partition_handles(top)? {
             let block = self.read_block(handle, true)?;
             held.push((handle.offset, block));
         }
@@ -197,14 +199,14 @@ impl TableReader {
     pub(crate) fn pin_partitions(&self, cache: &BlockCacheRef) -> Result<PinnedPartitions> {
         let mut pinned = PinnedPartitions::default();
         let top = self.index()?;
-        for (_, handle) in Self::partition_handles(&top)? {
+        for (_, handle) in self.partition_handles(&top)? {
             if let (block, Some(pin)) = self.cached_index_block(cache, handle, true)? {
                 pinned.held.index.push((handle.offset, block));
                 pinned.handles.push(pin);
             }
         }
         if let Some(top) = self.partitioned_filter_top()? {
-            for (_, handle) in Self::partition_handles(&top)? {
+            for (_, handle) in self.partition_handles(&top)? {
                 if let (filter, Some(pin)) = self.cached_filter(cache, handle)? {
                     pinned.held.filter.push((handle.offset, filter));
                     pinned.handles.push(pin);

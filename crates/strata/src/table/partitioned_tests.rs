@@ -179,7 +179,7 @@ fn a_key_whose_versions_straddle_partitions_is_found_at_every_sequence() {
     for filters in [false, true] {
         let table = open(build_table(&entries, partitioned(64, 64, filters))).unwrap();
         let top = table.index().unwrap();
-        let partitions = TableReader::partition_handles(&top).unwrap();
+        let partitions = table.partition_handles(&top).unwrap();
         let holding_k = partitions
             .iter()
             .filter(|(separator, _)| user_key(separator) == b"k")
@@ -224,6 +224,7 @@ fn cached(
     let table = TableReader::open_with_block_cache(
         Arc::new(MemReadFile(Bytes::from(bytes.to_vec()))),
         Path::new("t.sst"),
+        &crate::key_order::KeyComparator::Bytewise,
         cache.clone(),
         Some(stats.clone()),
         meta.then_some(Priority::High),
@@ -340,7 +341,7 @@ fn a_two_level_table_read_as_an_older_version_is_refused_or_found_damaged() {
 fn partition_offsets(bytes: &[u8]) -> (u64, u64) {
     let table = open(bytes.to_vec()).unwrap();
     let top = table.index().unwrap();
-    let first = TableReader::partition_handles(&top).unwrap()[0].1;
+    let first = table.partition_handles(&top).unwrap()[0].1;
     (first.offset, table.footer_index().offset)
 }
 
@@ -385,7 +386,7 @@ fn damaged_partitions_and_top_levels_are_corruption_naming_file_and_offset() {
 
     // The first top-level entry's handle: offset varint, size varint.
     let table = open(bytes.clone()).unwrap();
-    let first = TableReader::partition_handles(&table.index().unwrap()).unwrap()[0].1;
+    let first = table.partition_handles(&table.index().unwrap()).unwrap()[0].1;
     let mut encoded = Vec::new();
     first.encode_to(&mut encoded);
     let find = |block: &[u8]| {

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::comparator::BYTEWISE_COMPARATOR_NAME;
 use crate::encoding::{put_varint64, Decoder};
 use crate::iter::InternalIterator;
 use crate::table::block::{Block, BytewiseOrder};
@@ -66,9 +67,15 @@ pub struct TableProperties {
     /// The bloom filter holds prefixes only, not whole keys (RocksDB's
     /// `whole_key_filtering=false`), so point reads must not consult it.
     pub filter_without_whole_keys: bool,
+    /// Name of the comparator the keys are sorted by (RocksDB's
+    /// `rocksdb.comparator`). Written only for orders other than bytewise,
+    /// so a table without it (every table before comparators existed) is
+    /// bytewise; decoding fills the name in.
+    pub comparator_name: String,
 }
 
 // Property names, in bytewise order as a block requires.
+const COMPARATOR: &str = "rocksdb.comparator";
 const WHOLE_KEY_FILTERING: &str = "rocksdb.block.based.table.whole.key.filtering";
 const INDEX_PARTITIONS: &str = "rocksdb.index.partitions";
 const NUM_RANGE_DELETIONS: &str = "rocksdb.num.range-deletions";
@@ -136,6 +143,11 @@ impl TableProperties {
         if self.filter_without_whole_keys {
             entries.insert(WHOLE_KEY_FILTERING, b"0".to_vec());
         }
+        // And only tables in another order than bytewise name it, so
+        // bytewise tables stay byte for byte what they were.
+        if !self.comparator_name.is_empty() && self.comparator_name != BYTEWISE_COMPARATOR_NAME {
+            entries.insert(COMPARATOR, self.comparator_name.clone().into_bytes());
+        }
         entries.insert(CHECKSUM, self.checksum.clone().into_bytes());
         entries.insert(COMPRESSION, self.compression.clone().into_bytes());
         entries.insert(LARGEST_KEY, self.largest_user_key.clone());
@@ -150,7 +162,7 @@ impl TableProperties {
     /// Decodes a properties block; the error is a reason for `Error::Corruption`.
     pub fn decode(block: &Block) -> Result<TableProperties, String> {
         let mut p = TableProperties::default();
-        let mut it = block.iter::<BytewiseOrder>();
+        let mut it = block.iter(BytewiseOrder);
         it.seek_to_first();
         while it.valid() {
             let (name, value) = (it.key(), it.value());
@@ -183,12 +195,16 @@ impl TableProperties {
                 RAW_VALUE_SIZE => p.raw_value_size = number()?,
                 SMALLEST_SEQNO => p.smallest_seqno = number()?,
                 PREFIX_EXTRACTOR => p.prefix_extractor_name = text()?,
+                COMPARATOR => p.comparator_name = text()?,
                 WHOLE_KEY_FILTERING => p.filter_without_whole_keys = value == b"0",
                 _ => {}
             }
             it.next();
         }
         it.status().map_err(|e| e.to_string())?;
+        if p.comparator_name.is_empty() {
+            p.comparator_name = BYTEWISE_COMPARATOR_NAME.to_owned();
+        }
         Ok(p)
     }
 
@@ -224,6 +240,7 @@ impl TableProperties {
         line("largest seqno", self.largest_seqno.to_string());
         line("creation time", self.creation_time.to_string());
         line("format version", self.format_version.to_string());
+        line("comparator", self.comparator_name.clone());
         if !self.prefix_extractor_name.is_empty() {
             line("prefix extractor", self.prefix_extractor_name.clone());
             line(
@@ -273,6 +290,7 @@ mod tests {
             format_version: 1,
             prefix_extractor_name: "rocksdb.FixedPrefix.4".into(),
             filter_without_whole_keys: true,
+            comparator_name: "rocksdb.ReverseBytewiseComparator".into(),
         };
         let origin = BlockOrigin {
             file: Arc::from(Path::new("t.sst")),
@@ -282,6 +300,7 @@ mod tests {
         assert_eq!(TableProperties::decode(&block).unwrap(), p);
         let lines = p.to_lines(|k| String::from_utf8_lossy(k).into_owned());
         assert!(lines.contains("# entries: 10\n"));
+        assert!(lines.contains("comparator: rocksdb.ReverseBytewiseComparator\n"));
         assert!(lines.contains("prefix extractor: rocksdb.FixedPrefix.4\nwhole key filtering: false\n"));
     }
 }

@@ -14,6 +14,7 @@ use crate::compression::CompressionType;
 use crate::error::Error;
 use crate::iter::InternalIterator;
 use crate::key::{internal_key, ValueType};
+use crate::key_order::KeyComparator;
 use crate::options::{ReadOptions, TableOptions};
 use crate::range_del::{range_end_sentinel, FragmentedRangeTombstones, RangeTombstone};
 
@@ -66,7 +67,8 @@ fn tombstones_round_trip_fragmented_beside_point_entries() {
     let want = FragmentedRangeTombstones::new(
         tombstones
             .iter()
-            .map(|&(s, e, q)| RangeTombstone::new(s.to_vec(), e.to_vec(), q).unwrap()),
+            .map(|&(s, e, q)| RangeTombstone::new(s.to_vec(), e.to_vec(), q, &KeyComparator::Bytewise).unwrap()),
+            &KeyComparator::Bytewise,
     );
     assert_eq!(**table.range_tombstones(), want);
     assert_eq!(table.range_tombstones().max_covering_seq(b"ca", 100), 25);

@@ -23,7 +23,8 @@ use crate::iter::InternalIterator;
 use crate::key::{seek_key, ParsedInternalKey, SequenceNumber, ValueType};
 use crate::options::{PrefixExtractor, ReadOptions};
 use crate::range_del::{FragmentedRangeTombstones, RangeTombstone};
-use crate::table::block::{Block, BlockOrigin, BytewiseOrder, InternalOrder};
+use crate::key_order::KeyComparator;
+use crate::table::block::{Block, BlockOrigin, BytewiseOrder};
 use crate::table::cached::{BlockCacheRef, MetaPinning};
 use crate::table::filter::BloomFilter;
 use crate::table::format::{
@@ -88,13 +89,34 @@ pub struct TableReader {
     /// Handles keeping the cached index and filter pinned while the table is
     /// open; `index` and `filter` then share their values.
     pub(super) pinned_meta: Vec<CacheHandle>,
+    /// The order of the table's keys, which every block seek uses.
+    pub(super) order: KeyComparator,
 }
 
 impl TableReader {
     /// Opens the table in `file`; `path` names it in errors. The table holds
     /// its index and filter, partitions included.
+    ///
+    /// The keys are taken to be in the order the table's properties name,
+    /// which must be built in (tools read tables this way); a database
+    /// opens its tables with [`open_in_order`](Self::open_in_order).
     pub fn open(file: Arc<dyn RandomAccessFile>, path: &Path) -> Result<TableReader> {
-        let mut table = Self::open_top_levels(file, path)?;
+        let mut table = Self::open_top_levels(file, path, None)?;
+        table.partitions = table.read_partitions()?;
+        Ok(table)
+    }
+
+    /// As [`open`](Self::open), for a table of a family sorted by `order`.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidArgument` when the table's properties name another order.
+    pub fn open_in_order(
+        file: Arc<dyn RandomAccessFile>,
+        path: &Path,
+        order: &KeyComparator,
+    ) -> Result<TableReader> {
+        let mut table = Self::open_top_levels(file, path, Some(order))?;
         table.partitions = table.read_partitions()?;
         Ok(table)
     }
@@ -106,12 +128,13 @@ impl TableReader {
     pub fn open_with_block_cache(
         file: Arc<dyn RandomAccessFile>,
         path: &Path,
+        order: &KeyComparator,
         cache: Arc<dyn Cache>,
         statistics: Option<Arc<Statistics>>,
         meta_priority: Option<Priority>,
         pinning: MetaPinning,
     ) -> Result<TableReader> {
-        let mut table = Self::open_top_levels(file, path)?;
+        let mut table = Self::open_top_levels(file, path, Some(order))?;
         if meta_priority.is_none() {
             table.partitions = table.read_partitions()?;
         }
@@ -119,8 +142,12 @@ impl TableReader {
     }
 
     /// Opens the table reading its meta blocks but no index or filter
-    /// partitions.
-    fn open_top_levels(file: Arc<dyn RandomAccessFile>, path: &Path) -> Result<TableReader> {
+    /// partitions; `order`, when given, is the order the table must be in.
+    fn open_top_levels(
+        file: Arc<dyn RandomAccessFile>,
+        path: &Path,
+        order: Option<&KeyComparator>,
+    ) -> Result<TableReader> {
         let path: Arc<Path> = Arc::from(path);
         let file_size = file.len();
         let corrupt = |offset: u64, reason: String| Error::corruption(&path, offset, reason);
@@ -148,7 +175,7 @@ impl TableReader {
         let metaindex = fetcher.read_block(footer.metaindex, true, None)?;
         let (mut filter_handle, mut partitioned_filter_handle) = (None, None);
         let (mut properties_handle, mut range_del_handle) = (None, None);
-        let mut it = metaindex.iter::<BytewiseOrder>();
+        let mut it = metaindex.iter(BytewiseOrder);
         it.seek_to_first();
         while it.valid() {
             let handle =
@@ -174,6 +201,7 @@ impl TableReader {
         let props_block = fetcher.read_block(properties_handle, true, None)?;
         let properties = TableProperties::decode(&props_block)
             .map_err(|r| corrupt(properties_handle.offset, r))?;
+        let order = table_order(&properties.comparator_name, order, &path)?;
         check_meta_blocks(
             footer.format_version,
             range_del_handle.is_some(),
@@ -196,8 +224,8 @@ impl TableReader {
         let range_tombstones = match range_del_handle {
             Some(handle) => {
                 let block = fetcher.read_block(handle, true, None)?;
-                let tombstones = read_range_tombstones(&block, &path, handle)?;
-                FragmentedRangeTombstones::new(tombstones)
+                let tombstones = read_range_tombstones(&block, &path, handle, &order)?;
+                FragmentedRangeTombstones::new(tombstones, &order)
             }
             None => FragmentedRangeTombstones::default(),
         };
@@ -216,6 +244,7 @@ impl TableReader {
             range_del_handle,
             range_tombstones: Arc::new(range_tombstones),
             pinned_meta: Vec::new(),
+            order,
         })
     }
 
@@ -477,10 +506,10 @@ impl TableReader {
             self.footer.metaindex,
         ]);
         if self.has_two_level_index() {
-            v.extend(Self::partition_handles(&self.index()?)?.into_iter().map(|(_, h)| h));
+            v.extend(self.partition_handles(&self.index()?)?.into_iter().map(|(_, h)| h));
         }
         if let Some(top) = self.partitioned_filter_top()? {
-            v.extend(Self::partition_handles(&top)?.into_iter().map(|(_, h)| h));
+            v.extend(self.partition_handles(&top)?.into_iter().map(|(_, h)| h));
         }
         v.sort_by_key(|h| h.offset);
         Ok(v)
@@ -497,6 +526,38 @@ impl TableReader {
     }
 }
 
+/// The order of a table whose properties name `name`: `expected`, the
+/// family's, which the name must match, or the built-in order of that name.
+///
+/// # Errors
+///
+/// `InvalidArgument` naming `comparator` and the file when the names differ
+/// (a table of another family's order, or a family reopened with another
+/// comparator) or, without `expected`, when no built-in has the name.
+fn table_order(name: &str, expected: Option<&KeyComparator>, path: &Path) -> Result<KeyComparator> {
+    match expected {
+        Some(order) if order.name() == name => Ok(order.clone()),
+        Some(order) => Err(Error::invalid_argument(
+            "comparator",
+            format!(
+                "table {} is sorted by {name}, but its column family's comparator is {}",
+                path.display(),
+                order.name()
+            ),
+        )),
+        None => KeyComparator::built_in(name).ok_or_else(|| {
+            Error::invalid_argument(
+                "comparator",
+                format!(
+                    "table {} is sorted by {name}, which is not built in; \
+                     read it through its database, which is given that comparator",
+                    path.display()
+                ),
+            )
+        }),
+    }
+}
+
 /// Decodes every entry of the range-deletion block at `handle`; a bad entry is
 /// `Error::Corruption` naming the file, the block's offset and the entry. The
 /// entries' order is not relied on: the caller fragments them.
@@ -504,12 +565,13 @@ pub(crate) fn read_range_tombstones(
     block: &Block,
     path: &Path,
     handle: BlockHandle,
+    order: &KeyComparator,
 ) -> Result<Vec<RangeTombstone>> {
     let mut out = Vec::new();
-    let mut it = block.iter::<InternalOrder>();
+    let mut it = block.iter(order.clone());
     it.seek_to_first();
     while it.valid() {
-        let t = RangeTombstone::decode_entry(it.key(), it.value()).map_err(|r| {
+        let t = RangeTombstone::decode_entry(it.key(), it.value(), order).map_err(|r| {
             Error::corruption(
                 path,
                 handle.offset,

@@ -7,7 +7,8 @@
 use crate::encoding::Decoder;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::table::block::{Block, BlockIter, InternalOrder};
+use crate::key_order::KeyComparator;
+use crate::table::block::{Block, BlockIter};
 use crate::table::format::BlockHandle;
 
 /// An iterator whose values are block handles: an index block, or a
@@ -19,7 +20,7 @@ pub(crate) trait HandleIter: InternalIterator + std::fmt::Debug {
     fn handle(&self) -> Result<BlockHandle>;
 }
 
-impl HandleIter for BlockIter<InternalOrder> {
+impl HandleIter for BlockIter<KeyComparator> {
     fn handle(&self) -> Result<BlockHandle> {
         let mut d = Decoder::new(self.value());
         BlockHandle::decode_from(&mut d)
@@ -48,19 +49,23 @@ pub(crate) trait BlockSource: std::fmt::Debug {
 pub(crate) struct TwoLevelIter<O, S> {
     outer: O,
     source: S,
-    inner: Option<BlockIter<InternalOrder>>,
+    inner: Option<BlockIter<KeyComparator>>,
+    /// The order of the inner blocks' keys.
+    order: KeyComparator,
     inner_handle: Option<BlockHandle>,
     error: Option<Error>,
 }
 
 impl<O: HandleIter, S: BlockSource> TwoLevelIter<O, S> {
     /// An iterator of the blocks `outer` names, read from `source`; one
-    /// that failed before it started carries `error` (and no entries).
-    pub(crate) fn new(outer: O, source: S, error: Option<Error>) -> Self {
+    /// that failed before it started carries `error` (and no entries). The
+    /// blocks' keys are in `order`.
+    pub(crate) fn new(outer: O, source: S, order: KeyComparator, error: Option<Error>) -> Self {
         TwoLevelIter {
             outer,
             source,
             inner: None,
+            order,
             inner_handle: None,
             error,
         }
@@ -82,7 +87,7 @@ impl<O: HandleIter, S: BlockSource> TwoLevelIter<O, S> {
             // Once per visit to a block, not per entry, so a scan cannot
             // promote itself into the cache's high pool.
             let block = self.source.load(handle)?;
-            Ok(Some((handle, block.iter::<InternalOrder>())))
+            Ok(Some((handle, block.iter(self.order.clone()))))
         });
         match loaded {
             Ok(Some((handle, iter))) => {
@@ -123,7 +128,7 @@ impl<O: HandleIter, S: BlockSource> TwoLevelIter<O, S> {
         }
     }
 
-    fn current(&self) -> Option<&BlockIter<InternalOrder>> {
+    fn current(&self) -> Option<&BlockIter<KeyComparator>> {
         self.inner.as_ref().filter(|d| d.valid())
     }
 }
@@ -166,7 +171,7 @@ impl<O: HandleIter, S: BlockSource> InternalIterator for TwoLevelIter<O, S> {
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.seek(target);
         if self.valid() {
-            if crate::key::compare_internal(self.key(), target) == std::cmp::Ordering::Greater {
+            if self.order.compare_internal(self.key(), target) == std::cmp::Ordering::Greater {
                 self.prev();
             }
         } else if !self.failed() && self.outer.status().is_ok() {

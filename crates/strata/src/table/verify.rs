@@ -6,8 +6,8 @@ use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key::{compare_internal, user_key, ValueType};
-use crate::table::block::InternalOrder;
+use crate::key::{user_key, ValueType};
+
 use crate::table::format::FOOTER_LEN;
 use crate::table::partitioned_filter::FilterQuery;
 use crate::table::partitioned_index::IndexIter;
@@ -54,14 +54,14 @@ impl TableReader {
                 ));
             }
             let block = self.read_block(handle, true)?;
-            let mut it = block.iter::<InternalOrder>();
+            let mut it = block.iter(self.order.clone());
             it.seek_to_first();
             if !it.valid() {
                 it.status()?;
                 return Err(corrupt(handle.offset, "empty data block".into()));
             }
             if let Some(sep) = &last_separator {
-                if compare_internal(sep, it.key()) != Ordering::Less {
+                if self.order.compare_internal(sep, it.key()) != Ordering::Less {
                     return Err(corrupt(
                         handle.offset,
                         "index separator not below the block's first key".into(),
@@ -89,7 +89,7 @@ impl TableReader {
                     deletions += 1;
                 }
                 if let Some(prev) = &last_key {
-                    if compare_internal(prev, it.key()) != Ordering::Less {
+                    if self.order.compare_internal(prev, it.key()) != Ordering::Less {
                         return Err(corrupt(handle.offset, "keys out of order".into()));
                     }
                 }
@@ -112,7 +112,7 @@ impl TableReader {
             }
             it.status()?;
             let last = last_key.as_deref().unwrap_or_default();
-            if compare_internal(last, index.key()) == Ordering::Greater {
+            if self.order.compare_internal(last, index.key()) == Ordering::Greater {
                 return Err(corrupt(
                     handle.offset,
                     "index separator below the block's last key".into(),
@@ -169,11 +169,11 @@ impl TableReader {
             return Ok(0);
         };
         let block = self.read_block(handle, true)?;
-        let tombstones = read_range_tombstones(&block, self.path(), handle)?;
+        let tombstones = read_range_tombstones(&block, self.path(), handle, &self.order)?;
         let keys: Vec<Vec<u8>> = tombstones.iter().map(|t| t.internal_start_key()).collect();
         if let Some(i) = keys
             .windows(2)
-            .position(|w| compare_internal(&w[0], &w[1]) != Ordering::Less)
+            .position(|w| self.order.compare_internal(&w[0], &w[1]) != Ordering::Less)
         {
             return Err(Error::corruption(
                 self.path(),
@@ -197,9 +197,9 @@ impl TableReader {
             return Ok(());
         }
         let top = self.index()?;
-        let partitions = Self::partition_handles(&top)?;
+        let partitions = self.partition_handles(&top)?;
         for (separator, handle) in &partitions {
-            let mut it = self.index_partition(*handle, false)?.iter::<InternalOrder>();
+            let mut it = self.index_partition(*handle, false)?.iter(self.order.clone());
             it.seek_to_last();
             it.status()?;
             if !it.valid() || it.key() != separator.as_slice() {
@@ -211,7 +211,7 @@ impl TableReader {
             }
         }
         if let Some(filter_top) = self.partitioned_filter_top()? {
-            let filters = Self::partition_handles(&filter_top)?;
+            let filters = self.partition_handles(&filter_top)?;
             let same_keys = filters.len() == partitions.len()
                 && filters.iter().zip(&partitions).all(|(f, i)| f.0 == i.0);
             if !same_keys {

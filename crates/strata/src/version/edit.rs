@@ -69,8 +69,9 @@ use std::fmt::{self, Write as _};
 
 use crate::encoding::{put_length_prefixed, put_varint32, put_varint64, Decoder};
 use crate::error::{Error, Result};
+use crate::key_order::KeyComparator;
 use crate::key::{
-    compare_internal, ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN,
+    ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN,
 };
 
 /// Number of levels a MANIFEST may name; levels are `0..MAX_LEVELS`.
@@ -128,24 +129,35 @@ impl FileMetaData {
         crate::range_del::is_range_end_sentinel(&self.largest)
     }
 
-    /// True when every key of the file sorts before `user_key`: its largest
-    /// user key is smaller, or equal and exclusive. Compare file ranges by
-    /// user key through this, never `user_key(&largest) < key` alone.
-    pub fn ends_before(&self, user_key: &[u8]) -> bool {
+    /// True when every key of the file sorts before `user_key` in `order`:
+    /// its largest user key is smaller, or equal and exclusive. Compare file
+    /// ranges by user key through this, never `user_key(&largest) < key`
+    /// alone.
+    #[inline]
+    pub fn ends_before(&self, user_key: &[u8], order: &KeyComparator) -> bool {
         let largest = crate::key::user_key(&self.largest);
-        largest < user_key || (largest == user_key && self.largest_is_exclusive())
+        match order.compare_user(largest, user_key) {
+            Ordering::Less => true,
+            Ordering::Equal => self.largest_is_exclusive(),
+            Ordering::Greater => false,
+        }
     }
 
-    /// Why this file's metadata cannot be right, if it cannot.
+    /// True when the file's smallest user key is at or below `user_key`.
+    #[inline]
+    pub fn starts_at_or_before(&self, user_key: &[u8], order: &KeyComparator) -> bool {
+        order.le(crate::key::user_key(&self.smallest), user_key)
+    }
+
+    /// Why this file's metadata cannot be right, if it cannot. (Whether its
+    /// smallest key sorts after its largest depends on the family's order,
+    /// so applying the edit to a version checks that.)
     fn check(&self) -> std::result::Result<(), String> {
         let n = self.number;
         if self.smallest.len() < TAG_LEN || self.largest.len() < TAG_LEN {
             return Err(format!(
                 "file #{n}: boundary keys must be internal keys of at least {TAG_LEN} bytes"
             ));
-        }
-        if compare_internal(&self.smallest, &self.largest) == Ordering::Greater {
-            return Err(format!("file #{n}: smallest key sorts after largest key"));
         }
         if self.smallest_seqno > self.largest_seqno {
             return Err(format!(

@@ -12,20 +12,27 @@
 //! that share the probe's prefix, and only inside that run (usually zero or
 //! one file) do full compares decide.
 //!
-//! Invariant: `prefixes[i] == key_prefix(user_key(files[i].largest))` for the
-//! files the index was built from, in the same order.
+//! Reverse bytewise order makes the prefix antitone instead, so the index
+//! holds its bitwise complement, which is monotone again. Under an
+//! application's comparator nothing is known of prefixes, and every step
+//! compares whole keys.
+//!
+//! Invariant: `prefixes[i] == key_prefix(user_key(files[i].largest))` (its
+//! complement under reverse bytewise order) for the files the index was
+//! built from, in the same order; `order` is the order they are sorted in.
 
 use std::sync::Arc;
 
 use crate::key::user_key;
+use crate::key_order::KeyComparator;
 use crate::version::FileMetaData;
 
 /// How a level's files are searched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FileSearch {
     /// Integer compares over the key-prefix cache first, full compares only
-    /// among files whose largest key shares the probe's prefix (bytewise
-    /// order only).
+    /// among files whose largest key shares the probe's prefix (the
+    /// built-in orders only; others compare whole keys).
     #[default]
     KeyPrefix,
     /// Full key compares at every step of the binary search.
@@ -41,25 +48,44 @@ pub fn key_prefix(key: &[u8]) -> u64 {
     u64::from_be_bytes(bytes)
 }
 
+/// `key_prefix(key)`, complemented under reverse bytewise order so that it
+/// grows with the key in either built-in order.
+#[inline]
+fn ordered_prefix(key: &[u8], order: &KeyComparator) -> u64 {
+    match order {
+        KeyComparator::ReverseBytewise => !key_prefix(key),
+        _ => key_prefix(key),
+    }
+}
+
 /// The key-prefix cache of one level, built with the level.
 #[derive(Debug, Clone, Default)]
 pub struct FileIndex {
-    /// `key_prefix` of each file's largest user key; empty when the level is
-    /// searched with full compares.
+    /// `key_prefix` of each file's largest user key (complemented under
+    /// reverse bytewise order); empty when the level is searched with full
+    /// compares.
     prefixes: Vec<u64>,
+    /// The order of the files' keys.
+    order: KeyComparator,
 }
 
 impl FileIndex {
-    /// The index of `files` (sorted, non-overlapping) for `search`.
-    pub fn build(files: &[Arc<FileMetaData>], search: FileSearch) -> FileIndex {
-        let prefixes = match search {
-            FileSearch::KeyPrefix => files
-                .iter()
-                .map(|f| key_prefix(user_key(&f.largest)))
-                .collect(),
-            FileSearch::Full => Vec::new(),
+    /// The index of `files` (sorted in `order`, non-overlapping) for
+    /// `search`.
+    pub fn build(files: &[Arc<FileMetaData>], search: FileSearch, order: &KeyComparator) -> FileIndex {
+        let prefixes = match (search, order) {
+            (FileSearch::KeyPrefix, KeyComparator::Bytewise | KeyComparator::ReverseBytewise) => {
+                files
+                    .iter()
+                    .map(|f| ordered_prefix(user_key(&f.largest), order))
+                    .collect()
+            }
+            _ => Vec::new(),
         };
-        FileIndex { prefixes }
+        FileIndex {
+            prefixes,
+            order: order.clone(),
+        }
     }
 
     /// The range of `files` (the ones this index was built from) where the
@@ -72,7 +98,7 @@ impl FileIndex {
         if self.prefixes.len() != files_len {
             return (0, files_len);
         }
-        let p = key_prefix(probe);
+        let p = ordered_prefix(probe, &self.order);
         let lo = self.prefixes.partition_point(|&f| f < p);
         let hi = lo + self.prefixes[lo..].partition_point(|&f| f == p);
         (lo, hi)
@@ -84,7 +110,7 @@ impl FileIndex {
     /// or below it. `files.len()` when every file ends before `key`.
     pub fn find_file(&self, files: &[Arc<FileMetaData>], key: &[u8]) -> usize {
         let (lo, hi) = self.candidates(files.len(), key);
-        lo + files[lo..hi].partition_point(|f| f.ends_before(key))
+        lo + files[lo..hi].partition_point(|f| f.ends_before(key, &self.order))
     }
 
     /// The first file of `files` whose largest internal key is at or above
@@ -92,7 +118,7 @@ impl FileIndex {
     pub fn seek_file(&self, files: &[Arc<FileMetaData>], target: &[u8]) -> usize {
         let (lo, hi) = self.candidates(files.len(), user_key(target));
         lo + files[lo..hi].partition_point(|f| {
-            crate::key::compare_internal(&f.largest, target) == std::cmp::Ordering::Less
+            self.order.compare_internal(&f.largest, target) == std::cmp::Ordering::Less
         })
     }
 }
@@ -123,10 +149,10 @@ mod tests {
         assert!(key_prefix(b"abcdefg") < key_prefix(b"abcdefgh"));
     }
 
-    /// Files with distinct sorted boundaries drawn from `keys`, cut into
-    /// consecutive pairs.
-    fn level(mut keys: Vec<Vec<u8>>) -> Vec<Arc<FileMetaData>> {
-        keys.sort();
+    /// Files with distinct boundaries drawn from `keys`, sorted in `order`,
+    /// cut into consecutive pairs.
+    fn level(mut keys: Vec<Vec<u8>>, order: &KeyComparator) -> Vec<Arc<FileMetaData>> {
+        keys.sort_by(|a, b| order.compare_user(a, b));
         keys.dedup();
         keys.chunks_exact(2)
             .enumerate()
@@ -136,7 +162,8 @@ mod tests {
 
     proptest! {
         /// The prefix search finds what a full binary search finds, for keys
-        /// that share long prefixes (the ties the fallback must break).
+        /// that share long prefixes (the ties the fallback must break), in
+        /// both built-in orders.
         #[test]
         fn prefix_search_matches_full_search(
             keys in prop::collection::vec(
@@ -148,21 +175,23 @@ mod tests {
                 1..20,
             ),
         ) {
-            let files = level(keys);
-            let fast = FileIndex::build(&files, FileSearch::KeyPrefix);
-            let full = FileIndex::build(&files, FileSearch::Full);
-            for probe in &probes {
-                let expect = files.partition_point(|f| f.ends_before(probe));
-                prop_assert_eq!(fast.find_file(&files, probe), expect);
-                prop_assert_eq!(full.find_file(&files, probe), expect);
-                for seq in [0, 5, 9] {
-                    let target = internal_key(probe, seq, ValueType::Put);
-                    let expect = files.partition_point(|f| {
-                        crate::key::compare_internal(&f.largest, &target)
-                            == std::cmp::Ordering::Less
-                    });
-                    prop_assert_eq!(fast.seek_file(&files, &target), expect);
-                    prop_assert_eq!(full.seek_file(&files, &target), expect);
+            for order in [KeyComparator::Bytewise, KeyComparator::ReverseBytewise] {
+                let files = level(keys.clone(), &order);
+                let fast = FileIndex::build(&files, FileSearch::KeyPrefix, &order);
+                prop_assert_eq!(fast.prefixes.len(), files.len());
+                let full = FileIndex::build(&files, FileSearch::Full, &order);
+                for probe in &probes {
+                    let expect = files.partition_point(|f| f.ends_before(probe, &order));
+                    prop_assert_eq!(fast.find_file(&files, probe), expect);
+                    prop_assert_eq!(full.find_file(&files, probe), expect);
+                    for seq in [0, 5, 9] {
+                        let target = internal_key(probe, seq, ValueType::Put);
+                        let expect = files.partition_point(|f| {
+                            order.compare_internal(&f.largest, &target) == std::cmp::Ordering::Less
+                        });
+                        prop_assert_eq!(fast.seek_file(&files, &target), expect);
+                        prop_assert_eq!(full.seek_file(&files, &target), expect);
+                    }
                 }
             }
         }
@@ -171,7 +200,7 @@ mod tests {
     #[test]
     fn an_index_built_for_other_files_falls_back_to_full_search() {
         let files = vec![file(1, b"a", b"b"), file(2, b"c", b"d")];
-        let stale = FileIndex::build(&files[..1], FileSearch::KeyPrefix);
+        let stale = FileIndex::build(&files[..1], FileSearch::KeyPrefix, &KeyComparator::Bytewise);
         assert_eq!(stale.find_file(&files, b"c"), 1);
         assert_eq!(stale.find_file(&files, b"e"), 2);
     }

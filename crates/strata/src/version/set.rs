@@ -15,13 +15,25 @@ use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{current_file_name, manifest_file_name, read_current_file, set_current_file};
 use crate::fs::{Fs, ReadFileOptions};
+use crate::comparator::Comparator;
 use crate::key::SequenceNumber;
+use crate::key_order::KeyComparator;
 use crate::version::edit::{
     FileMetaData, VersionEdit, BYTEWISE_COMPARATOR_NAME, DEFAULT_COLUMN_FAMILY_NAME,
 };
 use crate::version::file_index::FileSearch;
 use crate::version::version::{InvalidEdit, Version};
 use crate::wal::{LogReader, LogWriter};
+
+/// The name a MANIFEST records for `order`: bytewise keeps the name
+/// earlier builds wrote (and accept), the others their RocksDB or
+/// application name.
+pub fn manifest_comparator_name(order: &KeyComparator) -> &str {
+    match order {
+        KeyComparator::Bytewise => BYTEWISE_COMPARATOR_NAME,
+        other => other.name(),
+    }
+}
 
 /// One column family's live version and the WAL from which it needs replay.
 #[derive(Debug)]
@@ -64,15 +76,18 @@ pub struct VersionSet {
     manifest_number: u64,
     /// How the versions of families created from now on search their levels.
     file_search: FileSearch,
+    /// The application's comparators the MANIFEST's comparator names may
+    /// stand for (the built-in orders are always known).
+    comparators: Vec<Arc<dyn Comparator>>,
 }
 
 impl VersionSet {
     /// The state of a database that has no MANIFEST yet: the default family,
-    /// empty.
-    pub fn new_empty(fs: Arc<dyn Fs>, dir: &Path) -> VersionSet {
+    /// empty, in `order`.
+    pub fn new_empty(fs: Arc<dyn Fs>, dir: &Path, order: KeyComparator) -> VersionSet {
         let default = Family {
             name: DEFAULT_COLUMN_FAMILY_NAME.to_owned(),
-            current: Arc::new(Version::default()),
+            current: Arc::new(Version::empty(FileSearch::default(), order)),
             log_number: 0,
         };
         VersionSet {
@@ -87,7 +102,38 @@ impl VersionSet {
             manifest: None,
             manifest_number: 0,
             file_search: FileSearch::default(),
+            comparators: Vec::new(),
         }
+    }
+
+    /// Makes `comparator` known by its name, for a family about to be
+    /// created in its order (the MANIFEST records only the name).
+    pub fn register_comparator(&mut self, comparator: &Arc<dyn Comparator>) {
+        if !self.comparators.iter().any(|c| c.name() == comparator.name()) {
+            self.comparators.push(comparator.clone());
+        }
+    }
+
+    /// The order a MANIFEST's comparator `name` stands for: a built-in
+    /// (`strata.bytewise` being what earlier builds wrote for bytewise), or
+    /// a registered application comparator.
+    fn resolve_comparator(&self, name: &str) -> std::result::Result<KeyComparator, InvalidEdit> {
+        if name == BYTEWISE_COMPARATOR_NAME {
+            return Ok(KeyComparator::Bytewise);
+        }
+        if let Some(order) = KeyComparator::built_in(name) {
+            return Ok(order);
+        }
+        self.comparators
+            .iter()
+            .find(|c| c.name() == name)
+            .map(KeyComparator::new)
+            .ok_or_else(|| InvalidEdit(format!("unknown comparator {name:?}")))
+    }
+
+    /// The key order of live family `id`.
+    pub fn order(&self, id: u32) -> Option<&KeyComparator> {
+        self.families.get(&id).map(|f| f.current.order())
     }
 
     /// Every family's versions, from now on, search their sorted levels with
@@ -101,8 +147,14 @@ impl VersionSet {
 
     /// Reads CURRENT and replays the MANIFEST it names. A torn final record is
     /// ignored (its edit was never synced, so never acted on); damage before it
-    /// fails the open.
-    pub fn recover(fs: Arc<dyn Fs>, dir: &Path) -> Result<VersionSet> {
+    /// fails the open. The MANIFEST names each family's comparator; a name
+    /// that is neither built in nor one of `comparators` is
+    /// `InvalidArgument` naming it and the family.
+    pub fn recover(
+        fs: Arc<dyn Fs>,
+        dir: &Path,
+        comparators: &[Arc<dyn Comparator>],
+    ) -> Result<VersionSet> {
         let manifest_number = read_current_file(&*fs, dir)?;
         let path = manifest_file_name(dir, manifest_number);
         let file = fs
@@ -116,7 +168,10 @@ impl VersionSet {
                 other => other,
             })?;
         let mut reader = LogReader::new(file, &path);
-        let mut set = VersionSet::new_empty(fs.clone(), dir);
+        let mut set = VersionSet::new_empty(fs.clone(), dir, KeyComparator::Bytewise);
+        for c in comparators {
+            set.register_comparator(c);
+        }
         let (mut saw_next_file, mut saw_last_seq, mut saw_log) = (false, false, false);
         while let Some((offset, record)) = reader.read_record()? {
             let rewrap = |e: Error| match e {
@@ -125,12 +180,17 @@ impl VersionSet {
             };
             let edit = VersionEdit::decode(record).map_err(rewrap)?;
             if let Some(name) = &edit.comparator {
-                if name != BYTEWISE_COMPARATOR_NAME {
-                    return Err(Error::invalid_argument(
+                set.resolve_comparator(name).map_err(|_| {
+                    Error::invalid_argument(
                         "comparator",
-                        format!("the database uses comparator {name:?}, this build only {BYTEWISE_COMPARATOR_NAME:?}"),
-                    ));
-                }
+                        format!(
+                            "column family {} of {} is sorted by comparator {name:?}, which is \
+                             neither built in nor the comparator of any family's options",
+                            edit.column_family_add.as_deref().unwrap_or(DEFAULT_COLUMN_FAMILY_NAME),
+                            dir.display()
+                        ),
+                    )
+                })?;
             }
             set.apply_edit(&edit)
                 .map_err(|e| Error::corruption(&path, offset, e.0))?;
@@ -180,9 +240,13 @@ impl VersionSet {
                     "column family {id} is named {name:?}, which a live family already is"
                 )));
             }
+            let order = match &edit.comparator {
+                Some(c) => self.resolve_comparator(c)?,
+                None => KeyComparator::Bytewise,
+            };
             return Ok(FamilyChange::Create(Family {
                 name: name.clone(),
-                current: Arc::new(Version::empty(self.file_search).apply(edit)?),
+                current: Arc::new(Version::empty(self.file_search, order).apply(edit)?),
                 log_number: edit.log_number.unwrap_or(0),
             }));
         }
@@ -193,6 +257,21 @@ impl VersionSet {
         })?;
         if edit.column_family_drop {
             return Ok(FamilyChange::Drop);
+        }
+        if let Some(c) = &edit.comparator {
+            // Only the default family's first record names its order (the
+            // others are named as they are created), before any file.
+            let order = self.resolve_comparator(c)?;
+            if order != *family.current.order() {
+                if family.current.all_files().next().is_some() {
+                    return Err(InvalidEdit(format!(
+                        "column family {id} changes comparator from {} to {c} while it has files",
+                        family.current.order().name()
+                    )));
+                }
+                let empty = Version::empty(self.file_search, order);
+                return Ok(FamilyChange::Update(Arc::new(empty.apply(edit)?)));
+            }
         }
         Ok(FamilyChange::Update(Arc::new(family.current.apply(edit)?)))
     }
@@ -229,7 +308,7 @@ impl VersionSet {
         }
     }
 
-    /// The live version of family `id` (an empty version for an id that is
+    /// The live version of family `id` (an empty bytewise version for an id that is
     /// not live: callers hold ids of live families, under the DB mutex).
     pub fn current(&self, id: u32) -> Arc<Version> {
         self.families
@@ -315,9 +394,9 @@ impl VersionSet {
             .iter()
             .map(|(&id, family)| {
                 let mut edit = VersionEdit::new();
+                edit.set_comparator_name(manifest_comparator_name(family.current.order()));
                 if id == 0 {
-                    edit.set_comparator_name(BYTEWISE_COMPARATOR_NAME)
-                        .set_next_file_number(self.next_file_number)
+                    edit.set_next_file_number(self.next_file_number)
                         .set_last_sequence(self.last_sequence)
                         .set_max_column_family(self.max_column_family)
                         .set_min_log_number_to_keep(self.min_log_number_to_keep);
@@ -450,12 +529,20 @@ mod tests {
         }
     }
 
+    fn meta_range(number: u64, lo: &[u8], hi: &[u8]) -> FileMetaData {
+        FileMetaData {
+            smallest: internal_key(lo, 1, ValueType::Put),
+            largest: internal_key(hi, 1, ValueType::Put),
+            ..meta(number, lo, 1)
+        }
+    }
+
     #[test]
     fn edits_survive_reopen_and_torn_tail() {
         let fs = SimFs::new(3);
         let dir = Path::new("/db");
         fs.create_dir_all(dir).unwrap();
-        let mut set = VersionSet::new_empty(Arc::new(fs.clone()), dir);
+        let mut set = VersionSet::new_empty(Arc::new(fs.clone()), dir, KeyComparator::Bytewise);
         set.write_new_manifest(Some(0)).unwrap();
         let n = set.new_file_number();
         set.set_last_sequence(7);
@@ -463,7 +550,7 @@ mod tests {
         edit.add_file(0, meta(n, b"k", 7)).set_log_number(5);
         set.log_and_apply(&mut edit).unwrap();
 
-        let again = VersionSet::recover(Arc::new(fs.clone()), dir).unwrap();
+        let again = VersionSet::recover(Arc::new(fs.clone()), dir, &[]).unwrap();
         assert_eq!(again.current(0).num_files(0), 1);
         assert_eq!(again.last_sequence(), 7);
         assert_eq!(again.log_number(0), 5);
@@ -476,8 +563,56 @@ mod tests {
         edit.add_file(0, meta(set.new_file_number(), b"z", 9));
         set.log_and_apply(&mut edit).unwrap();
         fs.set_len(&path, len + 5).unwrap();
-        let torn = VersionSet::recover(Arc::new(fs.clone()), dir).unwrap();
+        let torn = VersionSet::recover(Arc::new(fs.clone()), dir, &[]).unwrap();
         assert_eq!(torn.current(0).num_files(0), 1);
+    }
+
+    #[derive(Debug)]
+    struct Backwards;
+    impl Comparator for Backwards {
+        fn name(&self) -> &str {
+            "test.Backwards"
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+            b.cmp(a)
+        }
+    }
+
+    /// Each family's order is in the MANIFEST: it comes back on recovery
+    /// (its sorted levels sorted by it), and a name no comparator given to
+    /// the open answers to is refused, naming it.
+    #[test]
+    fn family_orders_survive_reopen() {
+        let fs = SimFs::new(4);
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let reverse = KeyComparator::ReverseBytewise;
+        let mut set = VersionSet::new_empty(Arc::new(fs.clone()), dir, reverse.clone());
+        set.write_new_manifest(Some(0)).unwrap();
+        let user: Arc<dyn Comparator> = Arc::new(Backwards);
+        set.register_comparator(&user);
+        let mut create = VersionEdit::new();
+        create
+            .add_column_family(1, "mine")
+            .set_comparator_name("test.Backwards");
+        set.log_and_apply(&mut create).unwrap();
+        // Two L1 files that are disjoint only in reverse order.
+        let (a, b) = (set.new_file_number(), set.new_file_number());
+        let mut edit = VersionEdit::new();
+        edit.add_file(1, meta_range(a, b"z", b"m"))
+            .add_file(1, meta_range(b, b"l", b"a"));
+        set.log_and_apply(&mut edit).unwrap();
+        // A new MANIFEST writes every family's order in its snapshot.
+        set.write_new_manifest(None).unwrap();
+
+        let again = VersionSet::recover(Arc::new(fs.clone()), dir, &[user]).unwrap();
+        assert_eq!(again.order(0), Some(&reverse));
+        assert_eq!(again.order(1).map(KeyComparator::name), Some("test.Backwards"));
+        let numbers: Vec<u64> = again.current(0).files(1).iter().map(|f| f.number).collect();
+        assert_eq!(numbers, [a, b]);
+
+        let err = VersionSet::recover(Arc::new(fs.clone()), dir, &[]).unwrap_err();
+        assert!(err.to_string().contains("test.Backwards"), "{err}");
     }
 
     #[test]
@@ -485,7 +620,7 @@ mod tests {
         let fs = SimFs::new(4);
         let dir = Path::new("/db");
         fs.create_dir_all(dir).unwrap();
-        let mut set = VersionSet::new_empty(Arc::new(fs.clone()), dir);
+        let mut set = VersionSet::new_empty(Arc::new(fs.clone()), dir, KeyComparator::Bytewise);
         set.write_new_manifest(Some(0)).unwrap();
         fs.inject(crate::fs::sim::Fault::ErrorOnNth {
             op: crate::fs::sim::OpKind::Sync,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use crate::error::Result;
-use crate::key::{compare_internal, user_key};
+use crate::key_order::KeyComparator;
 use crate::range_del::FragmentedRangeTombstones;
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::file_index::{FileIndex, FileSearch};
@@ -28,15 +28,25 @@ pub struct Version {
     /// The range tombstones of every file, merged, once an iterator asked
     /// (the files never change, so neither does the answer).
     range_tombstones: OnceLock<Arc<FragmentedRangeTombstones>>,
+    /// The family's key order, which sorted levels are in; versions applied
+    /// from this one inherit it.
+    order: KeyComparator,
 }
 
 impl Version {
-    /// An empty version whose sorted levels are searched with `search`.
-    pub fn empty(search: FileSearch) -> Version {
+    /// An empty version of a family in `order`, whose sorted levels are
+    /// searched with `search`.
+    pub fn empty(search: FileSearch, order: KeyComparator) -> Version {
         Version {
             search,
+            order,
             ..Version::default()
         }
+    }
+
+    /// The family's key order.
+    pub fn order(&self) -> &KeyComparator {
+        &self.order
     }
 
     /// How this version's sorted levels are searched.
@@ -49,10 +59,11 @@ impl Version {
         let mut version = Version {
             levels: self.levels.clone(),
             search,
+            order: self.order.clone(),
             ..Version::default()
         };
         for level in 1..NUM_LEVELS {
-            version.indexes[level] = FileIndex::build(&version.levels[level], search);
+            version.indexes[level] = FileIndex::build(&version.levels[level], search, &self.order);
         }
         version
     }
@@ -73,7 +84,7 @@ impl Version {
         let files = self.files(level);
         files[self.find_file(level, lo).min(files.len())..]
             .iter()
-            .take_while(|f| user_key(&f.smallest) <= hi)
+            .take_while(|f| f.starts_at_or_before(hi, &self.order))
             .cloned()
             .collect()
     }
@@ -123,7 +134,7 @@ impl Version {
     ) -> impl Iterator<Item = (usize, &'a Arc<FileMetaData>)> + 'a {
         let l0 = self.levels[0]
             .iter()
-            .filter(move |f| user_key(&f.smallest) <= key && !f.ends_before(key))
+            .filter(move |f| f.starts_at_or_before(key, &self.order) && !f.ends_before(key, &self.order))
             .map(|f| (0, f));
         let deeper = (1..NUM_LEVELS).filter_map(move |level| {
             // First file that may hold key or a larger one. A file whose
@@ -132,7 +143,7 @@ impl Version {
             let i = self.find_file(level, key);
             self.levels[level]
                 .get(i)
-                .filter(|f| user_key(&f.smallest) <= key)
+                .filter(|f| f.starts_at_or_before(key, &self.order))
                 .map(|f| (level, f))
         });
         l0.chain(deeper)
@@ -156,21 +167,29 @@ impl Version {
             }
         }
         for (level, meta) in &edit.new_files {
+            if self.order.compare_internal(&meta.smallest, &meta.largest) == Ordering::Greater {
+                return Err(InvalidEdit(format!(
+                    "file #{}: smallest key sorts after largest key in {} order",
+                    meta.number,
+                    self.order.name()
+                )));
+            }
             let slot = levels
                 .get_mut(*level as usize)
                 .ok_or_else(|| bad_level(*level))?;
             slot.insert(meta.number, Arc::new(meta.clone()));
         }
-        let mut version = Version::empty(self.search);
+        let mut version = Version::empty(self.search, self.order.clone());
+        let order = &self.order;
         for (level, files) in levels.into_iter().enumerate() {
             let mut files: Vec<_> = files.into_values().collect();
             if level == 0 {
                 files.sort_by_key(|f| std::cmp::Reverse((f.largest_seqno, f.number)));
             } else {
-                files.sort_by(|a, b| compare_internal(&a.smallest, &b.smallest));
-                if let Some(pair) = files
-                    .windows(2)
-                    .find(|w| compare_internal(&w[0].largest, &w[1].smallest) != Ordering::Less)
+                files.sort_by(|a, b| order.compare_internal(&a.smallest, &b.smallest));
+                if let Some(pair) = files.windows(2).find(|w| {
+                    order.compare_internal(&w[0].largest, &w[1].smallest) != Ordering::Less
+                })
                 {
                     return Err(InvalidEdit(format!(
                         "files #{} and #{} overlap at L{level}",
@@ -179,7 +198,7 @@ impl Version {
                 }
             }
             if level > 0 {
-                version.indexes[level] = FileIndex::build(&files, self.search);
+                version.indexes[level] = FileIndex::build(&files, self.search, order);
             }
             version.levels[level] = files;
         }
@@ -246,6 +265,26 @@ mod tests {
         let v2 = v.apply(&del).unwrap();
         assert_eq!(v2.num_files(0), 1);
         assert!(v2.apply(&del).is_err(), "double delete");
+    }
+
+    /// A file whose smallest key sorts after its largest in the family's
+    /// order does not apply; the same keys are fine in the other order.
+    #[test]
+    fn file_bounds_are_checked_in_the_familys_order() {
+        let mut edit = VersionEdit::new();
+        edit.add_file(1, meta(1, b"m", b"a", 1));
+        let err = Version::default().apply(&edit).unwrap_err();
+        assert!(err.0.contains("sorts after"), "{err:?}");
+        let reverse = Version::empty(FileSearch::default(), KeyComparator::ReverseBytewise);
+        let v = reverse.apply(&edit).unwrap();
+        assert_eq!(v.files_for_key(b"c").count(), 1);
+        assert_eq!(v.files_for_key(b"z").count(), 0);
+        // Same user key: newer sorts first, so @3 .. @9 is out of order.
+        let mut same_key = VersionEdit::new();
+        let mut m = meta(2, b"k", b"k", 3);
+        m.largest = internal_key(b"k", 9, ValueType::Put);
+        same_key.add_file(0, m);
+        assert!(Version::default().apply(&same_key).is_err());
     }
 
     #[test]

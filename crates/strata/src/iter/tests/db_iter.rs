@@ -9,6 +9,7 @@ use crate::iter::db_iter::DbIterator;
 use crate::iter::db_range::DbRange;
 use crate::iter::merging::MergingIterator;
 use crate::key::{internal_key, pack_tag, SequenceNumber, ValueType};
+use crate::key_order::KeyComparator;
 use crate::memtable::MemTable;
 
 /// Keys written by the histories.
@@ -77,7 +78,7 @@ impl Case {
                 .collect(),
         );
         let (lower, upper) = self.bounds();
-        DbIterator::new(Box::new(inner), self.snapshot, lower, upper)
+        DbIterator::new(Box::new(inner), self.snapshot, lower, upper, KeyComparator::Bytewise)
     }
 
     /// The visible state: newest version with seq <= snapshot, if a put, in bounds.
@@ -319,7 +320,7 @@ fn over_memtables() {
     new.add(6, ValueType::Put, b"d", b"d6").unwrap();
     let view = |seq| {
         let inner = MergingIterator::new(vec![Box::new(new.iter()), Box::new(old.iter())]);
-        DbIterator::new(Box::new(inner), seq, None, None)
+        DbIterator::new(Box::new(inner), seq, None, None, KeyComparator::Bytewise)
     };
     let pairs = |v: &[(&str, &str)]| -> Vec<(Vec<u8>, Vec<u8>)> {
         v.iter()
@@ -355,6 +356,7 @@ fn single(
         seq,
         lower.map(<[u8]>::to_vec),
         upper.map(<[u8]>::to_vec),
+        KeyComparator::Bytewise,
     )
 }
 
@@ -530,12 +532,13 @@ fn inner_error_is_reported_and_no_stale_candidate_is_shown() {
         9,
         None,
         None,
+        KeyComparator::Bytewise,
     );
     it.seek_to_last();
     assert!(!it.valid());
     assert!(it.status().is_err());
     // Forward, the same failure simply ends the scan with the error.
-    let mut it = DbIterator::new(VecIterator::failing_at(entries, 1).boxed(), 9, None, None);
+    let mut it = DbIterator::new(VecIterator::failing_at(entries, 1).boxed(), 9, None, None, KeyComparator::Bytewise);
     it.seek_to_first();
     assert_eq!(it.value(), Some(&b"new"[..]));
     it.next();
@@ -551,8 +554,9 @@ fn range_yields_an_error_once_then_ends() {
         9,
         None,
         None,
+        KeyComparator::Bytewise,
     );
-    let back = DbIterator::new(VecIterator::new(entries).boxed(), 9, None, None);
+    let back = DbIterator::new(VecIterator::new(entries).boxed(), 9, None, None, KeyComparator::Bytewise);
     let mut r = DbRange::new(front, back);
     assert_eq!(r.next().unwrap().unwrap(), (b"a".to_vec(), b"1".to_vec()));
     assert!(r.next().unwrap().is_err());

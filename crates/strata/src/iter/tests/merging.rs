@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use super::{Pairs, VecIterator};
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
-use crate::comparator::KeyComparator;
+use crate::key_order::KeyComparator;
 use crate::key::{compare_internal, internal_key, pack_tag, ValueType};
 
 const USER_KEYS: [&[u8]; 5] = [b"", b"a", b"ab", b"b", b"c"];

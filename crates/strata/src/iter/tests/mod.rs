@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::comparator::KeyComparator;
+use crate::key_order::KeyComparator;
 
 /// `(key, value)` pairs, internal or user.
 pub(super) type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
