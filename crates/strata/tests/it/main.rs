@@ -8,6 +8,7 @@ mod db_basic;
 mod db_cache;
 mod db_compaction;
 mod db_compaction_filter;
+mod db_comparator;
 mod db_concurrency;
 mod db_crash;
 mod db_families;
