@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, WritableFile};
 use crate::iter::InternalIterator;
 use crate::key::{compare_internal, internal_key, seek_key, ValueType};
+use crate::key_order::KeyComparator;
 use crate::options::{ReadOptions, TableOptions};
 
 /// An in-memory file: written through `WritableFile`, read through
@@ -62,10 +63,20 @@ impl RandomAccessFile for MemReadFile {
 pub(crate) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 pub(crate) fn build_table(entries: &[(Vec<u8>, Vec<u8>)], options: TableOptions) -> Vec<u8> {
+    build_table_in(entries, options, KeyComparator::Bytewise)
+}
+
+/// [`build_table`] for `entries` sorted in `order`.
+pub(crate) fn build_table_in(
+    entries: &[(Vec<u8>, Vec<u8>)],
+    options: TableOptions,
+    order: KeyComparator,
+) -> Vec<u8> {
     let file = MemFile::default();
     let mut b = TableBuilder::new(Box::new(file.clone()), options)
         .unwrap()
-        .with_creation_time(1_700_000_000);
+        .with_creation_time(1_700_000_000)
+        .with_order(order);
     for (k, v) in entries {
         b.add(k, v).unwrap();
     }
@@ -159,10 +170,21 @@ fn options_strategy() -> impl Strategy<Value = TableOptions> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]
     #[test]
-    fn roundtrip_matches_model(seed in any::<u64>(), n in 0usize..600, options in options_strategy()) {
+    fn roundtrip_matches_model(
+        seed in any::<u64>(),
+        n in 0usize..600,
+        options in options_strategy(),
+        reverse in any::<bool>(),
+    ) {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
-        let entries = random_entries(&mut rng, n);
-        let table = open(build_table(&entries, options)).unwrap();
+        let mut entries = random_entries(&mut rng, n);
+        // In reverse bytewise order too: its separators, seeks and the
+        // reader taking the order from the table's properties.
+        let order = if reverse { KeyComparator::ReverseBytewise } else { KeyComparator::Bytewise };
+        entries.sort_by(|(a, _), (b, _)| order.compare_internal(a, b));
+        let compare_internal = |a: &[u8], b: &[u8]| order.compare_internal(a, b);
+        let table = open(build_table_in(&entries, options, order.clone())).unwrap();
+        prop_assert_eq!(table.properties().comparator_name.as_str(), order.name());
         prop_assert_eq!(scan_forward(&table), entries.clone());
         prop_assert_eq!(table.verify().unwrap().entries, n as u64);
 
@@ -206,6 +228,32 @@ proptest! {
         }
         prop_assert!(it.status().is_ok());
     }
+}
+
+/// A database reads a table only in its family's order: a table that names
+/// another is `InvalidArgument` naming both; a tool reads it in the order it
+/// names, if built in.
+#[test]
+fn a_table_opens_only_in_the_order_it_names() {
+    let entries: Vec<_> = [b"c", b"b", b"a"]
+        .iter()
+        .map(|k| (internal_key(*k, 1, ValueType::Put), b"v".to_vec()))
+        .collect();
+    let bytes = build_table_in(&entries, TableOptions::default(), KeyComparator::ReverseBytewise);
+    let file = || Arc::new(MemReadFile(Bytes::from(bytes.clone())));
+    let path = Path::new("t.sst");
+    let err = TableReader::open_in_order(file(), path, &KeyComparator::Bytewise).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+    for name in ["rocksdb.ReverseBytewiseComparator", "leveldb.BytewiseComparator", "t.sst"] {
+        assert!(err.to_string().contains(name), "{err}");
+    }
+    let table = TableReader::open_in_order(file(), path, &KeyComparator::ReverseBytewise).unwrap();
+    assert_eq!(scan_forward(&Arc::new(table)), entries);
+    // A bytewise table does not write the property (so its bytes are what
+    // they were before comparators) and reads back as bytewise.
+    let bytewise = build_table(&[], TableOptions::default());
+    assert!(!bytewise.windows(18).any(|w| w == b"rocksdb.comparator"));
+    assert_eq!(open(bytewise).unwrap().properties().comparator_name, "leveldb.BytewiseComparator");
 }
 
 #[test]
