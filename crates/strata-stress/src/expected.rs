@@ -14,6 +14,8 @@
 //! - across threads, no holes: if a batch survived, every batch of any thread
 //!   acknowledged before it started survived too (it was committed earlier).
 
+use std::ops::Bound;
+
 use strata::Db;
 
 use crate::families::{of_key, Families};
@@ -98,7 +100,8 @@ fn read_thread(db: &Db, w: &Workload, thread: usize) -> Result<(Found, Option<Ve
     let mut seq = None;
     let families = Families::of(db, w.families)?;
     for (i, cf) in families.all().iter().enumerate() {
-        for entry in db.range_cf(cf, prefix.as_slice()..end.as_slice()) {
+        let span = crate::families::key_span(cf, &prefix, Bound::Excluded(&end));
+        for entry in db.range_cf(cf, span) {
             let (k, v) =
                 entry.map_err(|e| format!("scan of thread {thread}'s keys failed: {e}"))?;
             if k == seq_key(thread) && i == 0 {

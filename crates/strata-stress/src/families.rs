@@ -15,9 +15,13 @@
 
 use std::path::Path;
 
+use std::ops::Bound;
+
+use strata::comparator::REVERSE_BYTEWISE_COMPARATOR_NAME;
 use strata::{CfOptions, ColumnFamily, Db, DbOptions};
 
 use crate::model::MergeKind;
+use crate::workload::key;
 use crate::options::StressOptions;
 
 /// The families' names, by index.
@@ -105,5 +109,33 @@ impl Families {
     /// Every family, the default one first.
     pub fn all(&self) -> &[ColumnFamily] {
         &self.handles
+    }
+}
+
+/// The `[begin, end)` of `cf`'s order that holds thread `thread`'s keys
+/// numbered `first..end`. In reverse bytewise order those keys run from
+/// key `end - 1` down to key `first`, so the range starts at the first and
+/// ends at the key just below `first` among the thread's (or below all of
+/// them: the shorter key prefix).
+pub fn range_in_order(cf: &ColumnFamily, thread: usize, first: u32, end: u32) -> (Vec<u8>, Vec<u8>) {
+    if cf.comparator().name() != REVERSE_BYTEWISE_COMPARATOR_NAME {
+        return (key(thread, first), key(thread, end));
+    }
+    let below = match first.checked_sub(1) {
+        Some(n) => key(thread, n),
+        None => format!("t{thread:02}k").into_bytes(),
+    };
+    (key(thread, end.saturating_sub(1)), below)
+}
+
+/// The keys from `first` through `last` (bytewise, `last` included or not)
+/// as a range of `cf`'s order: a family in reverse bytewise order holds
+/// them from `last` down to `first`.
+pub fn key_span(cf: &ColumnFamily, first: &[u8], last: Bound<&[u8]>) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let owned = |b: Bound<&[u8]>| b.map(<[u8]>::to_vec);
+    if cf.comparator().name() == REVERSE_BYTEWISE_COMPARATOR_NAME {
+        (owned(last), Bound::Included(first.to_vec()))
+    } else {
+        (Bound::Included(first.to_vec()), owned(last))
     }
 }

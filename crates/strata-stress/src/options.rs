@@ -10,6 +10,7 @@ use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::Cache;
 use strata::{CfOptions, IndexType, PrefixExtractor, TableOptions, WalRecoveryMode};
+use strata::ReverseBytewiseComparator;
 use strata::{ChecksumType, CompactionOptions, CompactionStyle, CompressionType, DbOptions, Fs};
 
 use crate::model::{ExpiredFilter, MergeKind};
@@ -28,16 +29,24 @@ pub struct StressOptions {
     /// removed.
     pub filter: Arc<ExpiredFilter>,
     cache: &'static str,
+    /// Family "s2" sorts its keys in reverse bytewise order (and so has no
+    /// prefix extractor).
+    pub reverse_s2: bool,
 }
 
 impl StressOptions {
     /// The options of key family `family`: the default family's, with the
     /// family's own merge operator.
     pub fn cf_options(&self, family: usize) -> CfOptions {
-        CfOptions {
+        let mut options = CfOptions {
             merge_operator: self.merge_kinds.get(family).map(|k| k.operator()),
             ..self.db.cf_options()
+        };
+        if family == 2 && self.reverse_s2 {
+            options.comparator = Arc::new(ReverseBytewiseComparator);
+            options.table.prefix_extractor = None;
         }
+        options
     }
 }
 
@@ -52,7 +61,8 @@ impl fmt::Display for StressOptions {
              bloom_bits={} index_type={:?} partition_filters={} metadata_block_size={} \
              prefix_extractor={:?} whole_key_filtering={} memtable_bloom={} \
              cache={} cache_index_and_filter_blocks={} max_open_files={} \
-             disable_wal={} sync_ratio={} merge_operators={} compaction_filter=remove-{}",
+             disable_wal={} sync_ratio={} merge_operators={} compaction_filter=remove-{} \
+             s2_comparator={}",
             o.write_buffer_size,
             o.max_write_buffer_number,
             c.compaction_style,
@@ -75,7 +85,8 @@ impl fmt::Display for StressOptions {
             self.disable_wal,
             self.sync_ratio,
             self.merge_kinds.map(MergeKind::name).join(","),
-            String::from_utf8_lossy(crate::model::MARK)
+            String::from_utf8_lossy(crate::model::MARK),
+            self.cf_options(2).comparator.name(),
         )
     }
 }
@@ -177,6 +188,8 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         fs,
         ..DbOptions::default()
     };
+    // And later ones from another, for the same reason.
+    let mut newer = SmallRng::seed_from_u64(seed ^ 0x0000_0C0A_1A70);
     StressOptions {
         db,
         disable_wal,
@@ -184,5 +197,6 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         merge_kinds,
         filter,
         cache: cache_kind,
+        reverse_s2: newer.gen_bool(0.5),
     }
 }

@@ -3,6 +3,7 @@
 //! (or the few it may have, where the compaction filter may have removed
 //! one), so every read it makes is checked on the spot.
 
+use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -156,12 +157,11 @@ fn write_batch(
         let cf = shared.families.for_key(op.key());
         let added = match op {
             // The range's keys are spread over the families: delete it in
-            // every one.
-            Op::DeleteRange { end, .. } => shared
-                .families
-                .all()
-                .iter()
-                .try_for_each(|cf| wb.delete_range_cf(cf, &k, key(thread, *end))),
+            // every one, in each family's order.
+            Op::DeleteRange { end, .. } => shared.families.all().iter().try_for_each(|cf| {
+                let (begin, end) = crate::families::range_in_order(cf, thread, op.key(), *end);
+                wb.delete_range_cf(cf, begin, end)
+            }),
             Op::Put { value, .. } => wb.put_cf(cf, &k, value),
             Op::Delete { .. } => wb.delete_cf(cf, &k),
             Op::Merge { operand, .. } => wb.merge_cf(cf, &k, operand),
@@ -218,10 +218,8 @@ fn check_scan(shared: &Shared<'_>, thread: usize, state: &KeyState) -> Result<bo
         ..ReadOptions::default()
     };
     for (i, cf) in shared.families.all().iter().enumerate() {
-        for entry in shared
-            .db
-            .range_cf_opt(cf, &at, from.as_slice()..=to.as_slice())
-        {
+        let span = crate::families::key_span(cf, &from, Bound::Included(&to));
+        for entry in shared.db.range_cf_opt(cf, &at, span) {
             match entry {
                 Ok((k, v)) => {
                     let n = parse_key(thread, &k)

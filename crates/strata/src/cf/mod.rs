@@ -71,6 +71,12 @@ impl ColumnFamily {
     pub fn is_dropped(&self) -> bool {
         self.shared.dropped.load(Ordering::Acquire)
     }
+
+    /// The order of the family's keys (RocksDB's `GetComparator`), fixed
+    /// when the family was created.
+    pub fn comparator(&self) -> Arc<dyn crate::comparator::Comparator> {
+        self.shared.super_version.load().options.comparator.clone()
+    }
 }
 
 impl fmt::Debug for ColumnFamily {
