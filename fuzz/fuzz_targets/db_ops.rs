@@ -2,8 +2,9 @@
 //! input is read as a list of operations (put, delete, delete_range, merge,
 //! batch across families, get, batched multi_get across families, scan,
 //! prefix seek,
-//! snapshot read, flush, compaction, reopen, crash and reopen) on a small database with two families on the
-//! simulated file system. Every read must agree with the model, and after a
+//! snapshot read, flush, compaction, reopen, crash and reopen) on a small
+//! database with three families on the simulated file system, the third in
+//! reverse bytewise order. Every read must agree with the model, and after a
 //! crash the database must hold the models' state after some write at or
 //! after the last sync (unsynced writes may or may not survive, in order,
 //! and a batch across families survives or vanishes whole).
@@ -17,11 +18,18 @@ use libfuzzer_sys::fuzz_target;
 use strata::fs::sim::{CrashMode, DataLoss};
 use strata::fs::SimFs;
 use strata::merge::StringAppendOperator;
-use strata::{ColumnFamily, Db, DbOptions, PrefixExtractor, ReadOptions, WriteBatch, WriteOptions};
+use strata::{
+    ColumnFamily, Db, DbOptions, PrefixExtractor, ReadOptions, ReverseBytewiseComparator,
+    WriteBatch, WriteOptions,
+};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-/// One model per family: the default one and "other".
-type Models = [Model; 2];
+/// One model per family: the default one, "other" and "rev" (whose model
+/// holds the same keys; its order is reverse bytewise).
+type Models = [Model; 3];
+
+/// The family in reverse bytewise order.
+const REV: usize = 2;
 
 fn options(fs: &SimFs) -> DbOptions {
     let mut o = DbOptions {
@@ -42,16 +50,21 @@ fn options(fs: &SimFs) -> DbOptions {
 /// The other family's extractor: keys are 3 bytes, so a prefix is a key.
 const OTHER_EXTRACTOR: PrefixExtractor = PrefixExtractor::Capped(3);
 
-/// Opens (or reopens) the database with both families.
-fn open(fs: &SimFs) -> (Db, [ColumnFamily; 2]) {
+/// Opens (or reopens) the database with every family.
+fn open(fs: &SimFs) -> (Db, [ColumnFamily; 3]) {
     let options = options(fs);
     let mut other = options.cf_options();
     other.table.prefix_extractor = Some(OTHER_EXTRACTOR);
     other.table.whole_key_filtering = false;
-    let db = Db::open_cf(Path::new("/db"), options, [("other", other)]).expect("open");
+    let mut rev = options.cf_options();
+    rev.comparator = Arc::new(ReverseBytewiseComparator);
+    rev.table.prefix_extractor = None;
+    let db = Db::open_cf(Path::new("/db"), options, [("other", other), ("rev", rev)])
+        .expect("open");
     let families = [
         db.default_cf(),
         db.cf_handle("other").expect("other family"),
+        db.cf_handle("rev").expect("rev family"),
     ];
     (db, families)
 }
@@ -72,22 +85,28 @@ impl Input<'_> {
 
     /// Which family an operation touches.
     fn family(&mut self) -> usize {
-        usize::from(self.byte() % 2)
+        usize::from(self.byte() % 3)
     }
 
     fn key(&mut self) -> Vec<u8> {
         // A small key space, so operations meet the same keys.
-        format!("k{:02}", self.byte() % 40).into_bytes()
+        key(self.byte() % 40)
     }
 
-    /// A range `[begin, end)` of a few keys of the key space.
-    fn range(&mut self) -> (Vec<u8>, Vec<u8>) {
+    /// The keys numbered `[begin, end)` of the key space, a few of them: as
+    /// the bounds of a range deletion in family `f`'s order, and as the
+    /// bounds of the model's (bytewise) keys.
+    fn range(&mut self, f: usize) -> ((Vec<u8>, Vec<u8>), (Vec<u8>, Vec<u8>)) {
         let begin = self.byte() % 40;
-        let width = 1 + self.byte() % 8;
-        (
-            format!("k{begin:02}").into_bytes(),
-            format!("k{:02}", begin + width).into_bytes(),
-        )
+        let end = begin + 1 + self.byte() % 8;
+        let bytewise = (key(begin), key(end));
+        if f != REV {
+            return (bytewise.clone(), bytewise);
+        }
+        // In reverse order the keys run from `end - 1` down to `begin`: the
+        // range ends at the key below `begin` (or at "k", below them all).
+        let below = begin.checked_sub(1).map_or_else(|| b"k".to_vec(), key);
+        ((key(end - 1), below), bytewise)
     }
 
     fn value(&mut self) -> Vec<u8> {
@@ -97,17 +116,34 @@ impl Input<'_> {
     }
 }
 
+fn key(n: u8) -> Vec<u8> {
+    format!("k{n:02}").into_bytes()
+}
+
 fn delete_range(model: &mut Model, begin: &[u8], end: &[u8]) {
     model.retain(|k, _| k.as_slice() < begin || k.as_slice() >= end);
 }
 
-fn scan(db: &Db, families: &[ColumnFamily; 2]) -> Models {
-    families
-        .each_ref()
-        .map(|cf| db.range_cf(cf, ..).map(|e| e.expect("scan")).collect())
+/// Every family's entries; each family's must come in its order.
+fn scan(db: &Db, families: &[ColumnFamily; 3]) -> Models {
+    let mut f = 0;
+    families.each_ref().map(|cf| {
+        let entries: Vec<(Vec<u8>, Vec<u8>)> =
+            db.range_cf(cf, ..).map(|e| e.expect("scan")).collect();
+        let ordered = entries.windows(2).all(|w| {
+            if f == REV {
+                w[0].0 > w[1].0
+            } else {
+                w[0].0 < w[1].0
+            }
+        });
+        assert!(ordered, "family {f} scanned out of its order");
+        f += 1;
+        entries.into_iter().collect()
+    })
 }
 
-fn scan_matches(db: &Db, families: &[ColumnFamily; 2], models: &Models) {
+fn scan_matches(db: &Db, families: &[ColumnFamily; 3], models: &Models) {
     assert!(&scan(db, families) == models, "scan differs from the model");
 }
 
@@ -142,10 +178,10 @@ fuzz_target!(|data: &[u8]| {
             4 => {
                 let f = input.family();
                 if input.byte() % 3 == 0 {
-                    let (begin, end) = input.range();
+                    let ((begin, end), (lo, hi)) = input.range(f);
                     db.delete_range_cf(&families[f], &begin, &end)
                         .expect("delete_range");
-                    delete_range(&mut models[f], &begin, &end);
+                    delete_range(&mut models[f], &lo, &hi);
                 } else {
                     let k = input.key();
                     db.delete_cf(&families[f], &k).expect("delete");
@@ -154,7 +190,7 @@ fuzz_target!(|data: &[u8]| {
                 history.push(models.clone());
             }
             5 => {
-                // One batch across both families: atomic, after a crash too.
+                // One batch across the families: atomic, after a crash too.
                 let mut batch = WriteBatch::new();
                 for _ in 0..input.byte() % 5 {
                     let f = input.family();
@@ -165,11 +201,11 @@ fuzz_target!(|data: &[u8]| {
                         batch.delete_cf(cf, &k).expect("batch delete");
                         models[f].remove(&k);
                     } else if kind == 1 {
-                        let (begin, end) = input.range();
+                        let ((begin, end), (lo, hi)) = input.range(f);
                         batch
                             .delete_range_cf(cf, &begin, &end)
                             .expect("batch delete_range");
-                        delete_range(&mut models[f], &begin, &end);
+                        delete_range(&mut models[f], &lo, &hi);
                     } else {
                         let v = input.value();
                         batch.put_cf(cf, &k, &v).expect("batch put");
@@ -186,7 +222,7 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(got.as_deref(), models[f].get(&k).map(Vec::as_slice));
             }
             6 => {
-                // A batched read across both families, keys in any order.
+                // A batched read across the families, keys in any order.
                 let requests: Vec<(usize, Vec<u8>)> = (0..1 + input.byte() % 8)
                     .map(|_| (input.family(), input.key()))
                     .collect();
@@ -199,10 +235,30 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             7 if input.byte() % 2 == 0 => scan_matches(&db, &families, &models),
+            7 if input.byte() % 3 == 0 => {
+                // A seek and a seek-for-prev in the reverse family: the
+                // first key at or after the target in its order is the
+                // largest at or below it bytewise, and the scan goes down.
+                let target = input.key();
+                let mut it = db.iter_cf(&families[REV]);
+                it.seek(&target);
+                let mut got = Vec::new();
+                while let Some(k) = it.key() {
+                    got.push(k.to_vec());
+                    it.next();
+                }
+                it.status().expect("reverse seek");
+                let want: Vec<Vec<u8>> =
+                    models[REV].range(..=target.clone()).rev().map(|(k, _)| k.clone()).collect();
+                assert_eq!(got, want, "a reverse-order seek differs from the model");
+                it.seek_for_prev(&target);
+                let want = models[REV].range(target..).next().map(|(k, _)| k.as_slice());
+                assert_eq!(it.key(), want, "a reverse-order seek_for_prev differs");
+            }
             7 => {
                 // A seek inside the target's prefix: exactly the model's keys
                 // of that prefix from the target on.
-                let f = input.family();
+                let f = input.family() % 2;
                 let target = input.key();
                 let extractor = [PrefixExtractor::Fixed(2), OTHER_EXTRACTOR][f];
                 let prefix = extractor.prefix(&target).expect("keys are in the domain");

@@ -21,8 +21,8 @@ use strata::comparator::REVERSE_BYTEWISE_COMPARATOR_NAME;
 use strata::{CfOptions, ColumnFamily, Db, DbOptions};
 
 use crate::model::MergeKind;
-use crate::workload::key;
 use crate::options::StressOptions;
+use crate::workload::key;
 
 /// The families' names, by index.
 pub const NAMES: [&str; 3] = ["default", "s1", "s2"];
@@ -117,7 +117,12 @@ impl Families {
 /// key `end - 1` down to key `first`, so the range starts at the first and
 /// ends at the key just below `first` among the thread's (or below all of
 /// them: the shorter key prefix).
-pub fn range_in_order(cf: &ColumnFamily, thread: usize, first: u32, end: u32) -> (Vec<u8>, Vec<u8>) {
+pub fn range_in_order(
+    cf: &ColumnFamily,
+    thread: usize,
+    first: u32,
+    end: u32,
+) -> (Vec<u8>, Vec<u8>) {
     if cf.comparator().name() != REVERSE_BYTEWISE_COMPARATOR_NAME {
         return (key(thread, first), key(thread, end));
     }
@@ -131,7 +136,11 @@ pub fn range_in_order(cf: &ColumnFamily, thread: usize, first: u32, end: u32) ->
 /// The keys from `first` through `last` (bytewise, `last` included or not)
 /// as a range of `cf`'s order: a family in reverse bytewise order holds
 /// them from `last` down to `first`.
-pub fn key_span(cf: &ColumnFamily, first: &[u8], last: Bound<&[u8]>) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+pub fn key_span(
+    cf: &ColumnFamily,
+    first: &[u8],
+    last: Bound<&[u8]>,
+) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
     let owned = |b: Bound<&[u8]>| b.map(<[u8]>::to_vec);
     if cf.comparator().name() == REVERSE_BYTEWISE_COMPARATOR_NAME {
         (owned(last), Bound::Included(first.to_vec()))

@@ -9,8 +9,8 @@ use rand::{Rng, SeedableRng};
 use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::Cache;
-use strata::{CfOptions, IndexType, PrefixExtractor, TableOptions, WalRecoveryMode};
 use strata::ReverseBytewiseComparator;
+use strata::{CfOptions, IndexType, PrefixExtractor, TableOptions, WalRecoveryMode};
 use strata::{ChecksumType, CompactionOptions, CompactionStyle, CompressionType, DbOptions, Fs};
 
 use crate::model::{ExpiredFilter, MergeKind};

@@ -6,7 +6,9 @@
 //! +----------------------+-------------------------------------------+
 //! ```
 //!
-//! Order: user key ascending (bytewise), then tag descending, so that for one user
+//! Order: user key ascending (in the family's comparator's order; the
+//! functions here are the bytewise case, `key_order::KeyComparator` the
+//! general one), then tag descending, so that for one user
 //! key the newest version comes first and a seek to `(key, snapshot)` lands on the
 //! newest version visible at that snapshot.
 

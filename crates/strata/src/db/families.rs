@@ -27,7 +27,7 @@ use crate::options::{
 };
 use crate::key_order::KeyComparator;
 use crate::version::set::manifest_comparator_name;
-use crate::version::{SuperVersion, VersionEdit, VersionSet};
+use crate::version::{SuperVersion, VersionEdit};
 use crate::write::WriteBatch;
 
 impl Db {
@@ -38,12 +38,7 @@ impl Db {
         path: impl AsRef<Path>,
         options: &DbOptions,
     ) -> Result<Vec<String>> {
-        let comparators = std::slice::from_ref(&options.comparator);
-        let versions = VersionSet::recover(options.fs.clone(), path.as_ref(), comparators)?;
-        Ok(versions
-            .families()
-            .map(|(_, name)| name.to_owned())
-            .collect())
+        crate::version::set::list_families(&*options.fs, path.as_ref())
     }
 
     /// Creates a column family named `name` with `options` (RocksDB's

@@ -60,7 +60,12 @@ impl HeldPartitions {
 /// A cursor over a table's index: the one index block, or the two levels
 /// of a partitioned index. `T` is how the cursor holds its table (`&` for a
 /// lookup, `Arc` for an iterator that outlives its creator).
+///
+/// The one-block variant stays unboxed although it is the larger: it is
+/// the common case, built on every point lookup, and boxing it would cost
+/// an allocation each time.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum IndexIter<T: Deref<Target = TableReader>> {
     /// One index block: separator -> data block handle.
     Block(BlockIter<KeyComparator>),

@@ -7,7 +7,7 @@
 //! +---------------+---------+---------------+---------+-----+
 //!
 //! tag     field             payload                                       count
-//!   1     comparator        varint32 len + UTF-8 name ("strata.bytewise") 0..1
+//!   1     comparator        varint32 len + UTF-8 name of the family's order   0..1
 //!   2     log_number        varint64                                      0..1
 //!   3     next_file_number  varint64                                      0..1
 //!   4     last_sequence     varint64                                      0..1
@@ -77,8 +77,9 @@ use crate::key::{
 /// Number of levels a MANIFEST may name; levels are `0..MAX_LEVELS`.
 pub const MAX_LEVELS: u32 = 64;
 
-/// Name of the bytewise internal-key order, recorded so a DB is never opened with
-/// a different order than the one its tables were sorted by.
+/// The MANIFEST's name of bytewise order (other orders go by their RocksDB
+/// or application names), recorded so a family is never opened in another
+/// order than the one its tables were sorted by.
 pub const BYTEWISE_COMPARATOR_NAME: &str = "strata.bytewise";
 
 /// Name of the column family every database has, id 0 (RocksDB's).

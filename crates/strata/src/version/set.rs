@@ -25,6 +25,45 @@ use crate::version::file_index::FileSearch;
 use crate::version::version::{InvalidEdit, Version};
 use crate::wal::{LogReader, LogWriter};
 
+/// The MANIFEST CURRENT names, with its number and path, ready to read.
+fn open_manifest(fs: &dyn Fs, dir: &Path) -> Result<(u64, PathBuf, LogReader)> {
+    let manifest_number = read_current_file(fs, dir)?;
+    let path = manifest_file_name(dir, manifest_number);
+    let file = fs
+        .open(&path, ReadFileOptions::default())
+        .map_err(|e| match e {
+            e if e.is_not_found() => Error::corruption(
+                current_file_name(dir),
+                0,
+                format!("CURRENT names MANIFEST-{manifest_number:06}, which does not exist"),
+            ),
+            other => other,
+        })?;
+    let reader = LogReader::new(file, &path);
+    Ok((manifest_number, path, reader))
+}
+
+/// The names of the live families the MANIFEST in `dir` records, by id
+/// (the default family first), read from the records that create and drop
+/// families alone: no version is built, so no family's comparator is
+/// needed (RocksDB's `ListColumnFamilies`).
+pub fn list_families(fs: &dyn Fs, dir: &Path) -> Result<Vec<String>> {
+    let (_, path, mut reader) = open_manifest(fs, dir)?;
+    let mut names = BTreeMap::from([(0, DEFAULT_COLUMN_FAMILY_NAME.to_owned())]);
+    while let Some((offset, record)) = reader.read_record()? {
+        let edit = VersionEdit::decode(record).map_err(|e| match e {
+            Error::Corruption { reason, .. } => Error::corruption(&path, offset, reason),
+            other => other,
+        })?;
+        if let Some(name) = edit.column_family_add {
+            names.insert(edit.column_family, name);
+        } else if edit.column_family_drop {
+            names.remove(&edit.column_family);
+        }
+    }
+    Ok(names.into_values().collect())
+}
+
 /// The name a MANIFEST records for `order`: bytewise keeps the name
 /// earlier builds wrote (and accept), the others their RocksDB or
 /// application name.
@@ -155,19 +194,7 @@ impl VersionSet {
         dir: &Path,
         comparators: &[Arc<dyn Comparator>],
     ) -> Result<VersionSet> {
-        let manifest_number = read_current_file(&*fs, dir)?;
-        let path = manifest_file_name(dir, manifest_number);
-        let file = fs
-            .open(&path, ReadFileOptions::default())
-            .map_err(|e| match e {
-                e if e.is_not_found() => Error::corruption(
-                    current_file_name(dir),
-                    0,
-                    format!("CURRENT names MANIFEST-{manifest_number:06}, which does not exist"),
-                ),
-                other => other,
-            })?;
-        let mut reader = LogReader::new(file, &path);
+        let (manifest_number, path, mut reader) = open_manifest(&*fs, dir)?;
         let mut set = VersionSet::new_empty(fs.clone(), dir, KeyComparator::Bytewise);
         for c in comparators {
             set.register_comparator(c);

@@ -279,8 +279,10 @@ impl WriteBatch {
     /// checks against each family's key order (empty, without a parse, for
     /// a batch that has none).
     pub(crate) fn range_deletions(&self) -> impl Iterator<Item = (u32, &[u8], &[u8])> + '_ {
-        self.iter()
-            .take_while(|_| self.has_range_deletions)
+        self.has_range_deletions
+            .then(|| self.iter())
+            .into_iter()
+            .flatten()
             .filter_map(|e| e.ok())
             .filter(|e| e.value_type == ValueType::RangeDeletion)
             .map(|e| (e.cf, e.key, e.value))
