@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use super::iter::{DropCounts, DropRules};
 use super::merge_collapse;
+use super::output_cut::OutputCutter;
 use super::range_dels;
 use super::CompactionTask;
 use crate::compaction_filter::{CompactionFilter, Decision, FilterContext};
@@ -121,9 +122,12 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
         },
         current: None,
         finished: Vec::new(),
-        grandparent_index: 0,
-        grandparent_overlap: 0,
-        seen_key: false,
+        cutter: OutputCutter::new(
+            task.grandparents.clone(),
+            ctx.version.order().clone(),
+            task.target_file_size,
+            task.max_grandparent_overlap,
+        ),
         range_tombstones: FragmentedRangeTombstones::default(),
         output_lower: None,
         filter_changes: 0,
@@ -242,11 +246,8 @@ struct OutputWriter<'a, 'b> {
     options: TableOptions,
     current: Option<Output>,
     finished: Vec<FileMetaData>,
-    /// Grandparent files passed so far, and the bytes of those the current
-    /// output overlaps (LevelDB's `ShouldStopBefore`).
-    grandparent_index: usize,
-    grandparent_overlap: u64,
-    seen_key: bool,
+    /// Where the outputs end (see `output_cut.rs`).
+    cutter: OutputCutter,
     /// The tombstones the outputs carry, each output those between its cuts.
     range_tombstones: FragmentedRangeTombstones,
     /// The first user key the current (or next) output owns: the cut before
@@ -337,8 +338,9 @@ impl OutputWriter<'_, '_> {
         let new_user_key = self
             .current
             .as_ref()
-            .is_some_and(|o| user_key(&o.largest) != user_key(key));
-        if new_user_key && self.should_cut_before(key) {
+            .is_none_or(|o| user_key(&o.largest) != user_key(key));
+        let size = self.current.as_ref().map(|o| o.builder.estimated_file_size());
+        if new_user_key && self.cutter.should_cut_before(user_key(key), size) {
             self.finish_current(Some(user_key(key)))?;
         }
         self.add(key, value)
@@ -363,31 +365,6 @@ impl OutputWriter<'_, '_> {
         Ok(())
     }
 
-    /// Whether the current output is full, or `key` is past enough grandparent
-    /// bytes that the output would make a later compaction too large.
-    fn should_cut_before(&mut self, key: &[u8]) -> bool {
-        let grandparents = &self.task.grandparents;
-        let ukey = user_key(key);
-        while let Some(g) = grandparents.get(self.grandparent_index) {
-            if self.ctx.version.order().le(ukey, user_key(&g.largest)) {
-                break;
-            }
-            if self.seen_key {
-                self.grandparent_overlap += g.file_size;
-            }
-            self.grandparent_index += 1;
-        }
-        self.seen_key = true;
-        let full = self
-            .current
-            .as_ref()
-            .is_some_and(|o| o.builder.estimated_file_size() >= self.task.target_file_size);
-        if full || self.grandparent_overlap > self.task.max_grandparent_overlap {
-            self.grandparent_overlap = 0;
-            return true;
-        }
-        false
-    }
 
     /// Creates the next output file.
     fn open_output(&mut self) -> Result<&mut Output> {

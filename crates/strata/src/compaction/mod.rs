@@ -8,6 +8,7 @@ pub mod iter;
 pub mod job;
 pub mod leveled;
 mod merge_collapse;
+mod output_cut;
 mod range_dels;
 pub mod rate_limiter;
 pub mod universal;
@@ -65,7 +66,8 @@ pub struct CompactionTask {
     pub grandparents: Vec<Arc<FileMetaData>>,
     /// Cut outputs at about this many bytes.
     pub target_file_size: u64,
-    /// Cut an output once it overlaps this many grandparent bytes.
+    /// Cut an output before it and the grandparents it overlaps reach this
+    /// many bytes (`max_compaction_bytes`).
     pub max_grandparent_overlap: u64,
     /// Codec of the outputs.
     pub compression: CompressionType,
