@@ -114,7 +114,6 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
     result.bytes_read_start = task.inputs.iter().map(|f| f.file_size).sum();
     result.bytes_read_output = task.output_level_inputs.iter().map(|f| f.file_size).sum();
     let mut writer = OutputWriter {
-        task,
         ctx,
         options: TableOptions {
             compression: task.compression,
@@ -241,7 +240,6 @@ struct Output {
 }
 
 struct OutputWriter<'a, 'b> {
-    task: &'a CompactionTask,
     ctx: &'a JobContext<'b>,
     options: TableOptions,
     current: Option<Output>,
