@@ -71,8 +71,7 @@ impl LevelStats {
 /// prints them. Like RocksDB, a condition is counted each time a new version
 /// is installed while it holds (the memtable stop: each time a writer finds
 /// every memtable full). The `with_compaction` counters are the subset seen
-/// while an L0 compaction was running. RocksDB's `memtable_slowdown` has no
-/// counter: Strata never slows writes for memtables, it only stops them.
+/// while an L0 compaction was running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum StallCounter {
     L0Slowdown,
@@ -82,9 +81,10 @@ pub(crate) enum StallCounter {
     PendingBytesStop,
     PendingBytesSlowdown,
     MemtableStop,
+    MemtableSlowdown,
 }
 
-pub(crate) const STALL_COUNTERS: usize = 7;
+pub(crate) const STALL_COUNTERS: usize = 8;
 
 /// One family's counters.
 #[derive(Debug, Default)]

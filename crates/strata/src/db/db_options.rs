@@ -69,6 +69,9 @@ impl Db {
                 options.validate().map(|()| (id, options))
             })
             .collect::<Result<_>>()?;
+        if changes.iter().any(|(name, _)| *name == "delayed_write_rate") {
+            state.write_controller.reset_rate(wanted.delayed_write_rate);
+        }
         for (id, options) in changed {
             if let Some(family) = state.cfs.get_mut(&id) {
                 family.options = Arc::new(options);

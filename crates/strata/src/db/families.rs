@@ -119,6 +119,7 @@ impl Db {
         }
         crash_point!("cf.drop.applied");
         cf.shared.dropped.store(true, Ordering::Release);
+        state.write_controller.forget(cf.id());
         if let Some(family) = state.cfs.remove(&cf.id()) {
             // Handles outlive the family: what they keep published must not
             // pin its tables or memtables (reads through them fail anyway).

@@ -29,6 +29,7 @@ mod stats;
 mod stats_report;
 mod wal_replay;
 mod write;
+mod write_controller;
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -128,8 +129,8 @@ pub(crate) struct DbState {
     compaction_threads: usize,
     /// Deletions of obsolete tables under way (with the mutex released).
     sweeps_running: usize,
-    /// When the next write may go ahead while writes are slowed down.
-    next_delayed_write: Option<std::time::Instant>,
+    /// How fast writes may go while compaction is behind.
+    write_controller: write_controller::WriteController,
     /// After a compaction job failed: no automatic compaction before then.
     compaction_retry_at: Option<std::time::Instant>,
     /// Obsolete tables an older version still held at the last cleanup: the
@@ -741,6 +742,16 @@ impl DbInner {
             _ => 0,
         };
         stall::count(family, &version, &state.compacting);
+        let l0_files = version.num_files(0);
+        state.write_controller.recalculate(
+            cf,
+            write_controller::FamilyStall {
+                condition: stall::family_condition(family, l0_files),
+                pending_bytes: family.pending_compaction_bytes,
+                near_stop: stall::near_stop(family, l0_files),
+                max_rate: options.delayed_write_rate,
+            },
+        );
         family.publish(version);
     }
 

@@ -551,7 +551,9 @@ fn build_inner(
             running_compactions: Vec::new(),
             compaction_threads: options.compaction.max_background_jobs.saturating_sub(1),
             sweeps_running: 0,
-            next_delayed_write: None,
+            write_controller: super::write_controller::WriteController::new(
+                options.compaction.delayed_write_rate,
+            ),
             compaction_retry_at: None,
             obsolete_held: false,
             writes_stopped: false,

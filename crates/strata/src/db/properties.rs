@@ -137,6 +137,19 @@ pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<Str
             u64::from(super::compact::pick_task_of(inner, &state, cf.id).is_some()).to_string()
         }
         "num-running-compactions" => inner.state.lock().running_compactions.len().to_string(),
+        // The rate writes are held to now, 0 when they are not delayed.
+        "actual-delayed-write-rate" => {
+            let state = inner.state.lock();
+            let delayed = matches!(
+                super::stall::current(&state),
+                Some(super::stall::StallCondition::Delayed { .. })
+            );
+            if delayed {
+                state.write_controller.rate().to_string()
+            } else {
+                "0".to_owned()
+            }
+        }
         // Writes waiting to commit, the group being committed included: a
         // queue that grows shows writers held up by a slow WAL write or sync.
         "num-queued-writes" => inner.state.lock().writers.len().to_string(),

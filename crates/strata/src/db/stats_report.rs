@@ -317,7 +317,7 @@ fn render_compaction(
         out,
         "Stalls(count): {} level0_slowdown, {} level0_slowdown_with_compaction, {} level0_numfiles, \
          {} level0_numfiles_with_compaction, {} stop for pending_compaction_bytes, \
-         {} slowdown for pending_compaction_bytes, {} memtable_compaction, 0 memtable_slowdown, \
+         {} slowdown for pending_compaction_bytes, {} memtable_compaction, {} memtable_slowdown, \
          interval {} total count",
         c(StallCounter::L0Slowdown),
         c(StallCounter::L0SlowdownWithCompaction),
@@ -326,6 +326,7 @@ fn render_compaction(
         c(StallCounter::PendingBytesStop),
         c(StallCounter::PendingBytesSlowdown),
         c(StallCounter::MemtableStop),
+        c(StallCounter::MemtableSlowdown),
         stalls.saturating_sub(earlier.stalls),
     );
     let now = CompactionMark {
@@ -347,6 +348,7 @@ fn total_stalls(counts: &[u64; STALL_COUNTERS]) -> u64 {
         PendingBytesStop,
         PendingBytesSlowdown,
         MemtableStop,
+        MemtableSlowdown,
     ]
     .iter()
     .map(|&c| counts[c as usize])

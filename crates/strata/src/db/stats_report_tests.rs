@@ -104,7 +104,7 @@ fn the_table_parses_back_and_w_amp_is_rocksdbs() {
         name: "default".to_owned(),
         rows: known_rows(),
         flushed: 2 * GIB_U,
-        stalls: [5, 2, 1, 1, 0, 3, 4],
+        stalls: [5, 2, 1, 1, 0, 3, 4, 6],
         opened_at,
         at: opened_at + Duration::from_secs(100),
     };
@@ -170,8 +170,8 @@ fn the_table_parses_back_and_w_amp_is_rocksdbs() {
         line("Stalls(count):"),
         "Stalls(count): 5 level0_slowdown, 2 level0_slowdown_with_compaction, 1 level0_numfiles, \
          1 level0_numfiles_with_compaction, 0 stop for pending_compaction_bytes, \
-         3 slowdown for pending_compaction_bytes, 4 memtable_compaction, 0 memtable_slowdown, \
-         interval 13 total count"
+         3 slowdown for pending_compaction_bytes, 4 memtable_compaction, 6 memtable_slowdown, \
+         interval 19 total count"
     );
 
     // Ten seconds later, only more flushing: the interval row has just it.

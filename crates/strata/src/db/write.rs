@@ -502,12 +502,13 @@ fn insert_group(
     })
 }
 
-/// Write stalls: while compaction is behind, slows writes to
-/// `delayed_write_rate` (L0 at `level0_slowdown_writes_trigger` files, or
-/// pending compaction bytes past the soft limit) or stops them (L0 at
-/// `level0_stop_writes_trigger`, or past the hard limit) until it catches up.
-/// Stopped writers wait on the background condition variable; delayed ones
-/// sleep without the DB mutex.
+/// Write stalls: while compaction is behind, slows writes to the write
+/// controller's rate (L0 at `level0_slowdown_writes_trigger` files, pending
+/// compaction bytes past the soft limit, or memtables a step from their
+/// limit; see `write_controller.rs` for how the rate adapts) or stops them
+/// (L0 at `level0_stop_writes_trigger`, or past the hard limit) until it
+/// catches up. Stopped writers wait on the background condition variable;
+/// delayed ones sleep without the DB mutex.
 fn stall_if_behind(
     inner: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
@@ -527,7 +528,7 @@ fn stall_if_behind(
             }
             fail_no_slowdown_waiters(state);
         }
-        if !matches!(condition, Some((StallCondition::Stopped { .. }, _))) {
+        if !matches!(condition, Some(StallCondition::Stopped { .. })) {
             break condition;
         }
         if !stopped {
@@ -541,25 +542,14 @@ fn stall_if_behind(
         inner.bg_cv.wait(state);
         state.writes_stopped = false;
     };
-    let slow = match condition {
-        Some((StallCondition::Delayed { .. }, rate)) => Some(rate),
-        _ => None,
-    };
-    match slow {
-        None => state.next_delayed_write = None,
-        Some(rate) => {
-            // A token bucket at `delayed_write_rate`: each write pays for its bytes.
-            let now = std::time::Instant::now();
-            let cost = std::time::Duration::from_secs_f64(bytes as f64 / rate.max(1) as f64);
-            let start = state.next_delayed_write.filter(|t| *t > now).unwrap_or(now);
-            state.next_delayed_write = Some(start + cost);
-            if start > now {
-                MutexGuard::unlocked(state, || std::thread::sleep(start - now));
-            }
-        }
+    let slow = matches!(condition, Some(StallCondition::Delayed { .. }));
+    // A token bucket at the controller's rate: each write pays for its bytes.
+    let wait = state.write_controller.delay_for(bytes, slow);
+    if !wait.is_zero() {
+        MutexGuard::unlocked(state, || std::thread::sleep(wait));
     }
     let stalled = started.elapsed();
-    if !stalled.is_zero() && (stopped || slow.is_some()) {
+    if !stalled.is_zero() && (stopped || slow) {
         inner.record_stall(u64::try_from(stalled.as_micros()).unwrap_or(u64::MAX));
     }
     Ok(())

@@ -73,6 +73,56 @@ fn no_slowdown_fails_with_incomplete_during_a_stall_and_writes_nothing() {
     fs.set_sync_latency(Duration::ZERO);
 }
 
+/// With more than three memtables allowed, writes slow down (rather than
+/// run on into a stop) once every memtable but the active one waits for a
+/// flush: a `no_slowdown` write is refused while a memtable is still free,
+/// the delayed rate shows in `rocksdb.actual-delayed-write-rate`, and the
+/// slowdown is counted as `memtable_slowdown`.
+#[test]
+fn memtables_near_their_limit_slow_writes_before_they_stop() {
+    let fs = SimFs::new(13);
+    let options = DbOptions {
+        max_write_buffer_number: 5,
+        ..sim_options(&fs)
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    let no_slowdown = WriteOptions {
+        no_slowdown: true,
+        ..WriteOptions::default()
+    };
+    // Flushes now take seconds, so full memtables pile up.
+    fs.set_sync_latency(Duration::from_secs(1));
+    let value = vec![b'v'; 1024];
+    let property = |name: &str| -> u64 { db.property(name).unwrap().parse().unwrap() };
+    let mut i = 0u32;
+    loop {
+        i += 1;
+        assert!(i < 2000, "no slowdown after {i} writes");
+        match db.put_opt(&no_slowdown, format!("k{i:05}"), &value) {
+            Ok(()) => {}
+            Err(Error::Incomplete { .. }) => break,
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    // Three full memtables wait and the active one still has room: a
+    // slowdown, not a stop.
+    assert_eq!(property("rocksdb.num-immutable-mem-table"), 3);
+    let rate = property("rocksdb.actual-delayed-write-rate");
+    assert!(rate > 0 && rate <= 16 << 20, "{rate}");
+    // Writes that may wait go on, slowly.
+    db.put(format!("k{i:05}"), &value).unwrap();
+    fs.set_sync_latency(Duration::ZERO);
+    db.flush().unwrap();
+    db.wait_for_compaction().unwrap();
+    assert_eq!(property("rocksdb.actual-delayed-write-rate"), 0);
+    let stats = db.property("rocksdb.stats").unwrap();
+    let line = stats
+        .lines()
+        .find(|l| l.starts_with("Stalls(count)"))
+        .unwrap();
+    assert!(!line.contains(" 0 memtable_slowdown"), "{line}");
+}
+
 #[test]
 fn close_through_one_clone_stops_the_others_writes_but_not_their_reads() {
     let fs = SimFs::new(13);
