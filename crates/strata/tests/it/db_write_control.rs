@@ -10,6 +10,22 @@ use strata::{Db, DbOptions, Error, WriteOptions};
 
 use crate::util::sim_options;
 
+/// `/db` on `fs` with at most `memtables` memtables.
+fn open_with_memtables(fs: &SimFs, memtables: usize) -> Db {
+    let options = DbOptions {
+        max_write_buffer_number: memtables,
+        ..sim_options(fs)
+    };
+    Db::open(Path::new("/db"), options).unwrap()
+}
+
+fn no_slowdown() -> WriteOptions {
+    WriteOptions {
+        no_slowdown: true,
+        ..WriteOptions::default()
+    }
+}
+
 #[test]
 fn sync_wal_makes_unsynced_writes_survive_power_loss() {
     let fs = SimFs::new(11);
@@ -37,15 +53,8 @@ fn sync_wal_makes_unsynced_writes_survive_power_loss() {
 #[test]
 fn no_slowdown_fails_with_incomplete_during_a_stall_and_writes_nothing() {
     let fs = SimFs::new(12);
-    let options = DbOptions {
-        max_write_buffer_number: 2,
-        ..sim_options(&fs)
-    };
-    let db = Db::open(Path::new("/db"), options).unwrap();
-    let no_slowdown = WriteOptions {
-        no_slowdown: true,
-        ..WriteOptions::default()
-    };
+    let db = open_with_memtables(&fs, 2);
+    let no_slowdown = no_slowdown();
     db.put_opt(&no_slowdown, "before", "1").unwrap();
     // Every fsync now takes a second: the flush of the first full memtable
     // outlasts filling the second one, so writes must wait for memtables.
@@ -81,15 +90,8 @@ fn no_slowdown_fails_with_incomplete_during_a_stall_and_writes_nothing() {
 #[test]
 fn memtables_near_their_limit_slow_writes_before_they_stop() {
     let fs = SimFs::new(13);
-    let options = DbOptions {
-        max_write_buffer_number: 5,
-        ..sim_options(&fs)
-    };
-    let db = Db::open(Path::new("/db"), options).unwrap();
-    let no_slowdown = WriteOptions {
-        no_slowdown: true,
-        ..WriteOptions::default()
-    };
+    let db = open_with_memtables(&fs, 5);
+    let no_slowdown = no_slowdown();
     // Flushes now take seconds, so full memtables pile up.
     fs.set_sync_latency(Duration::from_secs(1));
     let value = vec![b'v'; 1024];
