@@ -137,6 +137,12 @@ impl TableCache {
         self
     }
 
+    /// The reader of table `number` if it is open, without touching the
+    /// file system (for callers under the DB mutex).
+    pub fn get_if_open(&self, number: u64) -> Option<Arc<TableReader>> {
+        self.shard(number).read().get(&number).map(|e| e.reader.clone())
+    }
+
     /// The reader of table `number`, opening it on first use. `expected_size` is
     /// the size the MANIFEST recorded; a file of another size is corruption.
     /// `level` is where the version holds the file: a table first opened at L0

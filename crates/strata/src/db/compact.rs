@@ -122,8 +122,8 @@ pub(super) fn pick_task_of(inner: &DbInner, state: &DbState, id: u32) -> Option<
 }
 
 /// FIFO: the tables created more than `ttl` seconds ago (by the creation time
-/// in their properties; a table that cannot be opened is left to reads to
-/// report).
+/// in their properties), among the open ones: this runs under the DB mutex,
+/// so it opens nothing (see [`open_fifo_ttl_tables`]).
 fn expired_tables(inner: &DbInner, version: &Version, ttl: u64) -> HashSet<u64> {
     if ttl == 0 {
         return HashSet::new();
@@ -133,14 +133,48 @@ fn expired_tables(inner: &DbInner, version: &Version, ttl: u64) -> HashSet<u64> 
         .map_or(0, |d| d.as_secs());
     version
         .all_files()
-        .filter(|(level, f)| {
+        .filter(|(_, f)| {
             inner
                 .table_cache
-                .get(f.number, f.file_size, *level, version.order())
-                .is_ok_and(|t| t.properties().creation_time.saturating_add(ttl) <= now)
+                .get_if_open(f.number)
+                .is_some_and(|t| t.properties().creation_time.saturating_add(ttl) <= now)
         })
         .map(|(_, f)| f.number)
         .collect()
+}
+
+/// Opens, with the DB mutex released, the tables of FIFO families with a
+/// `ttl` that are not open yet, so that [`expired_tables`] sees their
+/// creation times without file I/O under the mutex. The mutex may have been
+/// released: the caller reads the state afresh. A table that cannot be
+/// opened is left to reads to report, and one the table cache closes again
+/// (`max_open_files`) waits for the next round.
+fn open_fifo_ttl_tables(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) {
+    let closed: Vec<(u64, u64, usize, Arc<Version>)> = state
+        .cfs
+        .iter()
+        .filter(|(_, family)| {
+            let c = &family.options.compaction;
+            c.compaction_style == CompactionStyle::Fifo && c.ttl > 0 && !c.disable_auto_compactions
+        })
+        .flat_map(|(&id, _)| {
+            let version = state.versions.current(id);
+            let files: Vec<_> = version
+                .all_files()
+                .filter(|(_, f)| inner.table_cache.get_if_open(f.number).is_none())
+                .map(|(level, f)| (f.number, f.file_size, level, version.clone()))
+                .collect();
+            files
+        })
+        .collect();
+    if closed.is_empty() {
+        return;
+    }
+    MutexGuard::unlocked(state, || {
+        for (number, size, level, version) in &closed {
+            let _ = inner.table_cache.get(*number, *size, *level, version.order());
+        }
+    });
 }
 
 /// The life of compaction thread number `number`.
@@ -161,6 +195,7 @@ fn compaction_loop(inner: &Arc<DbInner>, number: usize) {
             inner.bg_cv.wait_until(&mut state, until);
             continue;
         }
+        open_fifo_ttl_tables(inner, &mut state);
         let Some((family, task)) = pick_task(inner, &state) else {
             if state.obsolete_held {
                 // A reader held tables a job made obsolete; look again soon.
@@ -449,6 +484,7 @@ pub(super) fn wait_for_compaction(inner: &DbInner) -> Result<()> {
         if let Some(e) = &state.bg_error {
             return Err(e.clone());
         }
+        open_fifo_ttl_tables(inner, &mut state);
         let idle = state.cfs.values().all(|f| f.imm.is_empty())
             && state.running_compactions.is_empty()
             && state.sweeps_running == 0
