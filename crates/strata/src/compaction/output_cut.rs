@@ -127,7 +127,7 @@ impl OutputCutter {
             || (crossed > 0
                 && (self.overlapped_bytes.saturating_add(size) > self.max_compaction_bytes
                     || (crossed >= if self.in_gap { 2 } else { 3 }
-                        && self.overlapped_bytes - before > target / 8)
+                        && self.overlapped_bytes.saturating_sub(before) > target / 8)
                     || size
                         >= target.div_ceil(100)
                             * (50 + (self.boundaries_crossed as u64 * 5).min(40))));
