@@ -22,7 +22,7 @@ use strata::{
     ReverseBytewiseComparator, WriteBatch, WriteOptions,
 };
 
-use crate::util::sim_options;
+use crate::util::{drain_from_both_ends, scan_both_ways, sim_options, small_leveled, Entries};
 
 /// A key order under test: the comparator the database gets, the same
 /// order for the model, and the keys to draw.
@@ -113,7 +113,6 @@ impl<O: Order> Ord for Key<O> {
 }
 
 type Model<O> = BTreeMap<Key<O>, Vec<u8>>;
-type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// The model's entries within `(lower, upper)`, in order.
 fn expected<O: Order>(model: &Model<O>, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Entries {
@@ -185,21 +184,8 @@ fn check_iteration<O: Order>(db: &Db, model: &Model<O>, rng: &mut SmallRng, ctx:
     };
     let ctx = format!("{ctx} bounds {lower:?}..{upper:?}");
     let mut it = db.iter_opt(&ro);
-    let mut forward = Vec::new();
-    it.seek_to_first();
-    while it.valid() {
-        forward.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
-        it.next();
-    }
-    it.status().unwrap();
+    let (forward, backward) = scan_both_ways(&mut it);
     assert_eq!(forward, want, "{ctx}: forward");
-    let mut backward = Vec::new();
-    it.seek_to_last();
-    while it.valid() {
-        backward.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
-        it.prev();
-    }
-    backward.reverse();
     assert_eq!(backward, want, "{ctx}: backward");
 
     let target = O::random_key(rng);
@@ -232,21 +218,7 @@ fn check_iteration<O: Order>(db: &Db, model: &Model<O>, rng: &mut SmallRng, ctx:
     let (a, b) = (O::random_key(rng), O::random_key(rng));
     let (from, to) = (random_bound(rng, a), random_bound(rng, b));
     let want = expected(model, as_ref(&from), as_ref(&to));
-    let mut range = db.range((from.clone(), to.clone()));
-    let (mut front, mut back) = (Vec::new(), Vec::new());
-    loop {
-        let item = if rng.gen_bool(0.5) {
-            range.next().map(|r| (true, r))
-        } else {
-            range.next_back().map(|r| (false, r))
-        };
-        match item {
-            Some((true, r)) => front.push(r.unwrap()),
-            Some((false, r)) => back.push(r.unwrap()),
-            None => break,
-        }
-    }
-    back.reverse();
+    let (mut front, back) = drain_from_both_ends(db.range((from.clone(), to.clone())), rng);
     front.extend(back);
     assert_eq!(front, want, "{ctx}: range {from:?}..{to:?}");
 }
@@ -350,16 +322,6 @@ fn run<O: Order>(seed: u64, steps: usize, compaction: &CompactionOptions) {
     );
 }
 
-fn leveled() -> CompactionOptions {
-    CompactionOptions {
-        level0_file_num_compaction_trigger: 2,
-        max_bytes_for_level_base: 32 << 10,
-        max_bytes_for_level_multiplier: 2.0,
-        target_file_size_base: 8 << 10,
-        ..CompactionOptions::default()
-    }
-}
-
 fn universal() -> CompactionOptions {
     CompactionOptions {
         compaction_style: strata::CompactionStyle::Universal,
@@ -372,7 +334,7 @@ fn universal() -> CompactionOptions {
 #[test]
 fn reverse_bytewise_matches_the_model() {
     for seed in 0..4 {
-        run::<Reverse>(seed, 2500, &leveled());
+        run::<Reverse>(seed, 2500, &small_leveled());
     }
     for seed in 10..12 {
         run::<Reverse>(seed, 2500, &universal());
@@ -382,7 +344,7 @@ fn reverse_bytewise_matches_the_model() {
 #[test]
 fn application_comparator_matches_the_model() {
     for seed in 20..24 {
-        run::<U64Le>(seed, 2500, &leveled());
+        run::<U64Le>(seed, 2500, &small_leveled());
     }
     for seed in 30..32 {
         run::<U64Le>(seed, 2500, &universal());

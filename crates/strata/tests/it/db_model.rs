@@ -10,7 +10,7 @@ use strata::fs::SimFs;
 
 use strata::{CompactionOptions, Db, DbOptions, ReadOptions, WriteBatch, WriteOptions};
 
-use crate::util::sim_options;
+use crate::util::{drain_from_both_ends, scan_both_ways, sim_options};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -83,21 +83,8 @@ fn check_iteration(db: &strata::Db, model: &Model, rng: &mut SmallRng, seed: u64
     };
     let ctx = format!("seed {seed} step {step} bounds {lower:?}..{upper:?}");
     let mut it = db.iter_opt(&ro);
-    let mut forward = Vec::new();
-    it.seek_to_first();
-    while it.valid() {
-        forward.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
-        it.next();
-    }
-    it.status().unwrap();
+    let (forward, backward) = scan_both_ways(&mut it);
     assert_eq!(forward, expected, "{ctx}: forward");
-    let mut backward = Vec::new();
-    it.seek_to_last();
-    while it.valid() {
-        backward.push((it.key().unwrap().to_vec(), it.value().unwrap().to_vec()));
-        it.prev();
-    }
-    backward.reverse();
     assert_eq!(backward, expected, "{ctx}: backward");
     // A seek, then a few steps in mixed directions.
     let target = random_key(rng);
@@ -123,7 +110,7 @@ fn check_iteration(db: &strata::Db, model: &Model, rng: &mut SmallRng, seed: u64
         }
     }
     // The Rust range, from both ends at once.
-    let mut range = db.range((
+    let range = db.range((
         lower
             .as_deref()
             .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Included),
@@ -131,20 +118,7 @@ fn check_iteration(db: &strata::Db, model: &Model, rng: &mut SmallRng, seed: u64
             .as_deref()
             .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded),
     ));
-    let (mut front, mut back) = (Vec::new(), Vec::new());
-    loop {
-        let item = if rng.gen_bool(0.5) {
-            range.next().map(|r| (true, r))
-        } else {
-            range.next_back().map(|r| (false, r))
-        };
-        match item {
-            Some((true, r)) => front.push(r.unwrap()),
-            Some((false, r)) => back.push(r.unwrap()),
-            None => break,
-        }
-    }
-    back.reverse();
+    let (mut front, back) = drain_from_both_ends(range, rng);
     let keys = |v: &[(Vec<u8>, Vec<u8>)]| -> Vec<String> {
         v.iter()
             .map(|(k, _)| String::from_utf8_lossy(k).into_owned())

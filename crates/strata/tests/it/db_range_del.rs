@@ -221,13 +221,7 @@ fn a_damaged_range_deletion_block_is_corruption() {
 /// Compaction options of the three styles, with small files so data moves.
 fn styles() -> [CompactionOptions; 3] {
     [
-        CompactionOptions {
-            level0_file_num_compaction_trigger: 2,
-            max_bytes_for_level_base: 32 << 10,
-            max_bytes_for_level_multiplier: 2.0,
-            target_file_size_base: 8 << 10,
-            ..CompactionOptions::default()
-        },
+        crate::util::small_leveled(),
         CompactionOptions {
             compaction_style: CompactionStyle::Universal,
             level0_file_num_compaction_trigger: 3,

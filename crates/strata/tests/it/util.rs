@@ -3,8 +3,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use rand::rngs::SmallRng;
+use rand::Rng;
 use strata::fs::SimFs;
-use strata::{Db, DbOptions};
+use strata::{CompactionOptions, Db, DbIterator, DbOptions, DbRange};
+
+/// Key-value pairs in the order a scan yields them.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Options for a small database on a simulated file system: tiny memtables so
 /// tests exercise flushes and many L0 files.
@@ -21,4 +26,59 @@ pub fn sim_options(fs: &SimFs) -> DbOptions {
 /// Opens `/db` on `fs`.
 pub fn open_sim(fs: &SimFs) -> Db {
     Db::open(Path::new("/db"), sim_options(fs)).expect("open")
+}
+
+/// Leveled compaction with tiny levels and files, so data moves through
+/// several levels in a short test.
+pub fn small_leveled() -> CompactionOptions {
+    CompactionOptions {
+        level0_file_num_compaction_trigger: 2,
+        max_bytes_for_level_base: 32 << 10,
+        max_bytes_for_level_multiplier: 2.0,
+        target_file_size_base: 8 << 10,
+        ..CompactionOptions::default()
+    }
+}
+
+/// What `it` holds, scanned forward from the first entry and backward from
+/// the last (put back in forward order); the iterator's status must be
+/// clean after each.
+pub fn scan_both_ways(it: &mut DbIterator) -> (Entries, Entries) {
+    let entry = |it: &DbIterator| (it.key().unwrap().to_vec(), it.value().unwrap().to_vec());
+    let mut forward = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        forward.push(entry(it));
+        it.next();
+    }
+    it.status().unwrap();
+    let mut backward = Vec::new();
+    it.seek_to_last();
+    while it.valid() {
+        backward.push(entry(it));
+        it.prev();
+    }
+    it.status().unwrap();
+    backward.reverse();
+    (forward, backward)
+}
+
+/// Drains `range` from both ends at random; returns what the front yielded
+/// and what the back yielded, each in forward order.
+pub fn drain_from_both_ends(mut range: DbRange, rng: &mut SmallRng) -> (Entries, Entries) {
+    let (mut front, mut back) = (Vec::new(), Vec::new());
+    loop {
+        let item = if rng.gen_bool(0.5) {
+            range.next().map(|r| (true, r))
+        } else {
+            range.next_back().map(|r| (false, r))
+        };
+        match item {
+            Some((true, r)) => front.push(r.unwrap()),
+            Some((false, r)) => back.push(r.unwrap()),
+            None => break,
+        }
+    }
+    back.reverse();
+    (front, back)
 }
