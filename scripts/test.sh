@@ -14,7 +14,7 @@ else
 fi
 # The memtable's and the clock cache's concurrency, model-checked with
 # shuttle's randomized scheduler.
-cargo test -p strata --features shuttle --lib -- memtable:: cache::clock:: db::snapshot::
+cargo test -p strata --features shuttle --lib -- memtable:: cache::clock:: db::snapshot:: write::publish::
 # Crash testing, counted in cycles: 2,000 simulated crashes and power losses
 # across four option sets (universal and leveled, WAL on and off, both
 # caches), with full disks, damaged WALs and deleted or damaged CURRENT files

@@ -109,6 +109,15 @@ pub enum Error {
     /// The database was closed ([`crate::Db::close`]) through another clone
     /// of the handle; only reads still work on the remaining clones.
     Closed,
+    /// A write panicked in application code (a comparator) while its batch
+    /// was going into the memtable, after it was written to the WAL. The
+    /// memtable holds part of the batch, so writes are refused (and `resume`
+    /// refuses too) until the database is reopened, which replays the whole
+    /// batch from the WAL. The panic itself reaches the writer that caused it.
+    WriterPanicked {
+        /// What was running when it panicked.
+        what: String,
+    },
     /// A merge operator could not combine a key's operands (RocksDB reports
     /// it as corruption): the stored operands or value are not what the
     /// operator accepts.
@@ -220,6 +229,11 @@ impl fmt::Display for Error {
                 f,
                 "Closed: the database was closed through another handle; only reads still work"
             ),
+            Error::WriterPanicked { what } => write!(
+                f,
+                "Writer panicked: {what} panicked after the batch reached the WAL; \
+                 writes are refused until the database is reopened"
+            ),
             Error::MergeFailed {
                 operator,
                 key,
@@ -272,6 +286,7 @@ impl Clone for Error {
                 reason: reason.clone(),
             },
             Error::Closed => Error::Closed,
+            Error::WriterPanicked { what } => Error::WriterPanicked { what: what.clone() },
             Error::MergeFailed {
                 operator,
                 key,

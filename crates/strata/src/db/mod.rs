@@ -33,7 +33,7 @@ mod write_controller;
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -50,6 +50,7 @@ use crate::options::{CfOptions, DbOptions, ReadOptions, WriteOptions};
 use crate::table_cache::TableCache;
 use crate::version::VersionSet;
 use crate::wal::LogWriter;
+use crate::write::publish::Publisher;
 use crate::write::WriteBatch;
 pub use admin::{check_consistency, ConsistencyReport};
 use info_log::InfoLog;
@@ -157,9 +158,14 @@ pub(crate) struct DbInner {
     bg_cv: Condvar,
     /// The default family, which reads without a handle use.
     default_cf: Arc<CfShared>,
-    /// Highest sequence number whose write is fully in the memtable: reads see
-    /// everything up to it, so a batch becomes visible all at once.
-    visible_seq: AtomicU64,
+    /// Publishes committed batches in sequence order. Its visible sequence
+    /// number is the highest whose write, and every write before it, is fully
+    /// in the memtable: reads see everything up to it, so a batch becomes
+    /// visible all at once.
+    publisher: Publisher,
+    /// How many writers at the front of the write queue spin before they
+    /// block (one per core: more would take cores from writers doing work).
+    spin_positions: usize,
     /// The active WAL, written by the commit leader only.
     wal: Mutex<Option<LogWriter>>,
     table_cache: Arc<TableCache>,
@@ -450,7 +456,7 @@ impl Db {
         let _state = self.inner.state.lock();
         self.inner
             .snapshots
-            .acquire(self.inner.visible_seq.load(Ordering::Acquire))
+            .acquire(self.inner.publisher.visible())
     }
 
     /// Leaves the read-only state a background error (a failed WAL, MANIFEST
@@ -490,7 +496,7 @@ impl Db {
 
     /// The last sequence number visible to reads.
     pub fn latest_sequence_number(&self) -> SequenceNumber {
-        self.inner.visible_seq.load(Ordering::Acquire)
+        self.inner.publisher.visible()
     }
 
     /// Compacts the user keys of the default family in `[begin, end]`

@@ -10,7 +10,6 @@
 //! every key gets exactly the answer a `get` at the same sequence number
 //! gives. Results come back in the caller's order.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -118,7 +117,7 @@ fn consistent_super_versions(
     }
     for _ in 0..LOCK_FREE_ATTEMPTS {
         let svs = load();
-        let seq = inner.visible_seq.load(Ordering::Acquire);
+        let seq = inner.publisher.visible();
         let unchanged = families
             .iter()
             .zip(&svs)
@@ -129,7 +128,7 @@ fn consistent_super_versions(
     }
     let _state = inner.state.lock();
     let svs = load();
-    Ok((svs, inner.visible_seq.load(Ordering::Acquire)))
+    Ok((svs, inner.publisher.visible()))
 }
 
 /// One distinct key of a batch, and what the sources said of it so far.

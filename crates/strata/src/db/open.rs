@@ -26,6 +26,7 @@ use crate::cache::Priority;
 use crate::cf::CfState;
 use crate::compaction::rate_limiter::{IoPriority, RateLimitedFs};
 use crate::crash_point::crash_point;
+use crate::write::publish::Publisher;
 use crate::error::{Error, Result};
 use crate::filename::{
     corrupt_log_file_name, current_file_name, lock_file_name, log_file_name, manifest_file_name,
@@ -560,7 +561,8 @@ fn build_inner(
         }),
         bg_cv: Condvar::new(),
         default_cf,
-        visible_seq: AtomicU64::new(last_sequence),
+        publisher: Publisher::new(last_sequence),
+        spin_positions: std::thread::available_parallelism().map_or(1, |n| n.get()),
         wal: Mutex::new(wal.map(|(w, _)| w)),
         snapshots: Arc::new(SnapshotList::default()),
         wal_damage,

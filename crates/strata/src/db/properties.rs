@@ -111,10 +111,7 @@ pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<Str
             .sum::<u64>()
             .to_string(),
         "num-snapshots" => inner.snapshots.sequences().len().to_string(),
-        "latest-sequence-number" => inner
-            .visible_seq
-            .load(std::sync::atomic::Ordering::Acquire)
-            .to_string(),
+        "latest-sequence-number" => inner.publisher.visible().to_string(),
         "wal-records-dropped" => inner
             .wal_damage
             .iter()

@@ -8,7 +8,6 @@
 //! visible tombstone covering its key, in its own source or a newer one, is
 //! deleted.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -48,7 +47,7 @@ use crate::version::{FileMetaData, SuperVersion, NUM_LEVELS};
 /// is refused.
 pub(super) fn read_sequence(inner: &DbInner, options: &ReadOptions) -> Result<SequenceNumber> {
     match &options.snapshot {
-        None => Ok(inner.visible_seq.load(Ordering::Acquire)),
+        None => Ok(inner.publisher.visible()),
         Some(snapshot) if snapshot.belongs_to(&inner.snapshots) => Ok(snapshot.sequence()),
         Some(_) => Err(crate::Error::invalid_argument(
             "snapshot",

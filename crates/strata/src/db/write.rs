@@ -1,27 +1,35 @@
-//! The write path: group commit.
+//! The write path: a commit pipeline.
 //!
-//! Writers queue up under the DB mutex. The writer at the front is the leader: it
-//! makes room (switching the memtable when it is full), takes a group of queued
-//! writers, assigns their sequence numbers, and — with the mutex released —
-//! writes the whole group to the WAL as one record (one `write`, at most one
-//! fsync). Then the group's batches go into the memtable: the leader inserts the
-//! small ones itself, while each follower with a large batch is woken to insert
-//! its own, in parallel with the others (waking a thread costs more than
-//! inserting a few entries, so small batches are not worth handing out). Once
-//! every insert is done the leader publishes the new visible sequence number, so
-//! the group becomes readable at once, and completes the group. A waiting
-//! writer first spins, then yields, for a few microseconds (a leader usually
-//! completes its group sooner than a sleep and wake-up would take, the reason
-//! for RocksDB's adaptive yield in its write thread), then blocks on its
-//! condition variable.
+//! Writers queue up under the DB mutex. The writer at the front is the leader:
+//! it makes room (switching the memtable when it is full), takes a group of
+//! queued writers, numbers their batches, queues the group with the
+//! [`Publisher`], and — with the mutex released — writes the whole group to
+//! the WAL as one record (one `write`, at most one fsync, so sync writers
+//! share it). Then it hands the group its memtables and gives up the front of
+//! the queue: the next leader forms and writes the next group while this one
+//! is still inserting. Every member inserts its own batch, in parallel with
+//! the other members and the other groups (the skiplist takes concurrent
+//! inserts), and the publisher makes each group readable in sequence order
+//! once all of its members and every earlier group are in. A writer returns
+//! when its own batch is readable.
+//!
+//! Only the leader writes the WAL, and it gives up the front only after the
+//! write, so WAL records are in sequence order. A memtable switch waits until
+//! no group is inserting (`Publisher::wait_idle`), so an insert never lands in
+//! a memtable that is being flushed.
+//!
+//! A waiting writer spins, then yields, for a few microseconds before it
+//! blocks (see `write/spin.rs`); only writers near the front spin, so on an
+//! oversubscribed machine the others leave the cores to those doing work.
 //!
 //! A write is acknowledged only after its WAL bytes are handed to the OS (and
 //! fsynced if `sync`). After a failed WAL write the database refuses writes: the
 //! file's state is unknown, so retrying could acknowledge a write that is lost.
 
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
@@ -38,20 +46,12 @@ use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::wal::LogWriter;
+use crate::write::publish::PendingGroup;
+use crate::write::spin::spin_until;
 use crate::write::WriteBatch;
 
 /// Largest group a leader assembles (bytes of batches), as RocksDB's 1 MiB.
 const MAX_GROUP_BYTES: usize = 1 << 20;
-
-/// A follower whose batch has at least this many records inserts it into the
-/// memtable itself, in parallel; smaller batches are inserted by the leader.
-const PARALLEL_INSERT_MIN_RECORDS: u32 = 16;
-
-/// How long a waiting writer spins and yields before it blocks.
-const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(20);
-
-/// Busy-wait iterations before a waiting writer starts yielding its core.
-const BUSY_SPINS: u32 = 200;
 
 /// One queued write (or, with `force_flush`, a request to switch the memtable).
 #[derive(Debug)]
@@ -64,10 +64,10 @@ pub(crate) struct WriteRequest {
     no_slowdown: bool,
     /// A request to switch this family's memtable, carrying no batch.
     force_flush: Option<u32>,
-    /// Set by the leader that completes this request.
+    /// Set by a leader that fails this request before it is numbered.
     outcome: Mutex<Option<Result<()>>>,
-    /// Set by the leader when this follower should insert its own batch.
-    insert_job: Mutex<Option<Arc<InsertJob>>>,
+    /// Set by the leader once this request's group is in the WAL.
+    job: Mutex<Option<Arc<CommitJob>>>,
     cv: Condvar,
     /// Raised with every notification, so a spinning writer sees it without
     /// the DB mutex. A hint only: the writer re-checks under the mutex.
@@ -81,61 +81,19 @@ impl WriteRequest {
         self.signalled.store(true, Ordering::Release);
         self.cv.notify_one();
     }
-
-    /// Spins, then yields, until woken or [`SPIN_BEFORE_BLOCKING`] passes;
-    /// true when woken. Called without the DB mutex.
-    fn spin_for_signal(&self) -> bool {
-        let start = Instant::now();
-        let mut spins = 0u32;
-        loop {
-            if self.signalled.swap(false, Ordering::AcqRel) {
-                return true;
-            }
-            if spins < BUSY_SPINS {
-                spins += 1;
-                std::hint::spin_loop();
-                continue;
-            }
-            if start.elapsed() >= SPIN_BEFORE_BLOCKING {
-                return false;
-            }
-            std::thread::yield_now();
-        }
-    }
 }
 
-/// The memtable inserts a leader handed out to its followers, and how many of
-/// them are still running.
+/// What the leader hands every member of its group once the group's WAL
+/// record is written (or failed).
 #[derive(Debug)]
-struct InsertJob {
-    mems: Arc<FamilyMemTables>,
-    remaining: Mutex<usize>,
-    first_error: Mutex<Option<crate::Error>>,
-    all_done: Condvar,
-}
-
-impl InsertJob {
-    fn finish(&self, result: Result<()>) {
-        if let Err(e) = result {
-            self.first_error.lock().get_or_insert(e);
-        }
-        let mut remaining = self.remaining.lock();
-        *remaining -= 1;
-        if *remaining == 0 {
-            self.all_done.notify_one();
-        }
-    }
-
-    fn wait(&self) -> Result<()> {
-        let mut remaining = self.remaining.lock();
-        while *remaining > 0 {
-            self.all_done.wait(&mut remaining);
-        }
-        match self.first_error.lock().take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
+struct CommitJob {
+    /// The memtables to insert into; `None` when the WAL write failed and
+    /// nothing is inserted.
+    mems: Option<FamilyMemTables>,
+    /// The group's place in the publish queue.
+    pending: Arc<PendingGroup>,
+    /// The WAL write's outcome.
+    logged: Result<()>,
 }
 
 pub(crate) fn write(inner: &DbInner, options: &WriteOptions, batch: WriteBatch) -> Result<()> {
@@ -194,7 +152,7 @@ fn submit(
         no_slowdown: options.no_slowdown,
         force_flush,
         outcome: Mutex::new(None),
-        insert_job: Mutex::new(None),
+        job: Mutex::new(None),
         cv: Condvar::new(),
         signalled: AtomicBool::new(false),
     });
@@ -209,104 +167,147 @@ fn submit(
         if let Some(outcome) = request.outcome.lock().take() {
             return outcome;
         }
-        let job = request.insert_job.lock().take();
+        let job = request.job.lock().take();
         if let Some(job) = job {
-            // The leader stamped this batch's sequence number; the insert runs
-            // without the DB mutex, beside the other members' inserts.
-            let result =
-                MutexGuard::unlocked(&mut state, || job.mems.insert(&request.batch.lock()));
+            // The leader removed this request from the queue: what is left
+            // needs no DB mutex.
+            drop(state);
             DbStats::add(&inner.stats.parallel_inserts, 1);
-            job.finish(result);
-            spun = false;
-            continue;
+            return complete(inner, &request, &job);
         }
-        if state
-            .writers
-            .front()
-            .is_some_and(|f| Arc::ptr_eq(f, &request))
-        {
+        let position = state.writers.iter().position(|w| Arc::ptr_eq(w, &request));
+        if position == Some(0) {
             break;
         }
-        if !spun {
+        // Spin only with a core to spin on: a writer further back than there
+        // are cores would take one from a writer doing work.
+        if !spun && position.is_some_and(|p| p < inner.spin_positions) {
             // Every change this writer waits for is made under the DB mutex,
             // so the re-check at the top of the loop decides; the spin only
             // avoids blocking when the change comes soon.
-            spun = !MutexGuard::unlocked(&mut state, || request.spin_for_signal());
+            spun = !MutexGuard::unlocked(&mut state, || {
+                spin_until(|| request.signalled.swap(false, Ordering::AcqRel))
+            });
             continue;
         }
         request.cv.wait(&mut state);
         spun = false;
     }
-    lead(inner, &mut state, &request)
+    lead(inner, state, &request)
 }
 
 /// Runs with the lock held by the writer at the front of the queue.
 fn lead(
     inner: &DbInner,
-    state: &mut MutexGuard<'_, DbState>,
+    mut state: MutexGuard<'_, DbState>,
     leader: &Arc<WriteRequest>,
 ) -> Result<()> {
     let mut result = if leader.force_flush.is_some() {
         Ok(())
     } else {
         let bytes = leader.batch.lock().approximate_size();
-        stall_if_behind(inner, state, bytes, leader.no_slowdown)
+        stall_if_behind(inner, &mut state, bytes, leader.no_slowdown)
     };
     if result.is_ok() {
-        result = make_room(inner, state, leader.force_flush, leader.no_slowdown);
+        result = make_room(inner, &mut state, leader.force_flush, leader.no_slowdown);
     }
     if result.is_ok() && leader.force_flush.is_none() {
         // A batch naming a dropped family fails whole, before any of it is
         // written; the writers behind it are not held up by it.
-        result = check_families(state, &leader.batch.lock());
+        result = check_families(&state, &leader.batch.lock());
     }
-    let mut group_len = 1;
-    if result.is_ok() && leader.force_flush.is_none() {
-        let group = take_group(state, leader);
-        group_len = group.len();
-        let first_seq = state.versions.last_sequence() + 1;
-        let mems = Arc::new(FamilyMemTables::of(state));
-        let committed = MutexGuard::unlocked(state, || write_wal(inner, &group, first_seq))
-            .and_then(|last_seq| {
-                crash_point!("write.before_memtable");
-                insert_group(state, &group, &mems)?;
-                crash_point!("write.before_publish");
-                Ok(last_seq)
-            });
-        match committed {
-            Ok(last_seq) => {
-                state.versions.set_last_sequence(last_seq);
-                inner.visible_seq.store(last_seq, Ordering::Release);
-                if leader.disable_wal {
-                    for member in &group {
-                        for id in member.batch.lock().families() {
-                            if let Some(family) = state.cfs.get_mut(&id) {
-                                family.mem_unlogged = true;
-                            }
+    if result.is_err() || leader.force_flush.is_some() {
+        pass_the_lead(&mut state);
+        return result;
+    }
+    let group = take_group(&state, leader);
+    // Number the group and queue it for publication, in one step under the
+    // DB mutex, so groups publish in the order they are numbered.
+    let first_seq = state.versions.last_sequence() + 1;
+    let count: u64 = group.iter().map(|w| u64::from(w.batch.lock().count())).sum();
+    let last_seq = first_seq + count - 1;
+    state.versions.set_last_sequence(last_seq);
+    let pending = inner.publisher.enqueue(last_seq, group.len());
+    let logged = MutexGuard::unlocked(&mut state, || write_wal(inner, &group, first_seq));
+    let mems = match &logged {
+        Ok(()) => {
+            if leader.disable_wal {
+                for member in &group {
+                    for id in member.batch.lock().families() {
+                        if let Some(family) = state.cfs.get_mut(&id) {
+                            family.mem_unlogged = true;
                         }
                     }
                 }
             }
-            Err(e) => {
-                info!(inner.info_log, "write failed, refusing further writes: {e}");
-                inner.set_bg_error(state, e.clone());
-                result = Err(e);
-            }
+            Some(FamilyMemTables::of(&state))
         }
-    }
-    // Complete the group: followers get the leader's outcome.
-    for _ in 1..group_len {
-        if let Some(follower) = state.writers.get(1).cloned() {
-            *follower.outcome.lock() = Some(result.clone());
-            state.writers.remove(1);
+        Err(e) => {
+            info!(inner.info_log, "write failed, refusing further writes: {e}");
+            inner.set_bg_error(&mut state, e.clone());
+            None
+        }
+    };
+    let job = Arc::new(CommitJob {
+        mems,
+        pending,
+        logged,
+    });
+    for _ in 1..group.len() {
+        if let Some(follower) = state.writers.remove(1) {
+            *follower.job.lock() = Some(job.clone());
             follower.wake();
         }
     }
+    pass_the_lead(&mut state);
+    drop(state);
+    complete(inner, leader, &job)
+}
+
+/// Removes the leader from the queue and wakes the next one.
+fn pass_the_lead(state: &mut DbState) {
     state.writers.pop_front();
     if let Some(next) = state.writers.front() {
         next.wake();
     }
-    result
+}
+
+/// A member's part once its group is in the WAL: insert its batch, finish
+/// its share of the group, and wait until the batch is readable. Runs without
+/// the DB mutex. A panic in application code during the insert (a
+/// comparator) is caught long enough to finish the member's share, so the
+/// pipeline does not wedge, and to stop further writes — the batch is in the
+/// WAL but only partly in the memtable, which reopening repairs — and is then
+/// raised again in the writer that caused it.
+fn complete(inner: &DbInner, request: &WriteRequest, job: &CommitJob) -> Result<()> {
+    let Some(mems) = &job.mems else {
+        inner.publisher.finish(&job.pending);
+        return job.logged.clone();
+    };
+    crash_point!("write.before_memtable");
+    let inserted = catch_unwind(AssertUnwindSafe(|| mems.insert(&request.batch.lock())));
+    crash_point!("write.before_publish");
+    let failure = match &inserted {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e.clone()),
+        Err(_) => Some(crate::Error::WriterPanicked {
+            what: "a memtable insert (in application code: a comparator)".into(),
+        }),
+    };
+    if let Some(e) = failure {
+        let mut state = inner.state.lock();
+        info!(inner.info_log, "memtable insert failed, refusing further writes: {e}");
+        inner.set_bg_error(&mut state, e);
+    }
+    inner.publisher.finish(&job.pending);
+    match inserted {
+        Ok(Ok(())) => {
+            inner.publisher.wait_visible(job.pending.last_seq());
+            Ok(())
+        }
+        Ok(Err(e)) => Err(e),
+        Err(panic) => resume_unwind(panic),
+    }
 }
 
 /// The leader plus followers that can share its WAL record: same `disable_wal`,
@@ -328,7 +329,6 @@ fn take_group(state: &DbState, leader: &Arc<WriteRequest>) -> Vec<Arc<WriteReque
     }
     group
 }
-
 /// Fails unless every family `batch` names is live, and every family it
 /// merges into has a merge operator (RocksDB refuses such a merge too:
 /// nothing could ever read the key back).
@@ -378,8 +378,8 @@ fn check_families(state: &DbState, batch: &WriteBatch) -> Result<()> {
 }
 
 /// The active memtable of every live family, as the commit leader saw them:
-/// a group inserts into these, even if a family switches its memtable
-/// meanwhile (the switch waits in the write queue behind the group).
+/// a group inserts into these (a switch waits until no group is inserting,
+/// so they stay the active ones until the group is published).
 #[derive(Debug)]
 struct FamilyMemTables {
     /// By family id, ascending.
@@ -414,9 +414,8 @@ impl FamilyMemTables {
 }
 
 /// Stamps each member's batch with its first sequence number and writes the
-/// group to the WAL as one record; returns the last sequence number used. Runs
-/// without the DB mutex.
-fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Result<u64> {
+/// group to the WAL as one record. Runs without the DB mutex.
+fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Result<()> {
     let leader = &group[0];
     let stats = &inner.stats;
     let mut next_seq = first_seq;
@@ -461,45 +460,7 @@ fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Re
             DbStats::add(&stats.wal_syncs, 1);
         }
     }
-    Ok(next_seq - 1)
-}
-
-/// Inserts every member's batch into `mem`: followers with large batches do
-/// their own (woken under the DB mutex, so no wake-up is lost), the leader does
-/// the rest, then waits for the followers. Returns with the DB mutex held.
-fn insert_group(
-    state: &mut MutexGuard<'_, DbState>,
-    group: &[Arc<WriteRequest>],
-    mems: &Arc<FamilyMemTables>,
-) -> Result<()> {
-    let (parallel, own): (Vec<_>, Vec<_>) = group
-        .iter()
-        .enumerate()
-        .partition(|(i, w)| *i > 0 && w.batch.lock().count() >= PARALLEL_INSERT_MIN_RECORDS);
-    let job = (!parallel.is_empty()).then(|| {
-        let job = Arc::new(InsertJob {
-            mems: mems.clone(),
-            remaining: Mutex::new(parallel.len()),
-            first_error: Mutex::new(None),
-            all_done: Condvar::new(),
-        });
-        for (_, follower) in &parallel {
-            *follower.insert_job.lock() = Some(job.clone());
-            follower.wake();
-        }
-        job
-    });
-    MutexGuard::unlocked(state, || {
-        let mut result = Ok(());
-        for (_, member) in &own {
-            if result.is_ok() {
-                result = mems.insert(&member.batch.lock());
-            }
-        }
-        // Wait even after an error: followers still hold the memtable.
-        let followers = job.map_or(Ok(()), |job| job.wait());
-        result.and(followers)
-    })
+    Ok(())
 }
 
 /// Write stalls: while compaction is behind, slows writes to the write
@@ -650,10 +611,14 @@ fn make_room(
 /// relying on it.
 pub(super) fn switch_memtables(
     inner: &DbInner,
-    state: &mut DbState,
+    state: &mut MutexGuard<'_, DbState>,
     families: &[u32],
     sync_old_wal: bool,
 ) -> Result<()> {
+    // No insert may still be running into a memtable this switch retires:
+    // its flush would miss it. The caller leads the write queue (or writes
+    // are refused), so no group is numbered while this waits.
+    MutexGuard::unlocked(state, || inner.publisher.wait_idle());
     let number = state.versions.new_file_number();
     let path = log_file_name(&inner.dir, number);
     let created = inner.fs.create(&path).and_then(|file| {

@@ -1,8 +1,14 @@
 //! The write path: [`WriteBatch`], the unit of atomicity that the commit leader
-//! numbers, writes to the WAL as one record, and inserts into the memtable.
+//! numbers and writes to the WAL as one record, and the pieces of the commit
+//! pipeline that do not depend on the database's state: publishing committed
+//! batches in sequence order (`publish.rs`) and waiting without sleeping
+//! (`spin.rs`). The leader itself is `db/write.rs`.
 //!
 //! Byte layout: `batch.rs` and `docs/format/write_batch.md`.
 
 pub mod batch;
+pub(crate) mod publish;
+pub(crate) mod spin;
+mod sync;
 
 pub use batch::{BatchEntry, BatchIter, WriteBatch, MAX_KEY_SIZE, MAX_VALUE_SIZE};
