@@ -7,6 +7,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::info_log::info;
+use super::manifest_writer;
 use super::{DbInner, DbState};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
@@ -100,35 +101,37 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         write_level0_table(&*inner.flush_fs, &inner.dir, number, &imm, &table_options)
     });
     crash_point!("flush.before_install");
-    if !state.cfs.contains_key(&id) {
-        // The family was dropped while its table was written: nothing to
-        // install, and the table is obsolete (the sweep deletes it once the
-        // number is released).
-        state.release_pending_output(number);
-        info!(
-            inner.info_log,
-            "[{}] flush: family dropped meanwhile; table #{number} discarded", cf_shared.name
-        );
-        return Ok(());
-    }
-    let installed = output.and_then(|out| {
-        let mut edit = VersionEdit::new();
-        edit.set_column_family(id)
-            .set_log_number(next_log_number)
-            .set_min_log_number_to_keep(logs_needed_after_flush(state, id));
-        if let Some(file) = &out.file {
-            edit.add_file(0, file.clone());
+    let installed = match output {
+        Ok(out) if state.cfs.contains_key(&id) => {
+            let mut edit = VersionEdit::new();
+            edit.set_column_family(id)
+                .set_log_number(next_log_number)
+                .set_min_log_number_to_keep(logs_needed_after_flush(state, id));
+            if let Some(file) = &out.file {
+                edit.add_file(0, file.clone());
+            }
+            manifest_writer::log_and_apply(inner, state, &mut edit).map(|done| done.then_some(out))
         }
-        state.versions.log_and_apply(&mut edit)?;
-        Ok(out)
-    });
+        Ok(_) => Ok(None),
+        Err(e) => Err(e),
+    };
     state.release_pending_output(number);
-    let out = installed.inspect_err(|e| {
+    let installed = installed.inspect_err(|e| {
         info!(
             inner.info_log,
             "flush of table #{number} failed, writes stop: {e}"
         );
     })?;
+    let Some(out) = installed else {
+        // The family was dropped while its table was written: nothing to
+        // install, and the table is obsolete (the sweep deletes it once the
+        // number is released).
+        info!(
+            inner.info_log,
+            "[{}] flush: family dropped meanwhile; table #{number} discarded", cf_shared.name
+        );
+        return Ok(());
+    };
     if let Some(family) = state.cfs.get_mut(&id) {
         family.imm.pop_back();
     }

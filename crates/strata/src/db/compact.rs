@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use parking_lot::MutexGuard;
 
 use super::info_log::info;
+use super::manifest_writer;
 use super::{DbInner, DbState};
 use crate::compaction::{fifo, job, leveled, universal, CompactionTask};
 use crate::crash_point::crash_point;
@@ -299,16 +300,24 @@ fn run_task(
     drop(version);
     crash_point!("compaction.before_install");
     let installed = match outcome {
-        Ok(mut result) => match state
-            .versions
-            .log_and_apply(result.edit.set_column_family(family_id))
-        {
-            Ok(()) => {
-                crash_point!("compaction.installed");
-                Ok(result)
+        Ok(mut result) => {
+            let edit = result.edit.set_column_family(family_id);
+            match manifest_writer::log_and_apply(inner, state, edit) {
+                Ok(true) => {
+                    crash_point!("compaction.installed");
+                    Ok(result)
+                }
+                // A family is dropped only once its compactions are done.
+                Ok(false) => Err((
+                    crate::Error::invalid_argument(
+                        "column_family",
+                        format!("column family {:?} was dropped while it compacted", cf.name),
+                    ),
+                    false,
+                )),
+                Err(e) => Err((e, true)),
             }
-            Err(e) => Err((e, true)),
-        },
+        }
         Err(e) => {
             let fatal = e.is_corruption();
             Err((e, fatal))

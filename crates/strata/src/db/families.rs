@@ -13,6 +13,7 @@ use arc_swap::ArcSwap;
 use bytes::Bytes;
 
 use super::info_log::info;
+use super::manifest_writer;
 use super::key_range::KeyRange;
 use super::{compact, multi_get, properties, read, write, Db, DbInner, DbState};
 use crate::cf::{CfShared, CfState, CfStats, ColumnFamily};
@@ -55,6 +56,9 @@ impl Db {
             ));
         }
         let mut state = self.inner.state.lock();
+        // The MANIFEST's turn first: the checks below then hold until the
+        // write, since the mutex stays held.
+        manifest_writer::wait_for_turn(&self.inner, &mut state);
         if let Some(e) = &state.bg_error {
             return Err(e.clone());
         }
@@ -108,7 +112,9 @@ impl Db {
         }
         // Let running compactions of the family finish: their results
         // would otherwise be installed into a family that no longer exists.
-        while state.running_compactions.iter().any(|r| r.family == cf.id()) {
+        // and take the MANIFEST's turn, holding the mutex from then on.
+        while state.manifest_busy || state.running_compactions.iter().any(|r| r.family == cf.id())
+        {
             self.inner.bg_cv.wait(&mut state);
         }
         let mut edit = VersionEdit::new();

@@ -16,6 +16,7 @@ mod families;
 pub(crate) mod info_log;
 pub mod key_range;
 mod key_versions;
+mod manifest_writer;
 mod multi_get;
 mod open;
 mod open_checks;
@@ -139,6 +140,9 @@ pub(crate) struct DbState {
     obsolete_held: bool,
     /// Writers are stopped until compaction catches up.
     writes_stopped: bool,
+    /// A MANIFEST write is in flight with the mutex released; other MANIFEST
+    /// writers wait for their turn (see `manifest_writer.rs`).
+    manifest_busy: bool,
 }
 
 #[derive(Debug)]

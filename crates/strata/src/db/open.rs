@@ -558,6 +558,7 @@ fn build_inner(
             compaction_retry_at: None,
             obsolete_held: false,
             writes_stopped: false,
+            manifest_busy: false,
         }),
         bg_cv: Condvar::new(),
         default_cf,

@@ -18,6 +18,7 @@ use parking_lot::MutexGuard;
 use super::background::flush_oldest;
 use super::compact::sweep_obsolete_tables;
 use super::info_log::info;
+use super::manifest_writer;
 use super::write::switch_memtables;
 use super::{DbInner, DbState};
 use crate::error::{Error, Result};
@@ -73,6 +74,7 @@ fn resume_locked(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result
         MutexGuard::unlocked(state, || std::thread::sleep(Duration::from_millis(1)));
     }
     info!(inner.info_log, "resume: recovering from: {cause}");
+    manifest_writer::wait_for_turn(inner, state);
     let replaced = state.versions.write_new_manifest(None)?;
     let families: Vec<u32> = state.cfs.keys().copied().collect();
     switch_memtables(inner, state, &families, false)?;

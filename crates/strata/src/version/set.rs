@@ -11,6 +11,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
+use parking_lot::Mutex;
+
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{current_file_name, manifest_file_name, read_current_file, set_current_file};
@@ -111,7 +113,10 @@ pub struct VersionSet {
     /// WALs below this hold nothing any family needs (see
     /// [`VersionEdit::min_log_number_to_keep`]).
     min_log_number_to_keep: u64,
-    manifest: Option<LogWriter>,
+    /// The MANIFEST being appended to. Shared with a [`ManifestWrite`] in
+    /// flight, which writes it without the DB mutex; `None` after a failed
+    /// write, when the file's state is unknown.
+    manifest: Option<Arc<Mutex<LogWriter>>>,
     manifest_number: u64,
     /// How the versions of families created from now on search their levels.
     file_search: FileSearch,
@@ -460,7 +465,7 @@ impl VersionSet {
         crash_point!("manifest.new.written");
         set_current_file(&*self.fs, &self.dir, number)?;
         let old = std::mem::replace(&mut self.manifest_number, number);
-        self.manifest = Some(writer);
+        self.manifest = Some(Arc::new(Mutex::new(writer)));
         Ok(old)
     }
 
@@ -474,7 +479,7 @@ impl VersionSet {
     /// MANIFEST it was going to be appended to, at its end.
     fn invalid_edit(&self, e: InvalidEdit) -> Error {
         let path = manifest_file_name(&self.dir, self.manifest_number);
-        let end = self.manifest.as_ref().map_or(0, |w| w.len());
+        let end = self.manifest.as_ref().map_or(0, |w| w.lock().len());
         Error::corruption(
             path,
             end,
@@ -512,30 +517,70 @@ impl VersionSet {
     /// MANIFEST must not be written again: the caller stops the database,
     /// since the file's state on disk is unknown.
     pub fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
+        let write = self.begin_log(edit)?;
+        let written = write.write();
+        self.finish_log(write, written)
+    }
+
+    /// The first step of [`log_and_apply`](Self::log_and_apply): completes
+    /// `edit` with the current counters, checks it, and computes the change
+    /// it makes, so a bug never reaches the MANIFEST. The caller then runs
+    /// [`ManifestWrite::write`] (the DB mutex may be released for it) and
+    /// hands the outcome to [`finish_log`](Self::finish_log). Between the two
+    /// calls no other MANIFEST write may start, and no other change may be
+    /// made to the versions: the change was computed from the current ones.
+    pub fn begin_log(&mut self, edit: &mut VersionEdit) -> Result<ManifestWrite> {
         edit.set_next_file_number(self.next_file_number)
             .set_last_sequence(self.last_sequence);
         if edit.column_family_add.is_some() {
             edit.set_max_column_family(self.max_column_family.max(edit.column_family));
         }
         edit.validate()?;
-        // The change is computed before the write, so a bug never reaches
-        // the MANIFEST, and installed only after the sync.
         let change = self.prepare(edit).map_err(|e| self.invalid_edit(e))?;
-        let writer = self.manifest.as_mut().ok_or_else(|| {
+        let writer = self.manifest.clone().ok_or_else(|| {
             Error::invalid_argument("manifest", "no MANIFEST is open for writing")
         })?;
-        crash_point!("manifest.append.before");
-        let written = writer.add_record(&edit.encode()).and_then(|()| {
-            crash_point!("manifest.append.before_sync");
-            writer.sync()
-        });
+        Ok(ManifestWrite {
+            record: edit.encode(),
+            edit: edit.clone(),
+            change,
+            writer,
+        })
+    }
+
+    /// The last step of [`log_and_apply`](Self::log_and_apply): installs the
+    /// change once `written` says the record is durable; after a failed
+    /// write, installs nothing and closes the MANIFEST to further writes.
+    pub fn finish_log(&mut self, write: ManifestWrite, written: Result<()>) -> Result<()> {
         if let Err(e) = written {
             self.manifest = None;
             return Err(e);
         }
         crash_point!("manifest.append.synced");
-        self.install(edit, change);
+        self.install(&write.edit, write.change);
         Ok(())
+    }
+}
+
+/// A MANIFEST record between [`VersionSet::begin_log`] and
+/// [`VersionSet::finish_log`]: it holds its own handle on the file, so the
+/// write and fsync need neither the version set nor the DB mutex.
+#[derive(Debug)]
+pub struct ManifestWrite {
+    record: Vec<u8>,
+    edit: VersionEdit,
+    change: FamilyChange,
+    writer: Arc<Mutex<LogWriter>>,
+}
+
+impl ManifestWrite {
+    /// Appends the record to the MANIFEST and syncs it.
+    pub fn write(&self) -> Result<()> {
+        let mut writer = self.writer.lock();
+        crash_point!("manifest.append.before");
+        writer.add_record(&self.record)?;
+        crash_point!("manifest.append.before_sync");
+        writer.sync()
     }
 }
 
