@@ -145,6 +145,9 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
     inner.install_super_version(state, id);
     let log_number = state.versions.min_log_number_to_keep();
     crash_point!("flush.installed");
+    // Counted as a sweep, so `wait_for_compaction` returns only once the
+    // obsolete WALs are gone too.
+    state.sweeps_running += 1;
     MutexGuard::unlocked(state, || {
         info!(
             inner.info_log,
@@ -162,6 +165,8 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         );
         delete_obsolete_wals(inner, log_number);
     });
+    state.sweeps_running -= 1;
+    inner.bg_cv.notify_all();
     Ok(())
 }
 

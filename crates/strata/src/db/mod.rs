@@ -129,7 +129,7 @@ pub(crate) struct DbState {
     /// Compaction threads that may pick work (`max_background_jobs` - 1);
     /// threads numbered past it idle after `set_db_options` lowers it.
     compaction_threads: usize,
-    /// Deletions of obsolete tables under way (with the mutex released).
+    /// Deletions of obsolete tables and WALs under way (with the mutex released).
     sweeps_running: usize,
     /// How fast writes may go while compaction is behind.
     write_controller: write_controller::WriteController,

@@ -609,6 +609,14 @@ fn make_room(
 /// old WAL's state on disk is unknown, a second fsync could report success
 /// for lost bytes, and resume flushes its memtable to a table instead of
 /// relying on it.
+///
+/// The file work — creating the new WAL, syncing the directory, syncing the
+/// old WAL — runs with the DB mutex released; the caller leads the write
+/// queue (or writes are refused), so nothing is written to either WAL
+/// meanwhile, and the new WAL is handed over under the mutex. Syncing the old
+/// WAL before any write goes to the new one keeps the WALs a prefix: a later
+/// synced write in the new WAL never survives a crash that loses an earlier
+/// write in the old one.
 pub(super) fn switch_memtables(
     inner: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
@@ -616,36 +624,35 @@ pub(super) fn switch_memtables(
     sync_old_wal: bool,
 ) -> Result<()> {
     // No insert may still be running into a memtable this switch retires:
-    // its flush would miss it. The caller leads the write queue (or writes
-    // are refused), so no group is numbered while this waits.
+    // its flush would miss it.
     MutexGuard::unlocked(state, || inner.publisher.wait_idle());
     let number = state.versions.new_file_number();
     let path = log_file_name(&inner.dir, number);
-    let created = inner.fs.create(&path).and_then(|file| {
+    let prepared: Result<_> = MutexGuard::unlocked(state, || {
+        let file = inner.fs.create(&path)?;
         crash_point!("wal.switch.created");
-        // The new WAL's directory entry must be durable before writes in it are
-        // acknowledged as synced.
+        // The new WAL's directory entry must be durable before writes in it
+        // are acknowledged as synced.
         inner.fs.sync_dir(&inner.dir)?;
         crash_point!("wal.switch.dir_synced");
+        if sync_old_wal {
+            // Every acknowledged write already reached the OS; the sync makes
+            // the finished WAL durable while its memtable waits to be flushed.
+            if let Some(old) = inner.wal.lock().as_mut() {
+                old.sync()?;
+                crash_point!("wal.switch.old_synced");
+            }
+        }
         Ok(file)
     });
-    let file = match created {
+    let file = match prepared {
         Ok(file) => file,
         Err(e) => {
             inner.set_bg_error(state, e.clone());
             return Err(e);
         }
     };
-    let old_wal = inner.wal.lock().replace(LogWriter::new(file));
-    if let Some(mut old) = old_wal.filter(|_| sync_old_wal) {
-        // Every acknowledged write already reached the OS; the sync makes the
-        // finished WAL durable while its memtable waits to be flushed.
-        if let Err(e) = old.sync() {
-            inner.set_bg_error(state, e.clone());
-            return Err(e);
-        }
-        crash_point!("wal.switch.old_synced");
-    }
+    *inner.wal.lock() = Some(LogWriter::new(file));
     state.wal_number = number;
     for (id, family) in state.cfs.iter_mut() {
         if families.contains(id) && !family.mem.is_empty() {

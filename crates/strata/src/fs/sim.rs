@@ -208,15 +208,24 @@ struct SyncGate {
 #[derive(Default)]
 struct SyncGateState {
     held: bool,
+    /// While held, only syncs of files whose name contains this are held.
+    only: Option<String>,
     /// Syncs waiting for the gate to open.
     waiting: usize,
 }
 
 impl SyncGate {
-    /// Returns at once while the gate is open, else when it opens.
-    fn pass(&self) {
+    /// Returns at once while the gate is open (or holds only other files),
+    /// else when it opens.
+    fn pass(&self, path: &Path) {
         let mut state = self.state.lock();
-        if !state.held {
+        let name = path.file_name().map(|n| n.to_string_lossy());
+        let held_here = match (&state.only, &name) {
+            (None, _) => true,
+            (Some(part), Some(name)) => name.contains(part.as_str()),
+            (Some(_), None) => false,
+        };
+        if !state.held || !held_here {
             return;
         }
         state.waiting += 1;
@@ -461,7 +470,18 @@ impl SimFs {
     /// behind it without relying on timing. Directory syncs are not held.
     pub fn hold_syncs(&self) {
         let gate = self.state.lock().sync_gate.clone();
-        gate.state.lock().held = true;
+        let mut gate = gate.state.lock();
+        gate.held = true;
+        gate.only = None;
+    }
+
+    /// As [`hold_syncs`](Self::hold_syncs), for the files whose name contains
+    /// `name_part` only (`"MANIFEST"`, `".log"`); other syncs go on.
+    pub fn hold_syncs_of(&self, name_part: &str) {
+        let gate = self.state.lock().sync_gate.clone();
+        let mut gate = gate.state.lock();
+        gate.held = true;
+        gate.only = Some(name_part.to_owned());
     }
 
     /// Lets the held file syncs, and every later one, proceed.

@@ -316,6 +316,78 @@ fn wait_until(what: &str, condition: impl Fn() -> bool) {
     }
 }
 
+/// A flush held inside its MANIFEST fsync holds up no writer: the edit is
+/// written with the DB mutex released, so writes, and properties (which
+/// take the mutex), go on; the table is installed once the sync is let go.
+#[test]
+fn writes_go_on_while_a_manifest_sync_is_held() {
+    let fs = SimFs::new(12);
+    let db = Arc::new(open_sim(&fs));
+    for i in 0..100u32 {
+        db.put(format!("before{i:03}").as_bytes(), b"v").unwrap();
+    }
+    fs.hold_syncs_of("MANIFEST");
+    let flusher = {
+        let db = db.clone();
+        std::thread::spawn(move || db.flush())
+    };
+    wait_until("the flush to reach its MANIFEST sync", || {
+        fs.held_syncs() == 1
+    });
+    let writer = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            for i in 0..200u32 {
+                db.put(format!("during{i:03}").as_bytes(), b"v").unwrap();
+            }
+        })
+    };
+    wait_until("200 writes while the MANIFEST sync is held", || {
+        writer.is_finished()
+    });
+    writer.join().unwrap();
+    assert_eq!(fs.held_syncs(), 1, "the flush is still inside its sync");
+    assert_eq!(number(&db, "rocksdb.num-files-at-level0"), 0);
+    fs.release_syncs();
+    flusher.join().unwrap().unwrap();
+    assert_eq!(number(&db, "rocksdb.num-files-at-level0"), 1);
+    assert_eq!(db.range(..).count(), 300);
+}
+
+/// A memtable switch held inside the old WAL's fsync holds the write queue
+/// (no write may reach the new WAL before the old one is durable) but not
+/// the DB mutex: properties, which take it, and reads go on.
+#[test]
+fn a_held_wal_switch_sync_leaves_the_db_mutex_free() {
+    let fs = SimFs::new(13);
+    let db = Arc::new(open_sim(&fs));
+    db.put(b"a", b"1").unwrap();
+    fs.hold_syncs_of(".log");
+    let flusher = {
+        let db = db.clone();
+        std::thread::spawn(move || db.flush())
+    };
+    wait_until("the switch to reach the old WAL's sync", || {
+        fs.held_syncs() == 1
+    });
+    let reader = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            (
+                number(&db, "rocksdb.num-immutable-mem-table"),
+                db.get(b"a").unwrap(),
+            )
+        })
+    };
+    wait_until("a property read during the held sync", || {
+        reader.is_finished()
+    });
+    assert_eq!(reader.join().unwrap(), (0, Some(b"1".to_vec().into())));
+    fs.release_syncs();
+    flusher.join().unwrap().unwrap();
+    assert_eq!(number(&db, "rocksdb.num-files-at-level0"), 1);
+}
+
 /// Panics while `PANICKING` is set and either key is `boom`: an application
 /// comparator with a bug that only one key triggers.
 #[derive(Debug)]

@@ -114,7 +114,7 @@ impl WritableFile for SimWritableFile {
             let state = self.handle.state.lock();
             (state.sync_latency, state.sync_gate.clone())
         };
-        gate.pass();
+        gate.pass(&self.handle.path);
         if !latency.is_zero() {
             std::thread::sleep(latency);
         }
