@@ -5,6 +5,8 @@
 # the median ops/sec, P99, CPU per op, write amplification and size of each
 # engine, and each peer's ratio to Strata.
 #   ./scripts/compare-engines.sh RUNS [strata-bench flags...]
+# ENGINES="strata rocksdb" picks the engines (default: all three);
+# CARGO_TARGET_DIR is honoured, so a RocksDB build kept elsewhere is reused.
 # Builds the `rocksdb` and `fjall` features (the first build compiles RocksDB:
 # 20-40 minutes on 2 cores).
 set -euo pipefail
@@ -14,13 +16,14 @@ shift || true
 
 bash scripts/install-engine-build-deps.sh
 cargo build --release -q -p strata-bench --features rocksdb,fjall
+bench="${CARGO_TARGET_DIR:-target}/release/strata-bench"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-engines=(strata rocksdb fjall)
+read -r -a engines <<< "${ENGINES:-strata rocksdb fjall}"
 for run in $(seq 1 "$runs"); do
   for engine in "${engines[@]}"; do
     echo "== run $run: $engine" >&2
-    target/release/strata-bench --engine="$engine" --histogram=1 \
+    "$bench" --engine="$engine" --histogram=1 \
       --report_json="$out/$engine-$run.json" "$@" > "$out/$engine-$run.txt"
   done
 done
