@@ -1,12 +1,14 @@
 //! The database handle: open and recover, write, read, snapshot, flush, close.
 //!
 //! This module wires the parts together and holds no algorithm of its own:
-//! writes go through group commit (`write.rs`), reads through the super version
+//! writes go through the commit pipeline (`write.rs`), reads through the super version
 //! (`read.rs`), flushes run on a background thread (`background.rs`), and opening
 //! replays the MANIFEST and the WALs (`open.rs`, `wal_replay.rs`).
 //!
-//! Lock order: `state` before `wal`. Readers take neither: they load the super
-//! version and the visible sequence number from atomics.
+//! Lock order (the full list is in `docs/architecture.md`, "Locks"): `state`,
+//! then `wal`, then the MANIFEST writer, then the publisher's queue. Readers
+//! take none: they load the super version and the visible sequence number
+//! from atomics.
 
 mod admin;
 mod background;
