@@ -32,7 +32,7 @@ fn flush_loop(inner: &DbInner) {
         if inner.shutting_down.load(Ordering::Acquire) {
             return;
         }
-        if let Some(recovery) = state.auto_recovery.filter(|_| state.bg_error.is_some()) {
+        if let Some(recovery) = state.recovery.auto_recovery.filter(|_| state.recovery.bg_error.is_some()) {
             if Instant::now() < recovery.at {
                 inner.bg_cv.wait_until(&mut state, recovery.at);
                 continue;
@@ -43,11 +43,11 @@ fn flush_loop(inner: &DbInner) {
                     inner.info_log,
                     "automatic recovery failed, retrying later: {e}"
                 );
-                state.schedule_recovery();
+                state.recovery.schedule();
             }
             continue;
         }
-        if state.bg_error.is_some() || family_to_flush(&state).is_none() {
+        if state.recovery.bg_error.is_some() || family_to_flush(&state).is_none() {
             inner.bg_cv.wait(&mut state);
             continue;
         }
@@ -87,7 +87,7 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
     let (table_options, cf_shared) = (family.options.l0_table_options(), family.shared.clone());
     let number = state.versions.new_file_number();
     // Spared by obsolete-table deletion until installed.
-    state.pending_outputs.push(number);
+    state.jobs.pending_outputs.push(number);
     info!(
         inner.info_log,
         "[{}] flush: memtable of {} entries, {} bytes -> table #{number}",
@@ -115,7 +115,7 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         Ok(_) => Ok(None),
         Err(e) => Err(e),
     };
-    state.release_pending_output(number);
+    state.jobs.release_pending_output(number);
     let installed = installed.inspect_err(|e| {
         info!(
             inner.info_log,
@@ -135,7 +135,7 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
     if let Some(family) = state.cfs.get_mut(&id) {
         family.imm.pop_back();
     }
-    state.flushes_completed += 1;
+    state.jobs.flushes_completed += 1;
     let bytes = out.file.as_ref().map_or(0, |f| f.file_size);
     let micros = u64::try_from(out.micros).unwrap_or(u64::MAX);
     let cpu_micros = thread_cpu_micros().saturating_sub(cpu_start);
@@ -147,7 +147,7 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
     crash_point!("flush.installed");
     // Counted as a sweep, so `wait_for_compaction` returns only once the
     // obsolete WALs are gone too.
-    state.sweeps_running += 1;
+    state.jobs.sweeps_running += 1;
     MutexGuard::unlocked(state, || {
         info!(
             inner.info_log,
@@ -165,7 +165,7 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         );
         delete_obsolete_wals(inner, log_number);
     });
-    state.sweeps_running -= 1;
+    state.jobs.sweeps_running -= 1;
     inner.bg_cv.notify_all();
     Ok(())
 }
@@ -174,7 +174,7 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
 /// memtable is in a table: every other family's oldest unflushed write, and
 /// the flushed family's next memtable's.
 fn logs_needed_after_flush(state: &DbState, flushed: u32) -> u64 {
-    let current = state.wal_number;
+    let current = state.commit.wal_number;
     state
         .cfs
         .iter()

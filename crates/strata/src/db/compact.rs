@@ -45,7 +45,7 @@ pub(super) fn spawn_compaction_threads(
 /// Picks the next due compaction of any family, with the family's id, if
 /// the database is healthy.
 pub(super) fn pick_task(inner: &DbInner, state: &DbState) -> Option<(u32, CompactionTask)> {
-    if state.bg_error.is_some() {
+    if state.recovery.bg_error.is_some() {
         return None;
     }
     state.cfs.keys().find_map(|&id| {
@@ -94,7 +94,7 @@ fn writes_where_one_runs(state: &DbState, family: u32, task: &CompactionTask) ->
     let Some((smallest, largest)) = input_range(task, order) else {
         return false;
     };
-    state.running_compactions.iter().any(|r| {
+    state.jobs.running_compactions.iter().any(|r| {
         r.family == family
             && r.output_level == task.output_level
             && order.le(&r.smallest, largest)
@@ -107,17 +107,17 @@ fn writes_where_one_runs(state: &DbState, family: u32, task: &CompactionTask) ->
 pub(super) fn pick_task_of(inner: &DbInner, state: &DbState, id: u32) -> Option<CompactionTask> {
     let family = state.cfs.get(&id)?;
     let options = &family.options.compaction;
-    if options.disable_auto_compactions || state.bg_error.is_some() {
+    if options.disable_auto_compactions || state.recovery.bg_error.is_some() {
         return None;
     }
     let version = state.versions.current(id);
     let codec = family.options.table.compression;
     match options.compaction_style {
-        CompactionStyle::Level => leveled::pick(&version, options, codec, &state.compacting),
-        CompactionStyle::Universal => universal::pick(&version, options, codec, &state.compacting),
+        CompactionStyle::Level => leveled::pick(&version, options, codec, &state.jobs.compacting),
+        CompactionStyle::Universal => universal::pick(&version, options, codec, &state.jobs.compacting),
         CompactionStyle::Fifo => {
             let expired = expired_tables(inner, &version, options.ttl);
-            fifo::pick(&version, options, &expired, &state.compacting)
+            fifo::pick(&version, options, &expired, &state.jobs.compacting)
         }
     }
 }
@@ -185,20 +185,20 @@ fn compaction_loop(inner: &Arc<DbInner>, number: usize) {
         if inner.shutting_down.load(Ordering::Acquire) {
             return;
         }
-        if number >= state.compaction_threads {
+        if number >= state.jobs.compaction_threads {
             // `set_db_options` lowered max_background_jobs: idle until it
             // rises again or the database closes.
             inner.bg_cv.wait(&mut state);
             continue;
         }
-        if let Some(until) = state.compaction_retry_at.filter(|t| *t > Instant::now()) {
+        if let Some(until) = state.jobs.compaction_retry_at.filter(|t| *t > Instant::now()) {
             // A job failed recently: retry after a pause, not in a hot loop.
             inner.bg_cv.wait_until(&mut state, until);
             continue;
         }
         open_fifo_ttl_tables(inner, &mut state);
         let Some((family, task)) = pick_task(inner, &state) else {
-            if state.obsolete_held {
+            if state.jobs.obsolete_held {
                 // A reader held tables a job made obsolete; look again soon.
                 let _ = inner.bg_cv.wait_for(&mut state, OBSOLETE_SWEEP_PAUSE);
                 sweep_obsolete_tables(inner, &mut state);
@@ -242,13 +242,13 @@ fn run_task(
     };
     let (options, cf) = (family.options.clone(), family.shared.clone());
     for (_, f) in task.all_inputs() {
-        state.compacting.insert(f.number);
+        state.jobs.compacting.insert(f.number);
     }
     let version = state.versions.current(family_id);
     let output_floor = state.versions.next_file_number();
-    state.pending_outputs.push(output_floor);
+    state.jobs.pending_outputs.push(output_floor);
     let running = RunningCompaction::of(family_id, task, version.order());
-    state.running_compactions.push(running.clone());
+    state.jobs.running_compactions.push(running.clone());
     let mut attempt = 0;
     let outcome = loop {
         // Read under the DB mutex, as `Db::snapshot` registers under it.
@@ -324,11 +324,11 @@ fn run_task(
         }
     };
     for (_, f) in task.all_inputs() {
-        state.compacting.remove(&f.number);
+        state.jobs.compacting.remove(&f.number);
     }
-    state.release_pending_output(output_floor);
-    if let Some(i) = state.running_compactions.iter().position(|r| *r == running) {
-        state.running_compactions.swap_remove(i);
+    state.jobs.release_pending_output(output_floor);
+    if let Some(i) = state.jobs.running_compactions.iter().position(|r| *r == running) {
+        state.jobs.running_compactions.swap_remove(i);
     }
     let outcome = match installed {
         Ok(result) => {
@@ -366,7 +366,7 @@ fn run_task(
                     inner.info_log,
                     "compaction L{from} -> L{to} failed, retrying later: {e}"
                 );
-                state.compaction_retry_at = Some(Instant::now() + RETRY_PAUSE);
+                state.jobs.compaction_retry_at = Some(Instant::now() + RETRY_PAUSE);
             }
             Err(e)
         }
@@ -410,7 +410,7 @@ pub(super) fn compact_range(
     let first_new_file = state.versions.next_file_number();
     let mut level = 0;
     while level <= last_level {
-        if let Some(e) = &state.bg_error {
+        if let Some(e) = &state.recovery.bg_error {
             return Err(e.clone());
         }
         if !state.cfs.contains_key(&family_id) {
@@ -433,7 +433,7 @@ pub(super) fn compact_range(
         };
         if task
             .all_inputs()
-            .any(|(_, f)| state.compacting.contains(&f.number))
+            .any(|(_, f)| state.jobs.compacting.contains(&f.number))
             || writes_where_one_runs(&state, family_id, &task)
         {
             // An automatic compaction holds some of these files, or writes
@@ -462,10 +462,10 @@ fn compact_all_universal(
     options: &CfOptions,
 ) -> Result<()> {
     loop {
-        if let Some(e) = &state.bg_error {
+        if let Some(e) = &state.recovery.bg_error {
             return Err(e.clone());
         }
-        if state.compacting.is_empty() {
+        if state.jobs.compacting.is_empty() {
             break;
         }
         inner.bg_cv.wait(state);
@@ -490,13 +490,13 @@ pub(super) fn wait_for_compaction(inner: &DbInner) -> Result<()> {
     }
     let mut state = inner.state.lock();
     loop {
-        if let Some(e) = &state.bg_error {
+        if let Some(e) = &state.recovery.bg_error {
             return Err(e.clone());
         }
         open_fifo_ttl_tables(inner, &mut state);
         let idle = state.cfs.values().all(|f| f.imm.is_empty())
-            && state.running_compactions.is_empty()
-            && state.sweeps_running == 0
+            && state.jobs.running_compactions.is_empty()
+            && state.jobs.sweeps_running == 0
             && pick_task(inner, &state).is_none();
         if idle {
             return Ok(());
@@ -544,11 +544,11 @@ pub(super) fn keep_set(state: &mut DbState) -> KeepSet {
     // After a background error nothing is deleted: a MANIFEST append whose
     // sync failed may still be on disk and name files the in-memory version
     // does not have. The next open cleans up against the recovered version.
-    let floor = if state.bg_error.is_some() {
+    let floor = if state.recovery.bg_error.is_some() {
         0
     } else {
         state
-            .pending_outputs
+            .jobs.pending_outputs
             .iter()
             .copied()
             .chain([state.versions.next_file_number()])
@@ -556,7 +556,7 @@ pub(super) fn keep_set(state: &mut DbState) -> KeepSet {
             .unwrap_or(0)
     };
     let live = state.versions.live_table_numbers();
-    state.obsolete_held = live.len() > state.versions.num_live_files();
+    state.jobs.obsolete_held = live.len() > state.versions.num_live_files();
     KeepSet { live, floor }
 }
 
@@ -565,9 +565,9 @@ pub(super) fn keep_set(state: &mut DbState) -> KeepSet {
 /// so a caller that waited finds the obsolete files gone.
 pub(super) fn sweep_obsolete_tables(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     let keep = keep_set(state);
-    state.sweeps_running += 1;
+    state.jobs.sweeps_running += 1;
     MutexGuard::unlocked(state, || remove_obsolete_tables(inner, &keep));
-    state.sweeps_running -= 1;
+    state.jobs.sweeps_running -= 1;
     inner.bg_cv.notify_all();
 }
 

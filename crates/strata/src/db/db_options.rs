@@ -70,7 +70,7 @@ impl Db {
             })
             .collect::<Result<_>>()?;
         if changes.iter().any(|(name, _)| *name == "delayed_write_rate") {
-            state.write_controller.reset_rate(wanted.delayed_write_rate);
+            state.commit.write_controller.reset_rate(wanted.delayed_write_rate);
         }
         for (id, options) in changed {
             if let Some(family) = state.cfs.get_mut(&id) {
@@ -79,7 +79,7 @@ impl Db {
             self.inner.install_super_version(&mut state, id);
         }
         let threads = wanted.max_background_jobs.saturating_sub(1);
-        state.compaction_threads = threads;
+        state.jobs.compaction_threads = threads;
         info!(self.inner.info_log, "set_db_options: {changes:?}");
         self.inner.bg_cv.notify_all();
         let persisted = persist_options(&self.inner, &mut state);

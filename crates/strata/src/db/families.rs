@@ -59,7 +59,7 @@ impl Db {
         // The MANIFEST's turn first: the checks below then hold until the
         // write, since the mutex stays held.
         manifest_writer::wait_for_turn(&self.inner, &mut state);
-        if let Some(e) = &state.bg_error {
+        if let Some(e) = &state.recovery.bg_error {
             return Err(e.clone());
         }
         if state.versions.family_id(name).is_some() {
@@ -75,7 +75,7 @@ impl Db {
         let order = KeyComparator::new(&options.comparator);
         edit.add_column_family(id, name)
             .set_comparator_name(manifest_comparator_name(&order))
-            .set_log_number(state.wal_number);
+            .set_log_number(state.commit.wal_number);
         if let Err(e) = state.versions.log_and_apply(&mut edit) {
             self.inner.set_bg_error(&mut state, e.clone());
             return Err(e);
@@ -107,13 +107,13 @@ impl Db {
         }
         let mut state = self.inner.state.lock();
         self.inner.family(&state, &cf.shared)?;
-        if let Some(e) = &state.bg_error {
+        if let Some(e) = &state.recovery.bg_error {
             return Err(e.clone());
         }
         // Let running compactions of the family finish: their results
         // would otherwise be installed into a family that no longer exists.
         // and take the MANIFEST's turn, holding the mutex from then on.
-        while state.manifest_busy || state.running_compactions.iter().any(|r| r.family == cf.id())
+        while state.jobs.manifest_busy || state.jobs.running_compactions.iter().any(|r| r.family == cf.id())
         {
             self.inner.bg_cv.wait(&mut state);
         }
@@ -125,7 +125,7 @@ impl Db {
         }
         crash_point!("cf.drop.applied");
         cf.shared.dropped.store(true, Ordering::Release);
-        state.write_controller.forget(cf.id());
+        state.commit.write_controller.forget(cf.id());
         if let Some(family) = state.cfs.remove(&cf.id()) {
             // Handles outlive the family: what they keep published must not
             // pin its tables or memtables (reads through them fail anyway).
@@ -470,7 +470,7 @@ pub(super) fn add_family(
         state.versions.current(id),
         &options,
     );
-    let wal_number = state.wal_number;
+    let wal_number = state.commit.wal_number;
     state.cfs.insert(
         id,
         CfState::new(shared.clone(), options, mem, Vec::new(), wal_number),

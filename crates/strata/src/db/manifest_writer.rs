@@ -3,7 +3,7 @@
 //! every writer (each takes the mutex to lead a commit group) behind a
 //! background job's fsync. So, as LevelDB's `LogAndApply` does, the edit is
 //! prepared under the mutex, written and synced with it released, and
-//! installed under it again. MANIFEST writes take turns (`DbState::
+//! installed under it again. MANIFEST writes take turns (`JobState::
 //! manifest_busy`): each computes its change from the versions the one
 //! before it installed, and records land in the file in the order they are
 //! installed.
@@ -25,7 +25,7 @@ use crate::version::VersionEdit;
 /// that then writes with the mutex held throughout (creating or dropping a
 /// family, `resume`) needs no turn of its own: nobody can start one.
 pub(super) fn wait_for_turn(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) {
-    while state.manifest_busy {
+    while state.jobs.manifest_busy {
         inner.bg_cv.wait(state);
     }
 }
@@ -44,10 +44,10 @@ pub(super) fn log_and_apply(
         return Ok(false);
     }
     let write = state.versions.begin_log(edit)?;
-    state.manifest_busy = true;
+    state.jobs.manifest_busy = true;
     let written = MutexGuard::unlocked(state, || write.write());
     let result = state.versions.finish_log(write, written);
-    state.manifest_busy = false;
+    state.jobs.manifest_busy = false;
     inner.bg_cv.notify_all();
     result.map(|()| true)
 }

@@ -28,13 +28,13 @@ mod read;
 mod resume;
 pub mod snapshot;
 mod stall;
+mod state;
 mod stats;
 mod stats_report;
 mod wal_replay;
 mod write;
 mod write_controller;
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -51,7 +51,6 @@ use crate::iter::db_range::DbRange;
 use crate::key::SequenceNumber;
 use crate::options::{CfOptions, DbOptions, ReadOptions, WriteOptions};
 use crate::table_cache::TableCache;
-use crate::version::VersionSet;
 use crate::wal::LogWriter;
 use crate::write::publish::Publisher;
 use crate::write::WriteBatch;
@@ -63,7 +62,7 @@ pub use snapshot::Snapshot;
 use snapshot::SnapshotList;
 use stats::DbStats;
 pub use wal_replay::WalDamage;
-use write::WriteRequest;
+use state::DbState;
 
 /// An open database.
 ///
@@ -98,53 +97,6 @@ struct Lifecycle {
     inner: Arc<DbInner>,
     /// The flush thread and the compaction threads; empty once closed.
     threads: Mutex<Vec<JoinHandle<()>>>,
-}
-
-/// Metadata guarded by the DB mutex: never held across file I/O on the read or
-/// write hot paths.
-#[derive(Debug)]
-pub(crate) struct DbState {
-    writers: VecDeque<Arc<WriteRequest>>,
-    versions: VersionSet,
-    /// The live column families by id; the default family (0) is always here.
-    cfs: BTreeMap<u32, CfState>,
-    /// The WAL taking writes now (0 on a read-only handle).
-    wal_number: u64,
-    /// Set on a failed WAL or MANIFEST write: the database stops taking writes.
-    bg_error: Option<crate::Error>,
-    /// When the flush thread next tries to leave the background error by
-    /// itself (a `resume`), and the pause after that attempt; set for errors
-    /// that space or time can cure: a full disk, or a compaction that failed
-    /// while writes waited for it.
-    auto_recovery: Option<AutoRecovery>,
-    /// A `resume` is running (the user's, or the flush thread's automatic
-    /// one): a second must wait for it, or both would flush one memtable.
-    resuming: bool,
-    flushes_completed: u64,
-    /// Files that running compactions read: no other compaction may take them.
-    compacting: HashSet<u64>,
-    /// The lowest file number each running flush or compaction may write.
-    pending_outputs: Vec<u64>,
-    /// Each running compaction: its family, and the level and key range it
-    /// writes.
-    running_compactions: Vec<compact::RunningCompaction>,
-    /// Compaction threads that may pick work (`max_background_jobs` - 1);
-    /// threads numbered past it idle after `set_db_options` lowers it.
-    compaction_threads: usize,
-    /// Deletions of obsolete tables and WALs under way (with the mutex released).
-    sweeps_running: usize,
-    /// How fast writes may go while compaction is behind.
-    write_controller: write_controller::WriteController,
-    /// After a compaction job failed: no automatic compaction before then.
-    compaction_retry_at: Option<std::time::Instant>,
-    /// Obsolete tables an older version still held at the last cleanup: the
-    /// compaction thread sweeps again once readers let go of it.
-    obsolete_held: bool,
-    /// Writers are stopped until compaction catches up.
-    writes_stopped: bool,
-    /// A MANIFEST write is in flight with the mutex released; other MANIFEST
-    /// writers wait for their turn (see `manifest_writer.rs`).
-    manifest_busy: bool,
 }
 
 #[derive(Debug)]
@@ -219,7 +171,7 @@ impl Db {
         // started.
         let flush_thread = background::spawn_flush_thread(inner.clone())?;
         lifecycle.threads.lock().push(flush_thread);
-        let wanted = inner.state.lock().compaction_threads;
+        let wanted = inner.state.lock().jobs.compaction_threads;
         lifecycle.add_compaction_threads(wanted)?;
         Ok(Db { inner, lifecycle })
     }
@@ -637,18 +589,6 @@ impl Drop for Lifecycle {
     }
 }
 
-/// The schedule of automatic recovery from a background error.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct AutoRecovery {
-    at: std::time::Instant,
-    pause: std::time::Duration,
-}
-
-/// First pause before automatic recovery; it doubles after each failed
-/// attempt, up to [`MAX_RECOVERY_PAUSE`].
-const FIRST_RECOVERY_PAUSE: std::time::Duration = std::time::Duration::from_millis(200);
-const MAX_RECOVERY_PAUSE: std::time::Duration = std::time::Duration::from_secs(5);
-
 impl DbInner {
     /// Records a background error; writes fail with it until it is cleared.
     /// The first error stands. A full disk also schedules recovery: once
@@ -663,38 +603,14 @@ impl DbInner {
     /// writers must fail with it, and the flush thread runs the recovery.
     /// An error already standing is kept, with its own schedule.
     fn set_bg_error_recovering(&self, state: &mut DbState, e: crate::Error, recover: bool) {
-        if state.bg_error.is_some() {
+        if state.recovery.bg_error.is_some() {
             return;
         }
-        state.bg_error = Some(e);
+        state.recovery.bg_error = Some(e);
         if recover {
-            state.schedule_recovery();
+            state.recovery.schedule();
         }
         self.bg_cv.notify_all();
-    }
-}
-
-impl DbState {
-    /// Schedules (or, after a failed attempt, postpones with a longer pause)
-    /// automatic recovery from the background error.
-    fn schedule_recovery(&mut self) {
-        let pause = self.auto_recovery.map_or(FIRST_RECOVERY_PAUSE, |r| {
-            (r.pause * 2).min(MAX_RECOVERY_PAUSE)
-        });
-        self.auto_recovery = Some(AutoRecovery {
-            at: std::time::Instant::now() + pause,
-            pause,
-        });
-    }
-
-    /// Drops one registration of `floor` from the pending outputs. A flush and
-    /// a compaction can register the same number (the compaction takes the
-    /// next file number as its floor, then the flush allocates that number),
-    /// so only one entry may go.
-    fn release_pending_output(&mut self, floor: u64) {
-        if let Some(i) = self.pending_outputs.iter().position(|&n| n == floor) {
-            self.pending_outputs.swap_remove(i);
-        }
     }
 }
 
@@ -729,7 +645,7 @@ impl DbInner {
     /// Why a writer waiting under the DB mutex must give up: a background
     /// error, or the database being closed (nothing will wake it again).
     fn wait_error(&self, state: &DbState) -> Option<crate::Error> {
-        if let Some(e) = &state.bg_error {
+        if let Some(e) = &state.recovery.bg_error {
             return Some(e.clone());
         }
         self.shutting_down
@@ -753,9 +669,9 @@ impl DbInner {
             }
             _ => 0,
         };
-        stall::count(family, &version, &state.compacting);
+        stall::count(family, &version, &state.jobs.compacting);
         let l0_files = version.num_files(0);
-        state.write_controller.recalculate(
+        state.commit.write_controller.recalculate(
             cf,
             write_controller::FamilyStall {
                 condition: stall::family_condition(family, l0_files),

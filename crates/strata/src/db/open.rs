@@ -8,7 +8,7 @@
 //! (recovery runs again; tables it wrote are unreferenced and removed) or the new
 //! one, which no longer needs them.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -21,7 +21,8 @@ use super::open_checks;
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::wal_replay::{check_families_not_ahead, replay_logs, OpenWal, WalDamage};
-use super::{DbInner, DbState};
+use super::state::{CommitState, DbState, JobState, RecoveryState};
+use super::DbInner;
 use crate::cache::Priority;
 use crate::cf::CfState;
 use crate::compaction::rate_limiter::{IoPriority, RateLimitedFs};
@@ -539,26 +540,11 @@ fn build_inner(
         compaction_fs: limited(&fs, &options, IoPriority::Low),
         fs,
         state: Mutex::new(DbState {
-            writers: VecDeque::new(),
+            commit: CommitState::new(wal_number, options.compaction.delayed_write_rate),
             versions,
             cfs,
-            wal_number,
-            bg_error: None,
-            auto_recovery: None,
-            resuming: false,
-            flushes_completed: 0,
-            compacting: HashSet::new(),
-            pending_outputs: Vec::new(),
-            running_compactions: Vec::new(),
-            compaction_threads: options.compaction.max_background_jobs.saturating_sub(1),
-            sweeps_running: 0,
-            write_controller: super::write_controller::WriteController::new(
-                options.compaction.delayed_write_rate,
-            ),
-            compaction_retry_at: None,
-            obsolete_held: false,
-            writes_stopped: false,
-            manifest_busy: false,
+            jobs: JobState::new(options.compaction.max_background_jobs.saturating_sub(1)),
+            recovery: RecoveryState::default(),
         }),
         bg_cv: Condvar::new(),
         default_cf,

@@ -121,7 +121,7 @@ pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<Str
         "wal-damage" => super::admin::wal_damage_report(inner),
         "background-errors" => {
             let state = inner.state.lock();
-            u64::from(state.bg_error.is_some()).to_string()
+            u64::from(state.recovery.bg_error.is_some()).to_string()
         }
         "statistics" => inner.options.statistics.as_ref()?.report(),
         "stats" => stats_report::stats(inner, cf),
@@ -133,7 +133,7 @@ pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<Str
             let state = inner.state.lock();
             u64::from(super::compact::pick_task_of(inner, &state, cf.id).is_some()).to_string()
         }
-        "num-running-compactions" => inner.state.lock().running_compactions.len().to_string(),
+        "num-running-compactions" => inner.state.lock().jobs.running_compactions.len().to_string(),
         // The rate writes are held to now, 0 when they are not delayed.
         "actual-delayed-write-rate" => {
             let state = inner.state.lock();
@@ -142,15 +142,15 @@ pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<Str
                 Some(super::stall::StallCondition::Delayed { .. })
             );
             if delayed {
-                state.write_controller.rate().to_string()
+                state.commit.write_controller.rate().to_string()
             } else {
                 "0".to_owned()
             }
         }
         // Writes waiting to commit, the group being committed included: a
         // queue that grows shows writers held up by a slow WAL write or sync.
-        "num-queued-writes" => inner.state.lock().writers.len().to_string(),
-        "is-write-stopped" => u64::from(inner.state.lock().writes_stopped).to_string(),
+        "num-queued-writes" => inner.state.lock().commit.writers.len().to_string(),
+        "is-write-stopped" => u64::from(inner.state.lock().commit.writes_stopped).to_string(),
         "estimate-pending-compaction-bytes" => inner
             .state
             .lock()
@@ -162,7 +162,7 @@ pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<Str
         "bytes-written" => DbStats::get(&inner.stats.bytes_written).to_string(),
         "wal-bytes-written" => DbStats::get(&inner.stats.wal_bytes).to_string(),
         "flush-bytes-written" => DbStats::get(&inner.stats.flush_bytes).to_string(),
-        "num-flushes-completed" => inner.state.lock().flushes_completed.to_string(),
+        "num-flushes-completed" => inner.state.lock().jobs.flushes_completed.to_string(),
         "levelstats" => levelstats(&sv.version, num_levels),
         _ => return None,
     };

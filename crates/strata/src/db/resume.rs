@@ -25,17 +25,17 @@ use crate::error::{Error, Result};
 
 pub(super) fn resume(inner: &DbInner) -> Result<()> {
     let mut state = inner.state.lock();
-    if state.resuming {
+    if state.recovery.resuming {
         // Another resume runs (it releases the mutex while it writes tables):
         // its outcome is this one's.
-        while state.resuming {
+        while state.recovery.resuming {
             inner.bg_cv.wait(&mut state);
         }
-        return state.bg_error.clone().map_or(Ok(()), Err);
+        return state.recovery.bg_error.clone().map_or(Ok(()), Err);
     }
-    state.resuming = true;
+    state.recovery.resuming = true;
     let result = resume_locked(inner, &mut state);
-    state.resuming = false;
+    state.recovery.resuming = false;
     inner.bg_cv.notify_all();
     drop(state);
     let Some(replaced) = result? else {
@@ -58,11 +58,11 @@ pub(super) fn resume(inner: &DbInner) -> Result<()> {
 /// written; returns the number of the MANIFEST it replaced (0 if none), or
 /// `None` when there was no error to leave.
 fn resume_locked(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<Option<u64>> {
-    let Some(cause) = state.bg_error.clone() else {
-        state.auto_recovery = None;
+    let Some(cause) = state.recovery.bg_error.clone() else {
+        state.recovery.auto_recovery = None;
         // No error, but a compaction that failed may be pausing before its
         // retry: the caller says the cause is gone, so retry now.
-        state.compaction_retry_at = None;
+        state.jobs.compaction_retry_at = None;
         inner.bg_cv.notify_all();
         return Ok(None);
     };
@@ -70,7 +70,7 @@ fn resume_locked(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result
         return Err(cause);
     }
     // Writers queued before the error fail on it; let them leave.
-    while !state.writers.is_empty() {
+    while !state.commit.writers.is_empty() {
         MutexGuard::unlocked(state, || std::thread::sleep(Duration::from_millis(1)));
     }
     info!(inner.info_log, "resume: recovering from: {cause}");
@@ -81,9 +81,9 @@ fn resume_locked(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result
     while state.cfs.values().any(|f| !f.imm.is_empty()) {
         flush_oldest(inner, state)?;
     }
-    state.bg_error = None;
-    state.auto_recovery = None;
-    state.compaction_retry_at = None;
+    state.recovery.bg_error = None;
+    state.recovery.auto_recovery = None;
+    state.jobs.compaction_retry_at = None;
     inner.install_all_super_versions(state);
     inner.bg_cv.notify_all();
     // Tables of jobs that failed while the error stood were kept (a failed

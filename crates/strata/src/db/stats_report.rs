@@ -365,7 +365,7 @@ fn seconds(at: Instant, since: Instant) -> f64 {
 pub(super) fn cfstats(inner: &DbInner, cf: &CfShared) -> String {
     let (version, busy) = {
         let state = inner.state.lock();
-        (state.versions.current(cf.id), state.compacting.clone())
+        (state.versions.current(cf.id), state.jobs.compacting.clone())
     };
     let sv = cf.super_version.load();
     let options = &sv.options.compaction;

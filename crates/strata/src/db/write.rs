@@ -157,10 +157,10 @@ fn submit(
         signalled: AtomicBool::new(false),
     });
     let mut state = inner.state.lock();
-    if request.no_slowdown && (state.writes_stopped || stall::current(&state).is_some()) {
+    if request.no_slowdown && (state.commit.writes_stopped || stall::current(&state).is_some()) {
         return Err(stall_error());
     }
-    state.writers.push_back(request.clone());
+    state.commit.writers.push_back(request.clone());
     // Whether this wait has spun already: spin once, re-check, then block.
     let mut spun = false;
     loop {
@@ -175,7 +175,7 @@ fn submit(
             DbStats::add(&inner.stats.parallel_inserts, 1);
             return complete(inner, &request, &job);
         }
-        let position = state.writers.iter().position(|w| Arc::ptr_eq(w, &request));
+        let position = state.commit.writers.iter().position(|w| Arc::ptr_eq(w, &request));
         if position == Some(0) {
             break;
         }
@@ -254,7 +254,7 @@ fn lead(
         logged,
     });
     for _ in 1..group.len() {
-        if let Some(follower) = state.writers.remove(1) {
+        if let Some(follower) = state.commit.writers.remove(1) {
             *follower.job.lock() = Some(job.clone());
             follower.wake();
         }
@@ -266,8 +266,8 @@ fn lead(
 
 /// Removes the leader from the queue and wakes the next one.
 fn pass_the_lead(state: &mut DbState) {
-    state.writers.pop_front();
-    if let Some(next) = state.writers.front() {
+    state.commit.writers.pop_front();
+    if let Some(next) = state.commit.writers.front() {
         next.wake();
     }
 }
@@ -316,7 +316,7 @@ fn complete(inner: &DbInner, request: &WriteRequest, job: &CommitJob) -> Result<
 fn take_group(state: &DbState, leader: &Arc<WriteRequest>) -> Vec<Arc<WriteRequest>> {
     let mut group = vec![leader.clone()];
     let mut bytes = leader.batch.lock().approximate_size();
-    for w in state.writers.iter().skip(1) {
+    for w in state.commit.writers.iter().skip(1) {
         let compatible = w.force_flush.is_none()
             && w.disable_wal == leader.disable_wal
             && (leader.sync || !w.sync)
@@ -499,13 +499,13 @@ fn stall_if_behind(
             );
             stopped = true;
         }
-        state.writes_stopped = true;
+        state.commit.writes_stopped = true;
         inner.bg_cv.wait(state);
-        state.writes_stopped = false;
+        state.commit.writes_stopped = false;
     };
     let slow = matches!(condition, Some(StallCondition::Delayed { .. }));
     // A token bucket at the controller's rate: each write pays for its bytes.
-    let wait = state.write_controller.delay_for(bytes, slow);
+    let wait = state.commit.write_controller.delay_for(bytes, slow);
     if !wait.is_zero() {
         MutexGuard::unlocked(state, || std::thread::sleep(wait));
     }
@@ -527,11 +527,11 @@ fn stall_error() -> crate::Error {
 /// stall is starting, and they would wait through it.
 fn fail_no_slowdown_waiters(state: &mut DbState) {
     let mut i = 1;
-    while i < state.writers.len() {
-        match state.writers.get(i).cloned() {
+    while i < state.commit.writers.len() {
+        match state.commit.writers.get(i).cloned() {
             Some(w) if w.no_slowdown => {
                 *w.outcome.lock() = Some(Err(stall_error()));
-                state.writers.remove(i);
+                state.commit.writers.remove(i);
                 w.wake();
             }
             _ => i += 1,
@@ -591,9 +591,9 @@ fn make_room(
                 stalled = true;
             }
             let waited = std::time::Instant::now();
-            state.writes_stopped = true;
+            state.commit.writes_stopped = true;
             inner.bg_cv.wait(state);
-            state.writes_stopped = false;
+            state.commit.writes_stopped = false;
             let micros = u64::try_from(waited.elapsed().as_micros()).unwrap_or(u64::MAX);
             inner.record_stall(micros);
             continue;
@@ -653,7 +653,7 @@ pub(super) fn switch_memtables(
         }
     };
     *inner.wal.lock() = Some(LogWriter::new(file));
-    state.wal_number = number;
+    state.commit.wal_number = number;
     for (id, family) in state.cfs.iter_mut() {
         if families.contains(id) && !family.mem.is_empty() {
             let fresh = Arc::new(MemTable::for_family(&family.options));
