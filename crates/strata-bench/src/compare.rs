@@ -81,6 +81,7 @@ fn engine_args(f: &Flags) -> Vec<String> {
         ),
         format!("--target_file_size_base={}", c.target_file_size_base),
         format!("--max_background_jobs={}", c.max_background_jobs),
+        format!("--subcompactions={}", c.max_subcompactions),
         format!("--sync={}", f.sync),
         format!("--disable_wal={}", f.disable_wal),
         format!("--batch_size={}", f.batch_size),

@@ -641,6 +641,7 @@ mod tests {
             "--level0_slowdown_writes_trigger=8",
             "--level0_stop_writes_trigger=12",
             "--max_background_jobs=4",
+            "--subcompactions=3",
             "--num_levels=5",
             "--compression_type=lz4",
             "--min_level_to_compress=2",
@@ -653,6 +654,7 @@ mod tests {
         assert!(!o.compaction.level_compaction_dynamic_level_bytes);
         assert_eq!(o.compaction.level0_file_num_compaction_trigger, 2);
         assert_eq!(o.compaction.max_background_jobs, 4);
+        assert_eq!(o.compaction.max_subcompactions, 3);
         use CompressionType::{Lz4, None};
         assert_eq!(
             o.compaction.compression_per_level,

@@ -56,7 +56,7 @@ impl fmt::Display for StressOptions {
         write!(
             f,
             "write_buffer_size={} max_write_buffer_number={} compaction_style={:?} \
-             level0_file_num_compaction_trigger={} target_file_size_base={} \
+             level0_file_num_compaction_trigger={} max_subcompactions={} target_file_size_base={} \
              max_bytes_for_level_base={} block_size={} compression={:?} checksum={:?} \
              bloom_bits={} index_type={:?} partition_filters={} metadata_block_size={} \
              prefix_extractor={:?} whole_key_filtering={} memtable_bloom={} \
@@ -67,6 +67,7 @@ impl fmt::Display for StressOptions {
             o.max_write_buffer_number,
             c.compaction_style,
             c.level0_file_num_compaction_trigger,
+            c.max_subcompactions,
             c.target_file_size_base,
             c.max_bytes_for_level_base,
             t.block_size,
@@ -164,6 +165,10 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         ..table
     };
     let memtable_prefix_bloom_size_ratio = pick(&mut later, &[0.0, 0.0, 0.05]);
+    let compaction = CompactionOptions {
+        max_subcompactions: pick(&mut later, &[1, 1, 2, 4]),
+        ..compaction
+    };
     let disable_wal = rng.gen_bool(0.1);
     let sync_ratio = if disable_wal {
         0.0

@@ -119,6 +119,7 @@ fn cycle(
             target_file_size_base: 4 << 10,
             level0_file_num_compaction_trigger: rng.gen_range(1..=4),
             max_background_jobs: rng.gen_range(2..=4),
+            max_subcompactions: rng.gen_range(1..=3),
             ..CompactionOptions::default()
         },
         merge_operator: Some(MergeKind::UInt64Add.operator()),

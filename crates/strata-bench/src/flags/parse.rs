@@ -294,6 +294,8 @@ fn parse_compaction_flag(flags: &mut Flags, name: &str, value: &str) -> Result<(
         "target_file_size_base" => c.target_file_size_base = number(name, value)?,
         "target_file_size_multiplier" => c.target_file_size_multiplier = number(name, value)?,
         "max_background_jobs" => c.max_background_jobs = number(name, value)?,
+        // db_bench's name for max_subcompactions.
+        "subcompactions" => c.max_subcompactions = number(name, value)?,
         "disable_auto_compactions" => c.disable_auto_compactions = boolean(name, value)?,
         "min_level_to_compress" => flags.min_level_to_compress = number(name, value)?,
         "universal_size_ratio" => c.compaction_options_universal.size_ratio = number(name, value)?,
@@ -353,6 +355,7 @@ fn is_known(name: &str) -> bool {
             | "target_file_size_base"
             | "target_file_size_multiplier"
             | "max_background_jobs"
+            | "subcompactions"
             | "min_level_to_compress"
             | "universal_size_ratio"
             | "universal_min_merge_width"

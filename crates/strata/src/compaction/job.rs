@@ -2,6 +2,8 @@
 //! [`DropRules`] keep, and writes output tables cut at the target size
 //! (and where grandparent overlap grows too large), each synced before the
 //! directory is synced and the edit returned. A trivial move writes nothing.
+//! A large task may run as several subcompactions, one per key span, on
+//! threads of their own (`subcompaction.rs`).
 //!
 //! The job does I/O only; installing its edit is the caller's business.
 
@@ -13,6 +15,7 @@ use super::iter::{DropCounts, DropRules};
 use super::merge_collapse;
 use super::output_cut::OutputCutter;
 use super::range_dels;
+use super::subcompaction::{self, KeySpan};
 use super::CompactionTask;
 use crate::compaction_filter::{CompactionFilter, Decision, FilterContext};
 use crate::crash_point::crash_point;
@@ -21,7 +24,10 @@ use crate::filename::table_file_name;
 use crate::fs::Fs;
 use crate::iter::merging::{BoxedIterator, MergingIterator};
 use crate::iter::InternalIterator;
-use crate::key::{internal_key, user_key, ParsedInternalKey, SequenceNumber, ValueType};
+use crate::key::{
+    internal_key, seek_key, user_key, ParsedInternalKey, SequenceNumber, ValueType,
+    MAX_SEQUENCE_NUMBER,
+};
 use crate::merge::MergeOperator;
 use crate::options::{ReadOptions, TableOptions};
 use crate::range_del::FragmentedRangeTombstones;
@@ -47,6 +53,8 @@ pub struct JobContext<'a> {
     pub compaction_filter: Option<&'a dyn CompactionFilter>,
     /// The family's merge operator, to combine operand chains.
     pub merge_operator: Option<&'a dyn MergeOperator>,
+    /// Most threads one job may split into (`max_subcompactions`).
+    pub max_subcompactions: u32,
 }
 
 impl std::fmt::Debug for JobContext<'_> {
@@ -55,6 +63,7 @@ impl std::fmt::Debug for JobContext<'_> {
             .field("dir", &self.dir)
             .field("snapshots", &self.snapshots)
             .field("num_levels", &self.num_levels)
+            .field("max_subcompactions", &self.max_subcompactions)
             .finish_non_exhaustive()
     }
 }
@@ -74,8 +83,10 @@ pub struct JobResult {
     /// Values the compaction filter removed or changed.
     pub filter_changes: u64,
     pub micros: u64,
-    /// CPU time of the job's thread.
+    /// CPU time of the job's threads (all its subcompactions').
     pub cpu_micros: u64,
+    /// How many subcompactions the job ran as (1: not split).
+    pub subcompactions: usize,
 }
 
 /// Deletes the outputs of a job that will not be installed (best effort:
@@ -113,6 +124,101 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
     }
     result.bytes_read_start = task.inputs.iter().map(|f| f.file_size).sum();
     result.bytes_read_output = task.output_level_inputs.iter().map(|f| f.file_size).sum();
+    let spans = subcompaction::split(task, ctx.version.order(), ctx.max_subcompactions);
+    result.subcompactions = spans.len();
+    let outcomes = run_spans(task, ctx, &spans);
+    let mut outputs = Vec::new();
+    let mut failure = None;
+    let mut other_threads_cpu = 0;
+    for (i, outcome) in outcomes.into_iter().enumerate() {
+        match outcome {
+            Ok(span) => {
+                outputs.extend(span.finished);
+                result.counts.keys_in += span.counts.keys_in;
+                result.counts.keys_dropped += span.counts.keys_dropped;
+                result.filter_changes += span.filter_changes;
+                if i > 0 {
+                    other_threads_cpu += span.cpu_micros;
+                }
+            }
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
+        }
+    }
+    let synced = match failure {
+        Some(e) => Err(e),
+        None if outputs.is_empty() => Ok(()),
+        // Not durably named, the outputs must not be installed.
+        None => ctx.fs.sync_dir(ctx.dir),
+    };
+    if let Err(e) = synced {
+        // The failed spans removed their own outputs; these are the others'.
+        for meta in &outputs {
+            let _ = ctx.fs.remove(&table_file_name(ctx.dir, meta.number));
+        }
+        return Err(e);
+    }
+    for meta in &outputs {
+        result.bytes_written += meta.file_size;
+        result.edit.add_file(task.output_level as u32, meta.clone());
+    }
+    result.outputs = outputs;
+    result.micros = elapsed_micros(start);
+    result.cpu_micros = thread_cpu_micros().saturating_sub(cpu_start) + other_threads_cpu;
+    Ok(result)
+}
+
+/// What one subcompaction wrote.
+struct SpanOutput {
+    finished: Vec<FileMetaData>,
+    counts: DropCounts,
+    filter_changes: u64,
+    cpu_micros: u64,
+}
+
+/// Runs one subcompaction per span, the first on this thread and the others
+/// on threads of their own; their outcomes in span order. A span that fails
+/// has removed its outputs.
+fn run_spans(
+    task: &CompactionTask,
+    ctx: &JobContext<'_>,
+    spans: &[KeySpan],
+) -> Vec<Result<SpanOutput>> {
+    let Some((first, others)) = spans.split_first() else {
+        return Vec::new();
+    };
+    if others.is_empty() {
+        return vec![run_span(task, ctx, first)];
+    }
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = others
+            .iter()
+            .map(|span| {
+                std::thread::Builder::new()
+                    .name("strata-subcompaction".into())
+                    .spawn_scoped(scope, move || run_span(task, ctx, span))
+            })
+            .collect();
+        let mut outcomes = vec![run_span(task, ctx, first)];
+        for (thread, span) in threads.into_iter().zip(others) {
+            outcomes.push(match thread {
+                Ok(handle) => handle.join().unwrap_or_else(|_| {
+                    Err(Error::BackgroundThreadPanicked {
+                        thread: "strata-subcompaction".into(),
+                    })
+                }),
+                // No thread to be had: run the span here instead.
+                Err(_) => run_span(task, ctx, span),
+            });
+        }
+        outcomes
+    })
+}
+
+/// Merges the inputs' entries in `span` and writes them to outputs of its own.
+fn run_span(task: &CompactionTask, ctx: &JobContext<'_>, span: &KeySpan) -> Result<SpanOutput> {
+    let cpu_start = thread_cpu_micros();
     let mut writer = OutputWriter {
         ctx,
         options: TableOptions {
@@ -128,30 +234,17 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
             task.max_grandparent_overlap,
         ),
         range_tombstones: FragmentedRangeTombstones::default(),
-        output_lower: None,
+        span,
+        output_lower: span.lower.clone(),
         filter_changes: 0,
     };
-    let merged = merge_inputs(task, ctx).and_then(|it| writer.write_all(it, task, ctx));
-    match merged {
-        Ok(counts) => {
-            if !writer.finished.is_empty() {
-                if let Err(e) = ctx.fs.sync_dir(ctx.dir) {
-                    // Not durably named: the outputs must not be installed.
-                    writer.abandon();
-                    return Err(e);
-                }
-            }
-            for meta in &writer.finished {
-                result.bytes_written += meta.file_size;
-                result.edit.add_file(task.output_level as u32, meta.clone());
-            }
-            result.outputs = writer.finished;
-            result.counts = counts;
-            result.filter_changes = writer.filter_changes;
-            result.micros = elapsed_micros(start);
-            result.cpu_micros = thread_cpu_micros().saturating_sub(cpu_start);
-            Ok(result)
-        }
+    match merge_inputs(task, ctx).and_then(|it| writer.write_all(it, task, ctx)) {
+        Ok(counts) => Ok(SpanOutput {
+            finished: std::mem::take(&mut writer.finished),
+            counts,
+            filter_changes: writer.filter_changes,
+            cpu_micros: thread_cpu_micros().saturating_sub(cpu_start),
+        }),
         Err(e) => {
             writer.abandon();
             Err(e)
@@ -248,8 +341,10 @@ struct OutputWriter<'a, 'b> {
     cutter: OutputCutter,
     /// The tombstones the outputs carry, each output those between its cuts.
     range_tombstones: FragmentedRangeTombstones,
+    /// The user keys this writer's subcompaction covers.
+    span: &'a KeySpan,
     /// The first user key the current (or next) output owns: the cut before
-    /// it; `None` for the first output.
+    /// it; the span's lower end for the first output.
     output_lower: Option<Vec<u8>>,
     /// Values the compaction filter removed or changed.
     filter_changes: u64,
@@ -284,9 +379,16 @@ impl OutputWriter<'_, '_> {
         // The kept entries of the current user key from its first merge
         // operand on: written once the key ends, operand chains combined.
         let mut chain: Vec<merge_collapse::Entry> = Vec::new();
-        it.seek_to_first();
+        let span = self.span;
+        match &span.lower {
+            Some(lower) => it.seek(&seek_key(lower, MAX_SEQUENCE_NUMBER)),
+            None => it.seek_to_first(),
+        }
         while it.valid() {
             let key = it.key();
+            if span.ends_before(user_key(key), ctx.version.order()) {
+                break;
+            }
             if chain
                 .first()
                 .is_some_and(|(k, _)| user_key(k) != user_key(key))
@@ -319,12 +421,18 @@ impl OutputWriter<'_, '_> {
         if !chain.is_empty() {
             self.write_chain(chain, &mut filter, ctx)?;
         }
-        if self.current.is_none() && self.finished.is_empty() && !self.range_tombstones.is_empty() {
-            // Every point entry went, but tombstones remain: they still
-            // need a table.
+        if self.current.is_none()
+            && self.finished.is_empty()
+            && !self
+                .range_tombstones
+                .clip(span.lower.as_deref(), span.upper.as_deref())
+                .is_empty()
+        {
+            // Every point entry of the span went, but tombstones in it
+            // remain: they still need a table.
             self.open_output()?;
         }
-        self.finish_current(None)?;
+        self.finish_current(span.upper.as_deref())?;
         Ok(filter.counts)
     }
 

@@ -11,6 +11,7 @@ mod merge_collapse;
 mod output_cut;
 mod range_dels;
 pub mod rate_limiter;
+mod subcompaction;
 pub mod universal;
 
 use std::sync::Arc;

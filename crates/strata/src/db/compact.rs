@@ -271,6 +271,7 @@ fn run_task(
             new_file_number: &|| inner.state.lock().versions.new_file_number(),
             compaction_filter: filter,
             merge_operator: options.merge_operator.as_deref(),
+            max_subcompactions: options.compaction.max_subcompactions,
         };
         let outcome = MutexGuard::unlocked(state, || {
             crash_point!("compaction.before_job");
@@ -514,7 +515,7 @@ fn event_line(cf_name: &str, task: &CompactionTask, result: &job::JobResult) -> 
         "EVENT_LOG_v1 {{\"cf_name\": \"{cf_name}\", \"event\": \"compaction_finished\", \"reason\": \"{:?}\", \"start_level\": {}, \
          \"output_level\": {}, \"inputs_start\": [{}], \"inputs_output\": [{}], \"outputs\": [{}], \
          \"trivial_move\": {}, \"bytes_read\": {}, \"bytes_written\": {}, \"bytes_moved\": {}, \
-         \"records_in\": {}, \"records_dropped\": {}, \"micros\": {}}}",
+         \"records_in\": {}, \"records_dropped\": {}, \"num_subcompactions\": {}, \"micros\": {}}}",
         task.reason,
         task.start_level,
         task.output_level,
@@ -527,6 +528,7 @@ fn event_line(cf_name: &str, task: &CompactionTask, result: &job::JobResult) -> 
         result.bytes_moved,
         result.counts.keys_in,
         result.counts.keys_dropped,
+        result.subcompactions,
         result.micros,
     )
 }

@@ -16,14 +16,19 @@ use super::families::persist_options;
 use super::Db;
 
 /// The database options `set_db_options` can change, by RocksDB's names.
-const SETTABLE: &[&str] = &["delayed_write_rate", "max_background_jobs"];
+const SETTABLE: &[&str] = &[
+    "delayed_write_rate",
+    "max_background_jobs",
+    "max_subcompactions",
+];
 
 impl Db {
     /// Changes database-wide options while the database is open (RocksDB's
     /// `SetDBOptions`), by RocksDB's names and spellings:
     /// `delayed_write_rate` (bytes per second writes are held to during a
-    /// slowdown) and `max_background_jobs` (more compaction threads start at
-    /// once; with fewer, the extra ones finish their job and idle). All or
+    /// slowdown), `max_background_jobs` (more compaction threads start at
+    /// once; with fewer, the extra ones finish their job and idle) and
+    /// `max_subcompactions` (for compactions picked from then on). All or
     /// nothing: another name or a bad value fails with `InvalidArgument`
     /// naming it, changing nothing. The change is written to a new OPTIONS
     /// file.
@@ -66,6 +71,7 @@ impl Db {
                 let mut options = (*family.options).clone();
                 options.compaction.delayed_write_rate = wanted.delayed_write_rate;
                 options.compaction.max_background_jobs = wanted.max_background_jobs;
+                options.compaction.max_subcompactions = wanted.max_subcompactions;
                 options.validate().map(|()| (id, options))
             })
             .collect::<Result<_>>()?;

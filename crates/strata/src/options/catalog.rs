@@ -107,6 +107,12 @@ pub(crate) const DB_OPTIONS: &[OptionDef<DbOptions>] = &[
         compaction.delayed_write_rate,
         parse_int
     ),
+    opt!(
+        "max_subcompactions",
+        true,
+        compaction.max_subcompactions,
+        parse_int
+    ),
 ];
 
 /// `[CFOptions "name"]`.

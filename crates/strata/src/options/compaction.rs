@@ -178,6 +178,11 @@ pub struct CompactionOptions {
     /// Background threads for flushes and compactions together. Default 2: one
     /// flush thread and one compaction thread.
     pub max_background_jobs: usize,
+    /// Most threads one compaction may split into by key range (RocksDB's
+    /// `max_subcompactions`): compactions from L0, manual ones and universal
+    /// ones into a lower level, when large enough for an output file per
+    /// thread. Database-wide. Default 1: never split.
+    pub max_subcompactions: u32,
     /// Codec per level (see the module comment for the mapping). Default empty:
     /// `TableOptions::compression` at every level.
     pub compression_per_level: Vec<CompressionType>,
@@ -218,6 +223,7 @@ impl Default for CompactionOptions {
             target_file_size_multiplier: 1,
             max_compaction_bytes: 0,
             max_background_jobs: 2,
+            max_subcompactions: 1,
             compression_per_level: Vec::new(),
             bottommost_compression: None,
             soft_pending_compaction_bytes_limit: 64 << 30,
@@ -282,6 +288,12 @@ impl CompactionOptions {
         }
         if self.target_file_size_multiplier == 0 {
             return bad("target_file_size_multiplier", "must be at least 1".into());
+        }
+        if self.max_subcompactions == 0 {
+            return bad(
+                "max_subcompactions",
+                "must be at least 1 (1: a compaction runs on one thread)".into(),
+            );
         }
         if self.max_background_jobs < 2 {
             return bad(
@@ -444,6 +456,7 @@ mod tests {
             "compression_per_level",
         );
         check(|o| o.max_background_jobs = 1, "max_background_jobs");
+        check(|o| o.max_subcompactions = 0, "max_subcompactions");
         check(
             |o| o.soft_pending_compaction_bytes_limit = u64::MAX,
             "soft_pending_compaction_bytes_limit",

@@ -445,6 +445,7 @@ fn section_label(kind: &SectionKind) -> String {
 /// comment).
 fn copy_db_wide(from: &CompactionOptions, to: &mut CompactionOptions) {
     to.max_background_jobs = from.max_background_jobs;
+    to.max_subcompactions = from.max_subcompactions;
     to.delayed_write_rate = from.delayed_write_rate;
 }
 

@@ -100,6 +100,7 @@ fn unusual_cf(style: CompactionStyle) -> CfOptions {
             target_file_size_multiplier: 2,
             max_compaction_bytes: 999 << 20,
             max_background_jobs: 6,
+            max_subcompactions: 3,
             compression_per_level: vec![
                 CompressionType::None,
                 CompressionType::Lz4,
@@ -329,6 +330,7 @@ fn db_wide_compaction_fields_reach_every_family() {
     let (_, families) = load_sim(&fs, &strict()).unwrap();
     let b = &families[1].1.compaction;
     assert_eq!(b.max_background_jobs, 6);
+    assert_eq!(b.max_subcompactions, 3);
     assert_eq!(b.delayed_write_rate, 1 << 20);
     assert_eq!(b.num_levels, CompactionOptions::default().num_levels);
 }

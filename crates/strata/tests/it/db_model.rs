@@ -278,6 +278,7 @@ fn model_with_background_compaction() {
             target_file_size_base: 16 << 10,
             level_compaction_dynamic_level_bytes: dynamic,
             max_background_jobs: 3,
+            max_subcompactions: if seed % 4 >= 2 { 3 } else { 1 },
             ..CompactionOptions::default()
         };
         let files = run(seed, 4000, &compaction);

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use strata::fs::SimFs;
+use strata::fs::{Fs, SimFs};
 use strata::{
     ColumnFamily, CompactionOptions, CompactionStyle, Db, DbOptions, ReadOptions, WriteBatch,
 };
@@ -471,8 +471,9 @@ impl Run {
     }
 }
 
-/// Runs the model and returns the number of files below L0 at the end.
-fn model_run(seed: u64, compaction: CompactionOptions, steps: usize) -> usize {
+/// Runs the model; returns the number of files below L0 at the end, and the
+/// most subcompactions one compaction ran as (from the LOG's events).
+fn model_run(seed: u64, compaction: CompactionOptions, steps: usize) -> (usize, usize) {
     let fs = SimFs::new(seed);
     let options = DbOptions {
         compaction,
@@ -501,26 +502,66 @@ fn model_run(seed: u64, compaction: CompactionOptions, steps: usize) -> usize {
             .collect();
         assert_eq!(all, run.models[i], "seed {seed}: final state of family {i}");
     }
-    (1..7)
+    let deeper = (1..7)
         .map(|l| {
             let n = run.db().property(&format!("strata.num-files-at-level{l}"));
             n.and_then(|n| n.parse::<usize>().ok()).unwrap_or(0)
         })
-        .sum()
+        .sum();
+    (deeper, most_subcompactions(&fs))
+}
+
+/// The largest `num_subcompactions` of the compaction events in every LOG
+/// file (the current one and those earlier opens renamed).
+fn most_subcompactions(fs: &SimFs) -> usize {
+    let marker = "\"num_subcompactions\": ";
+    fs.list(Path::new("/db"))
+        .unwrap()
+        .iter()
+        .filter(|name| name.starts_with("LOG"))
+        .flat_map(|name| {
+            let bytes = fs.file_contents(&Path::new("/db").join(name)).unwrap();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            text.split(marker)
+                .skip(1)
+                .filter_map(|rest| rest.split(',').next()?.trim().parse::<usize>().ok())
+                .collect::<Vec<_>>()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 #[test]
 fn model_leveled() {
     for seed in 0..6 {
-        let deeper = model_run(seed, styles()[0].clone(), 2500);
+        let (deeper, _) = model_run(seed, styles()[0].clone(), 2500);
         assert!(deeper > 0, "seed {seed}: compaction moved nothing down");
+    }
+}
+
+/// The leveled and universal models again, with compactions split across
+/// up to four threads: range tombstones, snapshots and reopens must come out
+/// the same whatever the cuts between subcompactions.
+#[test]
+fn model_with_subcompactions() {
+    for (seed, style) in [(300, 0), (301, 0), (302, 1), (303, 1)] {
+        let compaction = CompactionOptions {
+            max_subcompactions: 4,
+            // This model's tables hold a few kilobytes: a job is split only
+            // when it can fill an output file per subcompaction.
+            target_file_size_base: 512,
+            ..styles()[style].clone()
+        };
+        let (deeper, most) = model_run(seed, compaction, 2500);
+        assert!(deeper > 0, "seed {seed}: compaction moved nothing down");
+        assert!(most > 1, "seed {seed}: no compaction was split");
     }
 }
 
 #[test]
 fn model_universal() {
     for seed in 100..106 {
-        let deeper = model_run(seed, styles()[1].clone(), 2500);
+        let (deeper, _) = model_run(seed, styles()[1].clone(), 2500);
         assert!(deeper > 0, "seed {seed}: compaction moved nothing down");
     }
 }
