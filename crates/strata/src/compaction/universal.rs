@@ -13,8 +13,12 @@
 //! `min_merge_width`, at most `max_merge_width`); then, if there are still too
 //! many runs, merge the newest ones down to the trigger.
 //!
-//! One universal compaction runs at a time: runs are few and large, so
-//! parallel tasks would rarely be disjoint.
+//! Compactions run in parallel on disjoint runs (RocksDB's picker skips
+//! runs being compacted too): while some run, a task may take only runs
+//! newer than every run they hold, and merges them into the level above the
+//! first held run, so data in newer runs stays above older data whatever
+//! finishes first. Space amplification, which merges everything, waits until
+//! nothing runs.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -49,27 +53,31 @@ pub fn sorted_runs(version: &Version, num_levels: usize) -> Vec<SortedRun> {
     l0.chain(deeper).collect()
 }
 
-/// Picks the next universal compaction, if one is due and none is running.
+/// Picks the next universal compaction, if one is due, among the runs no
+/// running compaction (`busy` holds their files) takes part in.
 pub fn pick(
     version: &Version,
     options: &CompactionOptions,
     default_compression: CompressionType,
     busy: &HashSet<u64>,
 ) -> Option<CompactionTask> {
-    if version.all_files().any(|(_, f)| busy.contains(&f.number)) {
-        return None;
-    }
     let runs = sorted_runs(version, options.num_levels);
     let trigger = options.level0_file_num_compaction_trigger.max(1);
     if runs.len() < trigger || runs.len() < 2 {
         return None;
     }
+    // The runs newer than every run a running compaction holds.
+    let free = runs
+        .iter()
+        .position(|r| r.files.iter().any(|f| busy.contains(&f.number)))
+        .unwrap_or(runs.len());
     let u = &options.compaction_options_universal;
     // 1. Space amplification.
     let (oldest, newer) = runs.split_last()?;
     let newer_bytes: u64 = newer.iter().map(|r| r.bytes).sum();
-    if u128::from(newer_bytes) * 100
-        > u128::from(oldest.bytes) * u128::from(u.max_size_amplification_percent)
+    if free == runs.len()
+        && u128::from(newer_bytes) * 100
+            > u128::from(oldest.bytes) * u128::from(u.max_size_amplification_percent)
     {
         let score = newer_bytes as f64 / oldest.bytes.max(1) as f64;
         return task(
@@ -83,10 +91,10 @@ pub fn pick(
     // 2. Size ratio, from each start position in turn.
     let max_width = usize::try_from(u.max_merge_width).unwrap_or(usize::MAX);
     let min_width = usize::try_from(u.min_merge_width).unwrap_or(usize::MAX);
-    for start in 0..runs.len() {
+    for start in 0..free {
         let mut accumulated = runs[start].bytes;
         let mut end = start + 1;
-        while end < runs.len() && end - start < max_width {
+        while end < free && end - start < max_width {
             let limit = u128::from(accumulated) * u128::from(100 + u.size_ratio) / 100;
             if u128::from(runs[end].bytes) > limit {
                 break;
@@ -107,7 +115,10 @@ pub fn pick(
     }
     // 3. Too many runs: merge the newest down to the trigger.
     if runs.len() > trigger {
-        let width = (runs.len() - trigger + 1).max(2);
+        let width = (runs.len() - trigger + 1).max(2).min(free);
+        if width < 2 {
+            return None;
+        }
         let score = runs.len() as f64 / trigger as f64;
         return task(
             &runs,

@@ -73,8 +73,22 @@ fn space_amplification_forces_a_full_compaction() {
     assert_eq!(task.reason, CompactionReason::UniversalSizeAmplification);
     assert_eq!(task.output_level, 6);
     assert_eq!(task.all_inputs().count(), 5);
-    // One task at a time.
+    // Nothing newer than the held run is worth merging on its own: the four
+    // L0 runs are similar, so they merge, above the held L6 run.
     let busy: HashSet<u64> = [1].into();
+    let task = pick(&v, &options(), CompressionType::None, &busy).unwrap();
+    assert_eq!(task.reason, CompactionReason::UniversalSizeRatio);
+    assert_eq!((task.inputs.len(), task.output_level), (4, 5));
+    // With the two oldest L0 runs held as well, only the two newest are
+    // free: two runs make a merge (min_merge_width 2), into L0 above the
+    // held ones; no task touches a held file.
+    let busy: HashSet<u64> = [1, 10, 11].into();
+    let task = pick(&v, &options(), CompressionType::None, &busy).unwrap();
+    assert_eq!(task.output_level, 0);
+    let taken: Vec<u64> = task.all_inputs().map(|(_, f)| f.number).collect();
+    assert_eq!(taken, vec![13, 12]);
+    // Only the newest free: nothing to merge.
+    let busy: HashSet<u64> = [1, 10, 11, 12].into();
     assert!(pick(&v, &options(), CompressionType::None, &busy).is_none());
 }
 

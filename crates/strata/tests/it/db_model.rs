@@ -306,6 +306,10 @@ fn model_with_universal_compaction() {
                 max_size_amplification_percent: 150,
                 ..strata::UniversalOptions::default()
             },
+            // Two compaction threads for half the seeds: disjoint runs
+            // merge in parallel, split into subcompactions too.
+            max_background_jobs: if seed % 4 >= 2 { 3 } else { 2 },
+            max_subcompactions: if seed % 4 == 3 { 2 } else { 1 },
             ..CompactionOptions::default()
         };
         let files = run(seed, 4000, &compaction);

@@ -550,6 +550,9 @@ fn model_with_subcompactions() {
             // This model's tables hold a few kilobytes: a job is split only
             // when it can fill an output file per subcompaction.
             target_file_size_base: 512,
+            // Two compaction threads: universal merges disjoint runs in
+            // parallel, leveled runs disjoint levels.
+            max_background_jobs: 3,
             ..styles()[style].clone()
         };
         let (deeper, most) = model_run(seed, compaction, 2500);
