@@ -116,7 +116,8 @@ pub(crate) fn write(inner: &DbInner, options: &WriteOptions, batch: WriteBatch) 
 }
 
 /// Switches family `cf`'s memtable (through the write queue, so it orders
-/// with writes) and waits until every full memtable of it has been flushed.
+/// with writes) and waits until every full memtable of it has been flushed,
+/// and the WALs that made obsolete are deleted.
 pub(crate) fn flush(inner: &DbInner, cf: &CfShared) -> Result<()> {
     inner.check_writable()?;
     cf.check_usable(inner.instance)?;
@@ -131,8 +132,11 @@ pub(crate) fn flush(inner: &DbInner, cf: &CfShared) -> Result<()> {
         if let Some(e) = inner.wait_error(&state) {
             return Err(e);
         }
-        // A family dropped meanwhile has nothing left to flush.
-        if state.cfs.get(&cf.id).is_none_or(|f| f.imm.is_empty()) {
+        // A family dropped meanwhile has nothing left to flush. The flush's
+        // deletion of the WALs it made obsolete counts as a sweep: once
+        // none runs, the directory holds what the flush left.
+        let flushed = state.cfs.get(&cf.id).is_none_or(|f| f.imm.is_empty());
+        if flushed && state.jobs.sweeps_running == 0 {
             return Ok(());
         }
         inner.bg_cv.wait(&mut state);
