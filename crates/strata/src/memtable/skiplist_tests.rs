@@ -1,4 +1,5 @@
 use super::*;
+#[cfg(not(feature = "shuttle"))]
 use crate::comparator::Comparator;
 use crate::key::{compare_internal, internal_key, ValueType};
 
@@ -16,9 +17,11 @@ fn ikey(user: u32, seq: u64) -> Vec<u8> {
 
 /// Orders 4-byte keys by their value read little-endian (so unlike
 /// bytewise on [`ikey`]'s big-endian keys), through the `dyn` path.
+#[cfg(not(feature = "shuttle"))]
 #[derive(Debug)]
 struct U32Le;
 
+#[cfg(not(feature = "shuttle"))]
 impl Comparator for U32Le {
     fn name(&self) -> &str {
         "test.U32LittleEndian"
@@ -30,6 +33,7 @@ impl Comparator for U32Le {
 }
 
 /// The three kinds of order: built in, built in reversed, the application's.
+#[cfg(not(feature = "shuttle"))]
 fn order(which: usize) -> KeyComparator {
     match which {
         0 => KeyComparator::Bytewise,

@@ -7,6 +7,7 @@
 //! would only slow down the thread being waited for (RocksDB's write thread
 //! measures its yields for the same reason).
 
+#[cfg(not(feature = "shuttle"))]
 use std::time::{Duration, Instant};
 
 use super::sync::{relax, yield_now};
@@ -15,12 +16,15 @@ use super::sync::{relax, yield_now};
 const BUSY_SPINS: u32 = 200;
 
 /// How long a waiter spins and yields before it blocks.
+#[cfg(not(feature = "shuttle"))]
 const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(20);
 
 /// A yield that took at least this long gave the core to another thread.
+#[cfg(not(feature = "shuttle"))]
 const SLOW_YIELD: Duration = Duration::from_micros(3);
 
 /// Slow yields after which the waiter stops spinning: the cores are busy.
+#[cfg(not(feature = "shuttle"))]
 const MAX_SLOW_YIELDS: u32 = 2;
 
 /// Spins, then yields, until `done` returns true (returns true) or spinning
