@@ -281,6 +281,12 @@ fn run_task(
         // one taken since sees them, and must not see them change. Such a
         // job is redone with that snapshot in its list.
         let taken_since = || inner.snapshots.newest() > newest_at_start;
+        if outcome.as_ref().is_ok_and(|r| r.filter_changes > 0) {
+            // From the check below to the install the DB mutex stays held
+            // (`Db::snapshot` registers under it), so the MANIFEST's turn is
+            // taken first and the edit written without releasing the mutex.
+            manifest_writer::wait_for_turn(inner, state);
+        }
         match outcome {
             Ok(result) if result.filter_changes > 0 && taken_since() => {
                 job::discard_outputs(&result, &ctx);
@@ -302,8 +308,14 @@ fn run_task(
     crash_point!("compaction.before_install");
     let installed = match outcome {
         Ok(mut result) => {
+            let filtered = result.filter_changes > 0;
             let edit = result.edit.set_column_family(family_id);
-            match manifest_writer::log_and_apply(inner, state, edit) {
+            let logged = match filtered {
+                // The mutex has been held since the snapshot check (above).
+                true => state.versions.log_and_apply(edit).map(|()| true),
+                false => manifest_writer::log_and_apply(inner, state, edit),
+            };
+            match logged {
                 Ok(true) => {
                     crash_point!("compaction.installed");
                     Ok(result)

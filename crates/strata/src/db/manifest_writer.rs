@@ -8,6 +8,11 @@
 //! before it installed, and records land in the file in the order they are
 //! installed.
 //!
+//! A compaction whose filter changed values writes with the mutex held, as
+//! before: `Db::snapshot` registers under the mutex, and a snapshot taken
+//! between the job's check for new snapshots and the install would see the
+//! filter's changes appear (see `compact.rs`).
+//!
 //! What other threads see during the write: the old versions (the job's
 //! inputs stay marked as compacting and its outputs as pending, so nothing
 //! picks or deletes them), and counters that move on (file numbers and

@@ -40,10 +40,19 @@ impl PendingGroup {
 #[derive(Debug)]
 pub(crate) struct Publisher {
     visible: AtomicU64,
-    queue: Mutex<VecDeque<Arc<PendingGroup>>>,
+    queue: Mutex<Queue>,
     /// Signalled, under `queue`'s lock, whenever `visible` moves or the queue
-    /// empties.
+    /// empties, if anyone waits on it.
     published: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    groups: VecDeque<Arc<PendingGroup>>,
+    /// Threads blocked on `published`. A notification costs a system call
+    /// even when nobody waits, so publishing skips it when this is zero: with
+    /// one writer, that is every write.
+    waiters: usize,
 }
 
 impl Publisher {
@@ -51,7 +60,7 @@ impl Publisher {
     pub(crate) fn new(visible: u64) -> Publisher {
         Publisher {
             visible: AtomicU64::new(visible),
-            queue: Mutex::new(VecDeque::new()),
+            queue: Mutex::new(Queue::default()),
             published: Condvar::new(),
         }
     }
@@ -71,8 +80,8 @@ impl Publisher {
             unfinished: AtomicUsize::new(members),
         });
         let mut queue = lock(&self.queue);
-        debug_assert!(queue.back().is_none_or(|g| g.last_seq < last_seq));
-        queue.push_back(group.clone());
+        debug_assert!(queue.groups.back().is_none_or(|g| g.last_seq < last_seq));
+        queue.groups.push_back(group.clone());
         group
     }
 
@@ -88,15 +97,15 @@ impl Publisher {
         }
         let mut queue = lock(&self.queue);
         let mut moved = false;
-        while let Some(front) = queue.front() {
+        while let Some(front) = queue.groups.front() {
             if front.unfinished.load(Ordering::Acquire) != 0 {
                 break;
             }
             self.visible.store(front.last_seq, Ordering::Release);
-            queue.pop_front();
+            queue.groups.pop_front();
             moved = true;
         }
-        if moved {
+        if moved && queue.waiters > 0 {
             self.published.notify_all();
         }
     }
@@ -109,7 +118,9 @@ impl Publisher {
         }
         let mut queue = lock(&self.queue);
         while self.visible() < seq {
+            queue.waiters += 1;
             queue = wait(&self.published, queue);
+            queue.waiters -= 1;
         }
     }
 
@@ -118,8 +129,10 @@ impl Publisher {
     /// insert lands in a memtable that is already being flushed.
     pub(crate) fn wait_idle(&self) {
         let mut queue = lock(&self.queue);
-        while !queue.is_empty() {
+        while !queue.groups.is_empty() {
+            queue.waiters += 1;
             queue = wait(&self.published, queue);
+            queue.waiters -= 1;
         }
     }
 }
