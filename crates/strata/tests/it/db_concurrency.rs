@@ -303,6 +303,24 @@ fn counted(report: &str, before: &str, after: &str) -> u64 {
         .unwrap_or_else(|| panic!("no `{before}N{after}` in {report}"))
 }
 
+/// Holds the syncs of the files named like `name_part`, starts `db.flush()`
+/// on a thread, and returns once the flush waits in such a sync.
+fn flush_held_at_sync(
+    db: &Arc<Db>,
+    fs: &SimFs,
+    name_part: &str,
+) -> std::thread::JoinHandle<strata::Result<()>> {
+    fs.hold_syncs_of(name_part);
+    let flusher = {
+        let db = db.clone();
+        std::thread::spawn(move || db.flush())
+    };
+    wait_until(&format!("the flush to reach a sync of {name_part}"), || {
+        fs.held_syncs() == 1
+    });
+    flusher
+}
+
 /// Waits for `condition`, which the test has made inevitable; the deadline
 /// only turns a hang into a failure, it times nothing.
 fn wait_until(what: &str, condition: impl Fn() -> bool) {
@@ -326,14 +344,7 @@ fn writes_go_on_while_a_manifest_sync_is_held() {
     for i in 0..100u32 {
         db.put(format!("before{i:03}").as_bytes(), b"v").unwrap();
     }
-    fs.hold_syncs_of("MANIFEST");
-    let flusher = {
-        let db = db.clone();
-        std::thread::spawn(move || db.flush())
-    };
-    wait_until("the flush to reach its MANIFEST sync", || {
-        fs.held_syncs() == 1
-    });
+    let flusher = flush_held_at_sync(&db, &fs, "MANIFEST");
     let writer = {
         let db = db.clone();
         std::thread::spawn(move || {
@@ -362,14 +373,7 @@ fn a_held_wal_switch_sync_leaves_the_db_mutex_free() {
     let fs = SimFs::new(13);
     let db = Arc::new(open_sim(&fs));
     db.put(b"a", b"1").unwrap();
-    fs.hold_syncs_of(".log");
-    let flusher = {
-        let db = db.clone();
-        std::thread::spawn(move || db.flush())
-    };
-    wait_until("the switch to reach the old WAL's sync", || {
-        fs.held_syncs() == 1
-    });
+    let flusher = flush_held_at_sync(&db, &fs, ".log");
     let reader = {
         let db = db.clone();
         std::thread::spawn(move || {
