@@ -3,10 +3,10 @@
 //!
 //! ```text
 //! node (8-byte aligned, in the arena)
-//! +---------+-----------+--------+-----+------------------------+-----+-------+
-//! | key_len | value_len | height | pad | next[0..height]        | key | value |
-//! | u32     | u32       | u32    | u32 | AtomicPtr<Node> each   |     |       |
-//! +---------+-----------+--------+-----+------------------------+-----+-------+
+//! +-----------+--------------------------+----------------------+-----+-------+
+//! | value_len | key_len (24) | height (8) | next[0..height]      | key | value |
+//! | u32       | u32, key_len in low bits | AtomicPtr<Node> each |     |       |
+//! +-----------+--------------------------+----------------------+-----+-------+
 //! ```
 //!
 //! Concurrency: readers never lock. Writers insert concurrently: a node is fully
@@ -34,12 +34,34 @@ use crate::key_order::KeyComparator;
 pub const MAX_HEIGHT: usize = 12;
 const BRANCHING: u32 = 4;
 
+/// A node's header; its links, key and value follow it in the arena.
+///
+/// Eight bytes, not sixteen: with 16-byte keys and 100-byte values that is 5%
+/// more entries per memtable, so fewer, larger flushes and fewer compactions.
 #[repr(C)]
 struct Node {
-    key_len: u32,
     value_len: u32,
-    height: u32,
-    _pad: u32,
+    /// The key's length in the low [`KEY_LEN_BITS`] bits, the node's height
+    /// (at most [`MAX_HEIGHT`]) in the bits above.
+    key_len_and_height: u32,
+}
+
+/// Bits of [`Node::key_len_and_height`] that hold the key length: internal keys
+/// are at most `MAX_KEY_SIZE` (8 MiB) plus an 8-byte trailer, below 16 MiB.
+const KEY_LEN_BITS: u32 = 24;
+const KEY_LEN_MASK: u32 = (1 << KEY_LEN_BITS) - 1;
+const _: () = assert!(MAX_HEIGHT < 1 << (32 - KEY_LEN_BITS));
+
+impl Node {
+    #[inline]
+    fn key_len(&self) -> usize {
+        (self.key_len_and_height & KEY_LEN_MASK) as usize
+    }
+
+    #[inline]
+    fn height(&self) -> usize {
+        (self.key_len_and_height >> KEY_LEN_BITS) as usize
+    }
 }
 
 const HEADER: usize = size_of::<Node>();
@@ -78,8 +100,8 @@ unsafe fn node_key<'a>(node: NonNull<Node>) -> &'a [u8] {
         let start = node
             .as_ptr()
             .cast::<u8>()
-            .add(HEADER + h.height as usize * LINK);
-        std::slice::from_raw_parts(start, h.key_len as usize)
+            .add(HEADER + h.height() * LINK);
+        std::slice::from_raw_parts(start, h.key_len())
     }
 }
 
@@ -92,7 +114,7 @@ unsafe fn node_value<'a>(node: NonNull<Node>) -> &'a [u8] {
         let start = node
             .as_ptr()
             .cast::<u8>()
-            .add(HEADER + h.height as usize * LINK + h.key_len as usize);
+            .add(HEADER + h.height() * LINK + h.key_len());
         std::slice::from_raw_parts(start, h.value_len as usize)
     }
 }
@@ -191,10 +213,16 @@ impl SkipList {
         value_len: usize,
         fill: impl FnOnce(&mut [u8], &mut [u8]),
     ) -> Result<()> {
-        if u32::try_from(key_len).is_err() || u32::try_from(value_len).is_err() {
+        if key_len > KEY_LEN_MASK as usize {
+            return Err(Error::invalid_argument(
+                "key",
+                "memtable keys must be shorter than 16 MiB",
+            ));
+        }
+        if u32::try_from(value_len).is_err() {
             return Err(Error::invalid_argument(
                 "value",
-                "keys and values must be shorter than 4 GiB",
+                "values must be shorter than 4 GiB",
             ));
         }
         let height = random_height();
@@ -329,11 +357,10 @@ fn allocate_node(arena: &Arena, height: usize, key_len: usize, value_len: usize)
     // SAFETY: the arena returned `size` writable bytes aligned for `Node` and its
     // links, reserved for this node alone.
     unsafe {
+        // Lossless: the caller checked both lengths, and height <= MAX_HEIGHT.
         node.as_ptr().write(Node {
-            key_len: key_len as u32,
             value_len: value_len as u32,
-            height: height as u32,
-            _pad: 0,
+            key_len_and_height: key_len as u32 | (height as u32) << KEY_LEN_BITS,
         });
         for level in 0..height {
             let slot = node.as_ptr().cast::<u8>().add(HEADER + level * LINK);

@@ -90,6 +90,27 @@ mod std_threads {
     }
 
     #[test]
+    fn a_key_too_long_for_the_header_is_refused_before_allocating() {
+        let list = SkipList::new(1 << 10);
+        let before = list.memory_usage();
+        let err = list
+            .insert_with(KEY_LEN_MASK as usize + 1, 0, |_, _| unreachable!())
+            .unwrap_err();
+        assert!(err.to_string().contains("16 MiB"), "{err}");
+        assert_eq!(list.memory_usage(), before);
+        // The longest key the header holds still round-trips.
+        let key = vec![b'k'; KEY_LEN_MASK as usize];
+        list.insert_with(key.len(), 3, |k, v| {
+            k.copy_from_slice(&key);
+            v.copy_from_slice(b"val");
+        })
+        .unwrap();
+        let mut c = Cursor::new(Arc::new(list));
+        c.seek_to_first();
+        assert_eq!((c.key().len(), c.value()), (key.len(), &b"val"[..]));
+    }
+
+    #[test]
     fn arena_overflow_still_works() {
         // A tiny arena: most nodes overflow to the heap.
         let list = Arc::new(SkipList::new(64));
