@@ -23,6 +23,7 @@
 use parking_lot::MutexGuard;
 
 use super::{DbInner, DbState};
+use crate::crash_point::crash_point;
 use crate::error::Result;
 use crate::version::VersionEdit;
 
@@ -50,7 +51,13 @@ pub(super) fn log_and_apply(
     }
     let write = state.versions.begin_log(edit)?;
     state.jobs.manifest_busy = true;
-    let written = MutexGuard::unlocked(state, || write.write());
+    let written = MutexGuard::unlocked(state, || {
+        let written = write.write();
+        // The edit is in the MANIFEST but not installed: recovery applies
+        // it, while the running database still shows the old version.
+        crash_point!("manifest.written.before_install");
+        written
+    });
     let result = state.versions.finish_log(write, written);
     state.jobs.manifest_busy = false;
     inner.bg_cv.notify_all();

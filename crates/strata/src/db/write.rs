@@ -265,6 +265,9 @@ fn lead(
     }
     pass_the_lead(&mut state);
     drop(state);
+    // The next group may now write its WAL record while this one, already
+    // in the WAL, is not yet in the memtable.
+    crash_point!("write.lead_passed");
     complete(inner, leader, &job)
 }
 
@@ -307,6 +310,8 @@ fn complete(inner: &DbInner, request: &WriteRequest, job: &CommitJob) -> Result<
     match inserted {
         Ok(Ok(())) => {
             inner.publisher.wait_visible(job.pending.last_seq());
+            // Readable now, and durable as far as the write asked.
+            crash_point!("write.published");
             Ok(())
         }
         Ok(Err(e)) => Err(e),
