@@ -6,15 +6,14 @@
 //! `background.rs`, `compact.rs`, `resume.rs`). Never held across file I/O:
 //! see "Locks" in `docs/architecture.md`.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
 
 use super::compact::RunningCompaction;
-use super::write::WriteRequest;
 use super::write_controller::WriteController;
 use crate::cf::CfState;
 use crate::version::VersionSet;
+use crate::write::commit::WriteQueue;
 
 /// Everything the DB mutex guards.
 #[derive(Debug)]
@@ -36,7 +35,7 @@ pub(crate) struct DbState {
 #[derive(Debug)]
 pub(crate) struct CommitState {
     /// Writers waiting to commit; the front one leads.
-    pub(super) writers: VecDeque<Arc<WriteRequest>>,
+    pub(super) writers: WriteQueue,
     /// The WAL taking writes now (0 on a read-only handle).
     pub(super) wal_number: u64,
     /// How fast writes may go while compaction is behind.
@@ -48,7 +47,7 @@ pub(crate) struct CommitState {
 impl CommitState {
     pub(super) fn new(wal_number: u64, delayed_write_rate: u64) -> CommitState {
         CommitState {
-            writers: VecDeque::new(),
+            writers: WriteQueue::default(),
             wal_number,
             write_controller: WriteController::new(delayed_write_rate),
             writes_stopped: false,

@@ -27,11 +27,11 @@
 //! file's state is unknown, so retrying could acknowledge a write that is lost.
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::MutexGuard;
 
 use super::info_log::info;
 use super::stall::{self, StallCondition};
@@ -46,55 +46,9 @@ use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::wal::LogWriter;
-use crate::write::publish::PendingGroup;
+use crate::write::commit::{stamp_group, CommitJob, FamilyMemTables, WriteRequest};
 use crate::write::spin::spin_until;
 use crate::write::WriteBatch;
-
-/// Largest group a leader assembles (bytes of batches), as RocksDB's 1 MiB.
-const MAX_GROUP_BYTES: usize = 1 << 20;
-
-/// One queued write (or, with `force_flush`, a request to switch the memtable).
-#[derive(Debug)]
-pub(crate) struct WriteRequest {
-    /// The leader stamps the sequence number into its own batch in place.
-    batch: Mutex<WriteBatch>,
-    sync: bool,
-    disable_wal: bool,
-    /// Fail with `Incomplete` rather than wait out a write stall.
-    no_slowdown: bool,
-    /// A request to switch this family's memtable, carrying no batch.
-    force_flush: Option<u32>,
-    /// Set by a leader that fails this request before it is numbered.
-    outcome: Mutex<Option<Result<()>>>,
-    /// Set by the leader once this request's group is in the WAL.
-    job: Mutex<Option<Arc<CommitJob>>>,
-    cv: Condvar,
-    /// Raised with every notification, so a spinning writer sees it without
-    /// the DB mutex. A hint only: the writer re-checks under the mutex.
-    signalled: AtomicBool,
-}
-
-impl WriteRequest {
-    /// Wakes this writer, spinning or blocked. Called with the DB mutex held,
-    /// after changing what the writer waits for.
-    fn wake(&self) {
-        self.signalled.store(true, Ordering::Release);
-        self.cv.notify_one();
-    }
-}
-
-/// What the leader hands every member of its group once the group's WAL
-/// record is written (or failed).
-#[derive(Debug)]
-struct CommitJob {
-    /// The memtables to insert into; `None` when the WAL write failed and
-    /// nothing is inserted.
-    mems: Option<FamilyMemTables>,
-    /// The group's place in the publish queue.
-    pending: Arc<PendingGroup>,
-    /// The WAL write's outcome.
-    logged: Result<()>,
-}
 
 pub(crate) fn write(inner: &DbInner, options: &WriteOptions, batch: WriteBatch) -> Result<()> {
     inner.check_writable()?;
@@ -149,22 +103,12 @@ fn submit(
     batch: WriteBatch,
     force_flush: Option<u32>,
 ) -> Result<()> {
-    let request = Arc::new(WriteRequest {
-        batch: Mutex::new(batch),
-        sync: options.sync,
-        disable_wal: options.disable_wal,
-        no_slowdown: options.no_slowdown,
-        force_flush,
-        outcome: Mutex::new(None),
-        job: Mutex::new(None),
-        cv: Condvar::new(),
-        signalled: AtomicBool::new(false),
-    });
+    let request = Arc::new(WriteRequest::new(options, batch, force_flush));
     let mut state = inner.state.lock();
     if request.no_slowdown && (state.commit.writes_stopped || stall::current(&state).is_some()) {
         return Err(stall_error());
     }
-    state.commit.writers.push_back(request.clone());
+    state.commit.writers.push(request.clone());
     // Whether this wait has spun already: spin once, re-check, then block.
     let mut spun = false;
     loop {
@@ -179,7 +123,7 @@ fn submit(
             DbStats::add(&inner.stats.parallel_inserts, 1);
             return complete(inner, &request, &job);
         }
-        let position = state.commit.writers.iter().position(|w| Arc::ptr_eq(w, &request));
+        let position = state.commit.writers.position(&request);
         if position == Some(0) {
             break;
         }
@@ -221,10 +165,13 @@ fn lead(
         result = check_families(&state, &leader.batch.lock());
     }
     if result.is_err() || leader.force_flush.is_some() {
-        pass_the_lead(&mut state);
+        state.commit.writers.pass_the_lead();
         return result;
     }
-    let group = take_group(&state, leader);
+    let group = state
+        .commit
+        .writers
+        .take_group(|batch| check_families(&state, batch).is_ok());
     // Number the group and queue it for publication, in one step under the
     // DB mutex, so groups publish in the order they are numbered.
     let first_seq = state.versions.last_sequence() + 1;
@@ -244,7 +191,13 @@ fn lead(
                     }
                 }
             }
-            Some(FamilyMemTables::of(&state))
+            Some(FamilyMemTables::new(
+                state
+                    .cfs
+                    .iter()
+                    .map(|(&id, family)| (id, family.mem.clone()))
+                    .collect(),
+            ))
         }
         Err(e) => {
             info!(inner.info_log, "write failed, refusing further writes: {e}");
@@ -257,26 +210,13 @@ fn lead(
         pending,
         logged,
     });
-    for _ in 1..group.len() {
-        if let Some(follower) = state.commit.writers.remove(1) {
-            *follower.job.lock() = Some(job.clone());
-            follower.wake();
-        }
-    }
-    pass_the_lead(&mut state);
+    state.commit.writers.hand_off(group.len(), &job);
+    state.commit.writers.pass_the_lead();
     drop(state);
     // The next group may now write its WAL record while this one, already
     // in the WAL, is not yet in the memtable.
     crash_point!("write.lead_passed");
     complete(inner, leader, &job)
-}
-
-/// Removes the leader from the queue and wakes the next one.
-fn pass_the_lead(state: &mut DbState) {
-    state.commit.writers.pop_front();
-    if let Some(next) = state.commit.writers.front() {
-        next.wake();
-    }
 }
 
 /// A member's part once its group is in the WAL: insert its batch, finish
@@ -319,25 +259,6 @@ fn complete(inner: &DbInner, request: &WriteRequest, job: &CommitJob) -> Result<
     }
 }
 
-/// The leader plus followers that can share its WAL record: same `disable_wal`,
-/// not a sync write under a non-sync leader, no flush requests, only live
-/// families, bounded size.
-fn take_group(state: &DbState, leader: &Arc<WriteRequest>) -> Vec<Arc<WriteRequest>> {
-    let mut group = vec![leader.clone()];
-    let mut bytes = leader.batch.lock().approximate_size();
-    for w in state.commit.writers.iter().skip(1) {
-        let compatible = w.force_flush.is_none()
-            && w.disable_wal == leader.disable_wal
-            && (leader.sync || !w.sync)
-            && check_families(state, &w.batch.lock()).is_ok();
-        bytes += w.batch.lock().approximate_size();
-        if !compatible || bytes > MAX_GROUP_BYTES {
-            break;
-        }
-        group.push(w.clone());
-    }
-    group
-}
 /// Fails unless every family `batch` names is live, and every family it
 /// merges into has a merge operator (RocksDB refuses such a merge too:
 /// nothing could ever read the key back).
@@ -386,65 +307,22 @@ fn check_families(state: &DbState, batch: &WriteBatch) -> Result<()> {
     Ok(())
 }
 
-/// The active memtable of every live family, as the commit leader saw them:
-/// a group inserts into these (a switch waits until no group is inserting,
-/// so they stay the active ones until the group is published).
-#[derive(Debug)]
-struct FamilyMemTables {
-    /// By family id, ascending.
-    mems: Vec<(u32, Arc<MemTable>)>,
-}
-
-impl FamilyMemTables {
-    fn of(state: &DbState) -> FamilyMemTables {
-        FamilyMemTables {
-            mems: state
-                .cfs
-                .iter()
-                .map(|(&id, family)| (id, family.mem.clone()))
-                .collect(),
-        }
-    }
-
-    /// Inserts `batch` into its families' memtables. A family missing here
-    /// was checked live under the DB mutex before the group was formed, so
-    /// it is a bug; fail rather than drop the records.
-    fn insert(&self, batch: &WriteBatch) -> Result<()> {
-        batch.insert_into(
-            &|cf| match self.mems.binary_search_by_key(&cf, |(id, _)| *id) {
-                Ok(i) => Ok(self.mems.get(i).map(|(_, mem)| &**mem)),
-                Err(_) => Err(crate::Error::invalid_argument(
-                    "column_family",
-                    format!("no memtable for column family {cf}"),
-                )),
-            },
-        )
-    }
-}
-
 /// Stamps each member's batch with its first sequence number and writes the
-/// group to the WAL as one record. Runs without the DB mutex.
+/// group to the WAL as one record (`write/commit.rs` builds it). Runs without
+/// the DB mutex.
 fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Result<()> {
     let leader = &group[0];
     let stats = &inner.stats;
-    let mut next_seq = first_seq;
-    let mut combined: Option<WriteBatch> = None;
+    let combined = stamp_group(group, first_seq)?;
+    let (mut keys, mut bytes) = (0u64, 0u64);
     for member in group {
-        let mut batch = member.batch.lock();
-        batch.set_sequence(next_seq);
-        next_seq += u64::from(batch.count());
-        DbStats::add(&stats.bytes_written, batch.data().len() as u64);
-        if group.len() > 1 {
-            combined
-                .get_or_insert_with(WriteBatch::new)
-                .append(&batch)?;
-        }
+        let batch = member.batch.lock();
+        keys += u64::from(batch.count());
+        bytes += batch.data().len() as u64;
     }
-    if let Some(combined) = &mut combined {
-        combined.set_sequence(first_seq);
-    }
+    DbStats::add(&stats.bytes_written, bytes);
     DbStats::add(&stats.writes, group.len() as u64);
-    DbStats::add(&stats.keys_written, next_seq - first_seq);
+    DbStats::add(&stats.keys_written, keys);
     DbStats::add(&stats.write_groups, 1);
     if !leader.disable_wal {
         let mut wal = inner.wal.lock();
@@ -496,7 +374,7 @@ fn stall_if_behind(
             if no_slowdown {
                 return Err(stall_error());
             }
-            fail_no_slowdown_waiters(state);
+            state.commit.writers.fail_no_slowdown_waiters(stall_error);
         }
         if !matches!(condition, Some(StallCondition::Stopped { .. })) {
             break condition;
@@ -529,22 +407,6 @@ fn stall_if_behind(
 fn stall_error() -> crate::Error {
     crate::Error::Incomplete {
         reason: "write stall: writes are slowed or stopped (no_slowdown was set)".into(),
-    }
-}
-
-/// Fails every queued writer behind the leader that asked not to wait: a
-/// stall is starting, and they would wait through it.
-fn fail_no_slowdown_waiters(state: &mut DbState) {
-    let mut i = 1;
-    while i < state.commit.writers.len() {
-        match state.commit.writers.get(i).cloned() {
-            Some(w) if w.no_slowdown => {
-                *w.outcome.lock() = Some(Err(stall_error()));
-                state.commit.writers.remove(i);
-                w.wake();
-            }
-            _ => i += 1,
-        }
     }
 }
 
@@ -588,7 +450,7 @@ fn make_room(
             if no_slowdown {
                 return Err(stall_error());
             }
-            fail_no_slowdown_waiters(state);
+            state.commit.writers.fail_no_slowdown_waiters(stall_error);
             if !stalled {
                 info!(
                     inner.info_log,
