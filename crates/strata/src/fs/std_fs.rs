@@ -63,6 +63,7 @@ impl Fs for StdFs {
             path: path.to_path_buf(),
             buffer: Vec::with_capacity(WRITE_BUFFER_BYTES),
             bytes_handed_to_os: 0,
+            preallocated: 0,
         }))
     }
 
@@ -173,9 +174,51 @@ struct StdWritableFile {
     path: PathBuf,
     buffer: Vec<u8>,
     bytes_handed_to_os: u64,
+    /// Bytes of the file reserved on disk with `fallocate` (past `len()`
+    /// while writes have not reached them); `u64::MAX` once the file system
+    /// refused.
+    preallocated: u64,
 }
 
 impl StdWritableFile {
+    /// Reserves disk space ahead of a write that reaches `end`, in steps that
+    /// grow with the file (the file's size so far, from 1 to 64 MiB), as
+    /// RocksDB's `PrepareWrite` does. Writing into reserved space skips the
+    /// file system's per-page block reservation (ext4's delayed allocation):
+    /// without it, 1 MiB writes cost about 2.3 times the kernel time per call.
+    /// `FALLOC_FL_KEEP_SIZE` leaves the file's size alone, so readers and
+    /// recovery never see the reserved tail. Best effort: a file system that
+    /// refuses is written without it.
+    fn preallocate(&mut self, end: u64) {
+        const MIN_STEP: u64 = 1 << 20;
+        const MAX_STEP: u64 = 64 << 20;
+        if end <= self.preallocated || self.preallocated == u64::MAX {
+            return;
+        }
+        let step = self.bytes_handed_to_os.clamp(MIN_STEP, MAX_STEP);
+        let target = end.next_multiple_of(MIN_STEP).max(self.preallocated + step);
+        let (Ok(offset), Ok(len)) = (
+            libc::off_t::try_from(self.preallocated),
+            libc::off_t::try_from(target - self.preallocated),
+        ) else {
+            self.preallocated = u64::MAX;
+            return;
+        };
+        // SAFETY: fallocate reads no memory of ours; the descriptor belongs to
+        // `self.file`, which is open for writing.
+        let rc = unsafe {
+            libc::fallocate(
+                self.file.as_raw_fd(),
+                libc::FALLOC_FL_KEEP_SIZE,
+                offset,
+                len,
+            )
+        };
+        // Never try again after a refusal (EOPNOTSUPP, ENOSPC, ...): the
+        // write itself reports a full disk.
+        self.preallocated = if rc == 0 { target } else { u64::MAX };
+    }
+
     /// Writes `data` to the file, counting every byte the OS accepted even when a
     /// later `write` fails, so `len()` stays true to the file.
     fn write_to_os(
@@ -205,6 +248,7 @@ impl StdWritableFile {
     /// Empties the buffer into the file. On failure the bytes already written are
     /// removed from the buffer, so a retry does not write them twice.
     fn drain_buffer(&mut self) -> Result<()> {
+        self.preallocate(self.bytes_handed_to_os + self.buffer.len() as u64);
         let result = Self::write_to_os(
             &mut self.file,
             &self.path,
@@ -231,6 +275,7 @@ impl WritableFile for StdWritableFile {
         }
         if data.len() >= WRITE_BUFFER_BYTES {
             // Copying a large append into the buffer would only add a memcpy.
+            self.preallocate(self.bytes_handed_to_os + data.len() as u64);
             return Self::write_to_os(
                 &mut self.file,
                 &self.path,
@@ -263,6 +308,10 @@ impl Drop for StdWritableFile {
     fn drop(&mut self) {
         // Best effort only: there is no way to report an error from drop.
         let _ = self.drain_buffer();
+        if self.preallocated != u64::MAX && self.preallocated > self.bytes_handed_to_os {
+            // Truncating to the current size gives back the reserved tail.
+            let _ = self.file.set_len(self.bytes_handed_to_os);
+        }
     }
 }
 
@@ -649,6 +698,31 @@ mod tests {
         let mut expected = b"hello world!".to_vec();
         expected.extend_from_slice(&big);
         assert_eq!(std::fs::read(&path).unwrap(), expected);
+    }
+
+    /// Space reserved ahead of the writes never shows in the file's size,
+    /// and closing the file gives the unwritten part back.
+    #[test]
+    fn preallocation_is_invisible_and_released_at_close() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000009.log");
+        let mut file = StdFs.create(&path).unwrap();
+        let data = pattern(3 * WRITE_BUFFER_BYTES + 17);
+        file.append(&data).unwrap();
+        file.flush().unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.len(), data.len() as u64);
+        // 512-byte blocks: a file system that took the reservation holds a
+        // whole MiB for these 192 KiB; one that refused holds only the data.
+        let reserved = meta.blocks() * 512 >= 1 << 20;
+        drop(file);
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.len(), data.len() as u64);
+        assert_eq!(std::fs::read(&path).unwrap(), data);
+        if reserved {
+            assert!(meta.blocks() * 512 < 1 << 20, "{} blocks", meta.blocks());
+        }
     }
 
     #[test]
