@@ -158,8 +158,8 @@ fn apply_to_families(
     Ok(())
 }
 
-/// Reads every record of a WAL as a write batch, calling `visit` with its
-/// offset. Corruption is an error; a torn tail is returned.
+/// Reads every write batch of a WAL, calling `visit` with its offset.
+/// Corruption is an error; a torn tail is returned.
 fn read_wal(
     path: &Path,
     mut visit: impl FnMut(u64, &WriteBatch) -> CliResult,
@@ -167,6 +167,11 @@ fn read_wal(
     let file = StdFs.open(path, ReadFileOptions::default())?;
     let mut reader = LogReader::new(file, path);
     while let Some((offset, payload)) = reader.read_record()? {
+        // Metadata (the predecessor record a memtable switch writes first)
+        // holds no writes.
+        if strata::wal::meta::is_meta(payload) {
+            continue;
+        }
         let batch = WriteBatch::from_data(payload.to_vec()).map_err(|e| at(e, path, offset))?;
         visit(offset, &batch)?;
     }

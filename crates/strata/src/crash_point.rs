@@ -17,7 +17,7 @@ pub const CRASH_POINTS: &[&str] = &[
     "write.published",
     "wal.switch.created",
     "wal.switch.dir_synced",
-    "wal.switch.old_synced",
+    "wal.switch.predecessor_written",
     "table.before_footer",
     "table.before_sync",
     "table.after_sync",

@@ -96,9 +96,18 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         imm.memory_usage()
     );
     let cpu_start = thread_cpu_micros();
+    // With other families, one of them may still need the WALs this
+    // memtable's writes are in: those must be durable before this table
+    // holds the writes, or a crash that cut them would leave this family
+    // ahead of the point recovery stops at (see `retired_wals.rs`).
+    let sync_wals = state.cfs.len() > 1;
     let output = MutexGuard::unlocked(state, || {
         crash_point!("flush.before_table");
-        write_level0_table(&*inner.flush_fs, &inner.dir, number, &imm, &table_options)
+        let out = write_level0_table(&*inner.flush_fs, &inner.dir, number, &imm, &table_options)?;
+        if sync_wals {
+            inner.retired_wals.sync_below(next_log_number)?;
+        }
+        Ok(out)
     });
     crash_point!("flush.before_install");
     let installed = match output {
@@ -200,6 +209,7 @@ fn logs_needed_after_flush(state: &DbState, flushed: u32) -> u64 {
 /// Removes WAL files numbered below `log_number`: their memtables are in durable
 /// tables named by a durable MANIFEST edit.
 pub(super) fn delete_obsolete_wals(inner: &DbInner, log_number: u64) {
+    inner.retired_wals.forget_below(log_number);
     let Ok(names) = inner.fs.list(&inner.dir) else {
         return;
     };

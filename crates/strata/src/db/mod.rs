@@ -26,6 +26,7 @@ mod properties;
 mod range_dels;
 mod read;
 mod resume;
+mod retired_wals;
 pub mod snapshot;
 mod stall;
 mod state;
@@ -126,6 +127,8 @@ pub(crate) struct DbInner {
     spin_positions: usize,
     /// The active WAL, written by the commit leader only.
     wal: Mutex<Option<LogWriter>>,
+    /// WALs retired by memtable switches and not yet synced.
+    retired_wals: retired_wals::RetiredWals,
     table_cache: Arc<TableCache>,
     snapshots: Arc<SnapshotList>,
     /// What replaying the WALs at open found damaged.
@@ -478,9 +481,16 @@ impl Db {
         let Some(writer) = wal.as_mut() else {
             return Ok(());
         };
-        let result = writer
-            .flush()
-            .and_then(|()| if sync { writer.sync() } else { Ok(()) });
+        // The retired WALs first: every write before the call, in whichever
+        // WAL, must be durable.
+        let result = writer.flush().and_then(|()| {
+            if sync {
+                self.inner.retired_wals.sync_below(u64::MAX)?;
+                writer.sync()
+            } else {
+                Ok(())
+            }
+        });
         drop(wal);
         if let Err(e) = &result {
             let mut state = self.inner.state.lock();
@@ -568,7 +578,10 @@ impl Lifecycle {
             }
         }
         let synced = match inner.wal.lock().as_mut() {
-            Some(wal) => wal.sync(),
+            Some(wal) => inner
+                .retired_wals
+                .sync_below(u64::MAX)
+                .and_then(|()| wal.sync()),
             None => Ok(()),
         };
         info_log::info!(inner.info_log, "closed");

@@ -551,6 +551,7 @@ fn build_inner(
         publisher: Publisher::new(last_sequence),
         spin_positions: std::thread::available_parallelism().map_or(1, |n| n.get()),
         wal: Mutex::new(wal.map(|(w, _)| w)),
+        retired_wals: Default::default(),
         snapshots: Arc::new(SnapshotList::default()),
         wal_damage,
         info_log,

@@ -9,6 +9,15 @@
 //! | `PointInTimeRecovery` (default) | ignored | replay stops there; what follows is counted and reported |
 //! | `SkipAnyCorruptedRecords` | ignored | the damaged block is skipped, every valid record after it replayed, and reported |
 //!
+//! A WAL started by a memtable switch names the WAL before it and that WAL's
+//! length (`wal/meta.rs`). When the WAL before it is shorter than that, or
+//! missing while still needed, a crash kept later writes and lost earlier
+//! ones (the switch does not sync the old WAL). Every write after such a
+//! hole was unsynced (a sync write syncs the retired WALs first), so
+//! `TolerateCorruptedTailRecords` and `PointInTimeRecovery` stop there as at
+//! a torn tail, `AbsoluteConsistency` fails, and `SkipAnyCorruptedRecords`
+//! reports it and replays on.
+//!
 //! Every damage found is a [`WalDamage`]: logged at error level in the info
 //! LOG, shown by the `strata.wal-damage` and `strata.wal-records-dropped`
 //! properties, and the damaged WAL (with every later one whose records were
@@ -27,6 +36,7 @@ use crate::key::SequenceNumber;
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, DbOptions, WalRecoveryMode};
 use crate::version::VersionSet;
+use crate::wal::meta::{self as wal_meta, PredecessorWal, WalMeta};
 use crate::wal::LogReader;
 use crate::write::WriteBatch;
 
@@ -130,6 +140,10 @@ pub(super) fn replay_logs(
     // Point-in-time recovery stopped at this damage: later records are only
     // counted.
     let mut stopped: Option<usize> = None;
+    // The WAL replayed before this one: number, end of its whole records,
+    // and whether it had a torn tail (reported already).
+    let mut previous: Option<(u64, u64, bool)> = None;
+    let needed_from = versions.min_log_number();
     for (i, wal) in logs.iter().enumerate() {
         let number = wal.number;
         let path = log_file_name(dir, number);
@@ -140,6 +154,44 @@ pub(super) fn replay_logs(
         }
         loop {
             let batch = match reader.read_record() {
+                Ok(Some((offset, payload))) if wal_meta::is_meta(payload) => {
+                    match wal_meta::decode(payload, &path, offset) {
+                        Ok(WalMeta::Predecessor(p)) => {
+                            let earlier = &logs[..i];
+                            let Some((wal, at, reason)) =
+                                hole_before(&p, number, previous, earlier, needed_from)
+                            else {
+                                continue;
+                            };
+                            if mode == WalRecoveryMode::AbsoluteConsistency {
+                                return Err(Error::corruption(log_file_name(dir, wal), at, reason));
+                            }
+                            let stops = mode != WalRecoveryMode::SkipAnyCorruptedRecords;
+                            if stops && stopped.is_none() {
+                                stopped = Some(replay.damage.len());
+                                replay.stopped_at = Some((wal, at, replay.damage.len()));
+                                for n in [wal, number] {
+                                    let exists = logs.iter().any(|l| l.number == n);
+                                    if exists && !replay.set_aside.contains(&n) {
+                                        replay.set_aside.push(n);
+                                    }
+                                }
+                            }
+                            if stopped.is_none_or(|at| at == replay.damage.len()) {
+                                replay.damage.push(WalDamage {
+                                    wal,
+                                    offset: at,
+                                    reason,
+                                    records_dropped: 0,
+                                    dropped_sequences: None,
+                                });
+                            }
+                            continue;
+                        }
+                        Ok(WalMeta::Unknown(_)) => continue,
+                        Err(e) => Err(e),
+                    }
+                }
                 Ok(Some((offset, payload))) => {
                     WriteBatch::from_data(payload.to_vec()).map_err(|e| rewrap(e, &path, offset))
                 }
@@ -207,6 +259,7 @@ pub(super) fn replay_logs(
             }
         }
         info!(info_log, "WAL #{number}: replayed {replayed} batches");
+        previous = Some((number, reader.records_end(), reader.torn_tail().is_some()));
         if let Some(torn) = reader.torn_tail().filter(|_| stopped.is_none()) {
             info!(
                 info_log,
@@ -307,6 +360,40 @@ pub(super) fn check_families_not_ahead(
             ahead.join(", ")
         ),
     ))
+}
+
+/// The hole a predecessor record in WAL `number` reveals, if any: the WAL,
+/// the offset where its data stops, and why. `previous` is the WAL replayed
+/// just before (a torn tail there is reported already); `earlier` every WAL
+/// replayed before; `needed_from` the oldest WAL the MANIFEST still needs.
+fn hole_before(
+    p: &PredecessorWal,
+    number: u64,
+    previous: Option<(u64, u64, bool)>,
+    earlier: &[OpenWal],
+    needed_from: u64,
+) -> Option<(u64, u64, String)> {
+    match previous {
+        Some((n, end, torn)) if n == p.number => (!torn && end < p.size).then(|| {
+            (
+                n,
+                end,
+                format!(
+                    "WAL #{n} ends after {end} bytes of whole records, but WAL #{number} recorded                      it as {} bytes long: a crash lost writes that were not synced",
+                    p.size
+                ),
+            )
+        }),
+        _ if p.number >= needed_from && !earlier.iter().any(|w| w.number == p.number) => Some((
+            p.number,
+            0,
+            format!(
+                "WAL #{}, which WAL #{number} follows and the MANIFEST still needs, is missing",
+                p.number
+            ),
+        )),
+        _ => None,
+    }
 }
 
 fn count_dropped(damage: &mut WalDamage, batch: &WriteBatch) {

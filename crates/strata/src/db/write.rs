@@ -45,6 +45,7 @@ use crate::filename::log_file_name;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::statistics::{micros_since, Histogram, Ticker};
+use crate::wal::meta::PredecessorWal;
 use crate::wal::LogWriter;
 use crate::write::commit::{stamp_group, CommitJob, FamilyMemTables, WriteRequest};
 use crate::write::spin::spin_until;
@@ -342,6 +343,8 @@ fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Re
         DbStats::add(&stats.wal_writes, group.len() as u64);
         if leader.sync {
             crash_point!("wal.sync.before");
+            // WALs retired unsynced hold earlier writes: durable first.
+            inner.retired_wals.sync_below(u64::MAX)?;
             wal.sync()?;
             crash_point!("wal.sync.after");
             DbStats::add(&stats.wal_syncs, 1);
@@ -475,55 +478,71 @@ fn make_room(
 }
 
 /// Starts a new WAL, and a new memtable for each family in `families`, whose
-/// old memtable joins its flush queue. With `sync_old_wal`, the finished WAL
-/// is synced first; `resume` passes false: after a failed write or sync the
-/// old WAL's state on disk is unknown, a second fsync could report success
-/// for lost bytes, and resume flushes its memtable to a table instead of
-/// relying on it.
+/// old memtable joins its flush queue.
 ///
-/// The file work — creating the new WAL, syncing the directory, syncing the
-/// old WAL — runs with the DB mutex released; the caller leads the write
-/// queue (or writes are refused), so nothing is written to either WAL
-/// meanwhile, and the new WAL is handed over under the mutex. Syncing the old
-/// WAL before any write goes to the new one keeps the WALs a prefix: a later
-/// synced write in the new WAL never survives a crash that loses an earlier
-/// write in the old one.
+/// The old WAL is not synced here: that fsync, of up to a memtable's worth
+/// of bytes, held up every writer queued behind the switch. The new WAL
+/// starts with a predecessor record naming the old one and its length, so
+/// recovery sees a crash that kept the new WAL's writes but lost the old
+/// one's tail (see `wal/meta.rs`), and the old writer is retired
+/// (`retired_wals.rs`) until a sync write, `flush_wal(true)`, close or a
+/// multi-family flush syncs it. With `retire_old_wal` false (`resume`) the
+/// old writer is dropped, with no predecessor record: after a failed write or
+/// sync its state on disk is unknown, a second fsync could report success for
+/// lost bytes, and resume flushes its memtables to tables instead of relying
+/// on it.
+///
+/// The file work — creating the new WAL, syncing the directory, writing the
+/// predecessor record — runs with the DB mutex released; the caller leads
+/// the write queue (or writes are refused), so nothing is written to either
+/// WAL meanwhile, and the new WAL is handed over under the mutex.
 pub(super) fn switch_memtables(
     inner: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
     families: &[u32],
-    sync_old_wal: bool,
+    retire_old_wal: bool,
 ) -> Result<()> {
     // No insert may still be running into a memtable this switch retires:
     // its flush would miss it.
     MutexGuard::unlocked(state, || inner.publisher.wait_idle());
     let number = state.versions.new_file_number();
     let path = log_file_name(&inner.dir, number);
+    let (old_number, last_sequence) = (state.commit.wal_number, state.versions.last_sequence());
     let prepared: Result<_> = MutexGuard::unlocked(state, || {
-        let file = inner.fs.create(&path)?;
+        let mut wal = LogWriter::new(inner.fs.create(&path)?);
         crash_point!("wal.switch.created");
         // The new WAL's directory entry must be durable before writes in it
         // are acknowledged as synced.
         inner.fs.sync_dir(&inner.dir)?;
         crash_point!("wal.switch.dir_synced");
-        if sync_old_wal {
-            // Every acknowledged write already reached the OS; the sync makes
-            // the finished WAL durable while its memtable waits to be flushed.
-            if let Some(old) = inner.wal.lock().as_mut() {
-                old.sync()?;
-                crash_point!("wal.switch.old_synced");
-            }
+        // After an error (`resume`), the old WAL's length is unknown, and
+        // resume flushes every memtable so that nothing in it is needed.
+        let old_size = retire_old_wal
+            .then(|| inner.wal.lock().as_ref().map(LogWriter::len))
+            .flatten();
+        if let Some(size) = old_size {
+            let predecessor = PredecessorWal {
+                number: old_number,
+                size,
+                last_sequence,
+            };
+            wal.add_record(&predecessor.encode())?;
+            wal.flush()?;
+            crash_point!("wal.switch.predecessor_written");
         }
-        Ok(file)
+        Ok(wal)
     });
-    let file = match prepared {
-        Ok(file) => file,
+    let wal = match prepared {
+        Ok(wal) => wal,
         Err(e) => {
             inner.set_bg_error(state, e.clone());
             return Err(e);
         }
     };
-    *inner.wal.lock() = Some(LogWriter::new(file));
+    let old = inner.wal.lock().replace(wal);
+    if let (Some(old), true) = (old, retire_old_wal) {
+        inner.retired_wals.retire(old_number, old);
+    }
     state.commit.wal_number = number;
     for (id, family) in state.cfs.iter_mut() {
         if families.contains(id) && !family.mem.is_empty() {

@@ -11,6 +11,7 @@
 //!   damage with more data after it). Recovery decides what each means.
 
 pub mod format;
+pub mod meta;
 pub mod reader;
 pub mod writer;
 

@@ -44,6 +44,8 @@ pub struct LogReader {
     pos: usize,
     /// The record being assembled from FIRST/MIDDLE/LAST fragments.
     record: Vec<u8>,
+    /// File offset just past the last whole record returned (0 before one).
+    records_end: u64,
     torn_tail: Option<TornTail>,
     /// How reading ended: `Some(Ok(()))` at a clean end or torn tail, `Some(Err)`
     /// after corruption or an I/O error, which every later call returns again.
@@ -93,6 +95,7 @@ impl LogReader {
             block_start: 0,
             pos: 0,
             record: Vec::new(),
+            records_end: 0,
             torn_tail: None,
             finished: None,
             zero_tail_start: None,
@@ -133,6 +136,12 @@ impl LogReader {
         self.torn_tail.as_ref()
     }
 
+    /// The file offset just past the last whole record read so far: where
+    /// the valid data of a log that ended cleanly ends.
+    pub fn records_end(&self) -> u64 {
+        self.records_end
+    }
+
     /// The next record and the file offset where it starts, or `None` at the end
     /// of the data (check [`torn_tail`](Self::torn_tail)). The payload is valid
     /// until the next call. After an error, every later call returns it again.
@@ -140,7 +149,12 @@ impl LogReader {
         if let Some(end) = &self.finished {
             return end.clone().map(|()| None);
         }
-        match self.assemble() {
+        let assembled = self.assemble();
+        if let Ok(Some(_)) = &assembled {
+            // The read position is just past the record's last fragment.
+            self.records_end = self.block_start + self.pos as u64;
+        }
+        match assembled {
             Ok(Some((offset, Payload::InBlock(start, end)))) => {
                 let payload = self.block.get(start..end).unwrap_or_default();
                 Ok(Some((offset, payload)))

@@ -597,3 +597,28 @@ fn skipping_damage_loses_only_the_damaged_record() {
     expected.remove(hit);
     assert_eq!(got, expected);
 }
+
+/// `records_end` is where the writer stood after each record: what recovery
+/// compares with a predecessor record's size. Records of every shape: empty,
+/// small, spanning blocks, and one that starts after block padding.
+#[test]
+fn records_end_is_the_writers_length_after_each_record() {
+    let file = VecFile::default();
+    let mut writer = LogWriter::new(Box::new(file.clone()));
+    let sizes = [0usize, 10, 3 * BLOCK_SIZE, BLOCK_SIZE - 2 * HEADER_SIZE - 3, 1, 40];
+    let mut ends = Vec::new();
+    for (i, &len) in sizes.iter().enumerate() {
+        writer.add_record(&vec![i as u8 + 1; len]).unwrap();
+        ends.push(writer.len());
+    }
+    let bytes = Bytes::from(file.bytes.lock().clone());
+    let mut reader = LogReader::from_bytes(bytes, Path::new("x"));
+    assert_eq!(reader.records_end(), 0);
+    for (&len, &end) in sizes.iter().zip(&ends) {
+        let (_, payload) = reader.read_record().unwrap().unwrap();
+        assert_eq!(payload.len(), len);
+        assert_eq!(reader.records_end(), end);
+    }
+    assert!(reader.read_record().unwrap().is_none());
+    assert_eq!(reader.records_end(), *ends.last().unwrap());
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use strata::fs::SimFs;
 use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
 
-use crate::util::open_sim;
+use crate::util::{flush_held_at_sync, open_sim, wait_until};
 
 #[test]
 fn four_writers_four_readers() {
@@ -303,37 +303,6 @@ fn counted(report: &str, before: &str, after: &str) -> u64 {
         .unwrap_or_else(|| panic!("no `{before}N{after}` in {report}"))
 }
 
-/// Holds the syncs of the files named like `name_part`, starts `db.flush()`
-/// on a thread, and returns once the flush waits in such a sync.
-fn flush_held_at_sync(
-    db: &Arc<Db>,
-    fs: &SimFs,
-    name_part: &str,
-) -> std::thread::JoinHandle<strata::Result<()>> {
-    fs.hold_syncs_of(name_part);
-    let flusher = {
-        let db = db.clone();
-        std::thread::spawn(move || db.flush())
-    };
-    wait_until(&format!("the flush to reach a sync of {name_part}"), || {
-        fs.held_syncs() == 1
-    });
-    flusher
-}
-
-/// Waits for `condition`, which the test has made inevitable; the deadline
-/// only turns a hang into a failure, it times nothing.
-fn wait_until(what: &str, condition: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !condition() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "waited a minute for {what}"
-        );
-        std::thread::yield_now();
-    }
-}
-
 /// A flush held inside its MANIFEST fsync holds up no writer: the edit is
 /// written with the DB mutex released, so writes, and properties (which
 /// take the mutex), go on; the table is installed once the sync is let go.
@@ -363,33 +332,6 @@ fn writes_go_on_while_a_manifest_sync_is_held() {
     flusher.join().unwrap().unwrap();
     assert_eq!(number(&db, "rocksdb.num-files-at-level0"), 1);
     assert_eq!(db.range(..).count(), 300);
-}
-
-/// A memtable switch held inside the old WAL's fsync holds the write queue
-/// (no write may reach the new WAL before the old one is durable) but not
-/// the DB mutex: properties, which take it, and reads go on.
-#[test]
-fn a_held_wal_switch_sync_leaves_the_db_mutex_free() {
-    let fs = SimFs::new(13);
-    let db = Arc::new(open_sim(&fs));
-    db.put(b"a", b"1").unwrap();
-    let flusher = flush_held_at_sync(&db, &fs, ".log");
-    let reader = {
-        let db = db.clone();
-        std::thread::spawn(move || {
-            (
-                number(&db, "rocksdb.num-immutable-mem-table"),
-                db.get(b"a").unwrap(),
-            )
-        })
-    };
-    wait_until("a property read during the held sync", || {
-        reader.is_finished()
-    });
-    assert_eq!(reader.join().unwrap(), (0, Some(b"1".to_vec().into())));
-    fs.release_syncs();
-    flusher.join().unwrap().unwrap();
-    assert_eq!(number(&db, "rocksdb.num-files-at-level0"), 1);
 }
 
 /// Panics while `PANICKING` is set and either key is `boom`: an application

@@ -82,3 +82,34 @@ pub fn drain_from_both_ends(mut range: DbRange, rng: &mut SmallRng) -> (Entries,
     back.reverse();
     (front, back)
 }
+
+/// Holds the syncs of the files named like `name_part`, starts `db.flush()`
+/// on a thread, and returns once the flush waits in such a sync.
+pub fn flush_held_at_sync(
+    db: &Arc<Db>,
+    fs: &SimFs,
+    name_part: &str,
+) -> std::thread::JoinHandle<strata::Result<()>> {
+    fs.hold_syncs_of(name_part);
+    let flusher = {
+        let db = db.clone();
+        std::thread::spawn(move || db.flush())
+    };
+    wait_until(&format!("the flush to reach a sync of {name_part}"), || {
+        fs.held_syncs() == 1
+    });
+    flusher
+}
+
+/// Waits for `condition`, which the test has made inevitable; the deadline
+/// only turns a hang into a failure, it times nothing.
+pub fn wait_until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !condition() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waited a minute for {what}"
+        );
+        std::thread::yield_now();
+    }
+}
