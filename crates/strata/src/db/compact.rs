@@ -203,6 +203,12 @@ fn compaction_loop(inner: &Arc<DbInner>, number: usize) {
                 let _ = inner.bg_cv.wait_for(&mut state, OBSOLETE_SWEEP_PAUSE);
                 sweep_obsolete_tables(inner, &mut state);
             } else {
+                // Opening FIFO tables above released the mutex: a shutdown
+                // that notified meanwhile found nobody waiting. Checked under
+                // the mutex, up to the wait, so no wake-up is lost.
+                if inner.shutting_down.load(Ordering::Acquire) {
+                    return;
+                }
                 inner.bg_cv.wait(&mut state);
             }
             continue;
