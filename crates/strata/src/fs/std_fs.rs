@@ -196,7 +196,14 @@ impl StdWritableFile {
             return;
         }
         let step = self.bytes_handed_to_os.clamp(MIN_STEP, MAX_STEP);
-        let target = end.next_multiple_of(MIN_STEP).max(self.preallocated + step);
+        // Lengths come from callers: no arithmetic here may overflow.
+        let Some(target) = end
+            .checked_next_multiple_of(MIN_STEP)
+            .map(|end| end.max(self.preallocated.saturating_add(step)))
+        else {
+            self.preallocated = u64::MAX;
+            return;
+        };
         let (Ok(offset), Ok(len)) = (
             libc::off_t::try_from(self.preallocated),
             libc::off_t::try_from(target - self.preallocated),
