@@ -14,6 +14,7 @@
 //!   6     deleted_file      level: varint32 | file number: varint64       0..n
 //!   7     new_file          new-file payload, below                       0..n
 //!  10     min_log_number_to_keep  varint64 (DB-wide)                      0..1
+//!  11     wal_features      varint64 bit set (DB-wide), known bits only     0..1
 //! 200     column_family     varint32 family id (absent: 0, "default")     0..1
 //! 201     column_family_add varint32 len + UTF-8 name                     0..1
 //! 202     column_family_drop (no payload)                                 0..1
@@ -35,7 +36,7 @@
 //! +----------------------------------------------------------+
 //!
 //! reserved tags (unknown, hence Corruption, to this reader)
-//!   5        LevelDB's compact pointer          8, 9, 11..=99 DB-wide scalars
+//!   5        LevelDB's compact pointer          8, 9, 12..=99 DB-wide scalars
 //!   100..199 new-file variants                  204..299 column families
 //!   300..399 atomic groups                      400..499 blob files
 //! ```
@@ -92,6 +93,7 @@ const TAG_LAST_SEQUENCE: u32 = 4;
 const TAG_DELETED_FILE: u32 = 6;
 const TAG_NEW_FILE: u32 = 7;
 const TAG_MIN_LOG_NUMBER_TO_KEEP: u32 = 10;
+const TAG_WAL_FEATURES: u32 = 11;
 const TAG_COLUMN_FAMILY: u32 = 200;
 const TAG_COLUMN_FAMILY_ADD: u32 = 201;
 const TAG_COLUMN_FAMILY_DROP: u32 = 202;
@@ -206,6 +208,11 @@ pub struct VersionEdit {
     /// families' own log numbers say (a family with no writes keeps an old
     /// log number while the WALs after it are deleted). RocksDB's tag 10.
     pub min_log_number_to_keep: Option<u64>,
+    /// What the database's WALs may hold beyond write batches (bits of
+    /// [`crate::wal::WAL_FEATURES`]). A reader that meets a bit it does not
+    /// know, or a version that predates the tag, refuses the MANIFEST
+    /// instead of misreading those WALs.
+    pub wal_features: Option<u64>,
 }
 
 impl VersionEdit {
@@ -276,6 +283,13 @@ impl VersionEdit {
         self
     }
 
+    /// Records what the database's WALs may hold (bits of
+    /// [`crate::wal::WAL_FEATURES`]).
+    pub fn set_wal_features(&mut self, features: u64) -> &mut Self {
+        self.wal_features = Some(features);
+        self
+    }
+
     /// Records the largest family id handed out so far.
     pub fn set_max_column_family(&mut self, id: u32) -> &mut Self {
         self.max_column_family = Some(id);
@@ -288,6 +302,7 @@ impl VersionEdit {
     pub fn validate(&self) -> Result<()> {
         let fail = |reason| Error::invalid_argument("version_edit", reason);
         check_last_sequence(self.last_sequence).map_err(fail)?;
+        check_wal_features(self.wal_features).map_err(fail)?;
         self.check_column_family().map_err(fail)?;
         for &(level, _) in &self.deleted_files {
             check_level(level).map_err(fail)?;
@@ -351,6 +366,10 @@ impl VersionEdit {
         if let Some(n) = self.min_log_number_to_keep {
             put_varint32(&mut dst, TAG_MIN_LOG_NUMBER_TO_KEEP);
             put_varint64(&mut dst, n);
+        }
+        if let Some(bits) = self.wal_features {
+            put_varint32(&mut dst, TAG_WAL_FEATURES);
+            put_varint64(&mut dst, bits);
         }
         dst
     }
@@ -427,6 +446,11 @@ impl VersionEdit {
                         at,
                         "min_log_number_to_keep",
                     )?;
+                }
+                TAG_WAL_FEATURES => {
+                    let v = need(d.varint64(), at, "wal_features")?;
+                    check_wal_features(Some(v)).map_err(|r| corrupt(at, r))?;
+                    set_once(&mut edit.wal_features, v, at, "wal_features")?;
                 }
                 TAG_COLUMN_FAMILY => {
                     let id = need(d.varint32(), at, "column family id")?;
@@ -536,6 +560,17 @@ fn check_last_sequence(seq: Option<SequenceNumber>) -> std::result::Result<(), S
     }
 }
 
+/// A WAL feature this version does not know means WALs it would misread.
+fn check_wal_features(bits: Option<u64>) -> std::result::Result<(), String> {
+    match bits {
+        Some(b) if b & !crate::wal::WAL_FEATURES != 0 => Err(format!(
+            "wal_features {b:#x} include bits {:#x} this version does not know (written by a newer version?)",
+            b & !crate::wal::WAL_FEATURES
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn set_once<T>(slot: &mut Option<T>, value: T, at: usize, name: &str) -> Result<()> {
     if slot.is_some() {
         return Err(corrupt(at, format!("{name} appears twice")));
@@ -594,6 +629,9 @@ impl fmt::Display for VersionEdit {
         }
         if let Some(n) = self.min_log_number_to_keep {
             lines.push(format!("min_log_number_to_keep: {n}"));
+        }
+        if let Some(bits) = self.wal_features {
+            lines.push(format!("wal_features: {bits:#x}"));
         }
         if self.column_family != 0 {
             lines.push(format!("column_family: {}", self.column_family));

@@ -127,7 +127,7 @@ fn ignorable_tags_are_skipped() {
 
 #[test]
 fn unknown_tags_are_corruption() {
-    for tag in [0u32, 5, 8, 9, 11, 100, 204, 300, 400, 0x1fff] {
+    for tag in [0u32, 5, 8, 9, 12, 100, 204, 300, 400, 0x1fff] {
         let mut extra = Vec::new();
         put_varint32(&mut extra, tag);
         extra.push(0);
@@ -268,13 +268,14 @@ prop_compose! {
               new_files in proptest::collection::vec((0..MAX_LEVELS, file_meta()), 0..5),
               family in prop_oneof![Just((0, None, false)), (1..u32::MAX, proptest::option::of("[a-z]{1,8}"), any::<bool>())],
               max_column_family in proptest::option::of(any::<u32>()),
-              min_log_number_to_keep in proptest::option::of(any::<u64>()))
+              min_log_number_to_keep in proptest::option::of(any::<u64>()),
+              wal_features in proptest::option::of(0..=crate::wal::WAL_FEATURES))
               -> VersionEdit {
         let (column_family, column_family_add, drop) = family;
         let column_family_drop = drop && column_family_add.is_none();
         VersionEdit { comparator, log_number, next_file_number, last_sequence, deleted_files, new_files,
                       column_family, column_family_add, column_family_drop, max_column_family,
-                      min_log_number_to_keep }
+                      min_log_number_to_keep, wal_features }
     }
 }
 
@@ -328,7 +329,8 @@ fn column_family_golden_bytes() {
         .set_max_column_family(3)
         .set_log_number(9)
         .delete_file(2, 5)
-        .set_min_log_number_to_keep(8);
+        .set_min_log_number_to_keep(8)
+        .set_wal_features(1);
     #[rustfmt::skip]
     let expected: &[u8] = &[
         0xc8, 0x01, 3,                  // column_family 3
@@ -337,12 +339,13 @@ fn column_family_golden_bytes() {
         2, 9,                           // log_number 9
         6, 2, 5,                        // delete L2 #5
         10, 8,                          // min_log_number_to_keep 8
+        11, 1,                          // wal_features: metadata records
     ];
     assert_eq!(e.encode(), expected);
     assert_eq!(VersionEdit::decode(expected).unwrap(), e);
     assert_eq!(
         e.to_string(),
-        "log_number: 9\ndelete file L2 #5\nmin_log_number_to_keep: 8\ncolumn_family: 3\nadd column family \"cf\"\nmax_column_family: 3"
+        "log_number: 9\ndelete file L2 #5\nmin_log_number_to_keep: 8\nwal_features: 0x1\ncolumn_family: 3\nadd column family \"cf\"\nmax_column_family: 3"
     );
     let mut drop = VersionEdit::new();
     drop.drop_column_family(3);
@@ -375,4 +378,19 @@ fn bad_column_family_fields_are_refused() {
     let mut e = VersionEdit::new();
     e.drop_column_family(0);
     assert!(e.validate().is_err());
+}
+
+#[test]
+fn wal_features_unknown_to_this_version_are_refused() {
+    // Bit 1 is not a feature this version knows: its WALs could hold records
+    // it would misread, so the MANIFEST is refused rather than opened.
+    let err = VersionEdit::decode(&[11, 3]).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    assert!(err.to_string().contains("wal_features 0x3"), "{err}");
+    assert!(err.to_string().contains("bits 0x2"), "{err}");
+    let mut e = VersionEdit::new();
+    e.set_wal_features(2);
+    assert!(e.validate().is_err());
+    e.set_wal_features(crate::wal::WAL_FEATURES);
+    assert_eq!(VersionEdit::decode(&e.encode()).unwrap(), e);
 }

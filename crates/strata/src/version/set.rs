@@ -431,7 +431,8 @@ impl VersionSet {
                     edit.set_next_file_number(self.next_file_number)
                         .set_last_sequence(self.last_sequence)
                         .set_max_column_family(self.max_column_family)
-                        .set_min_log_number_to_keep(self.min_log_number_to_keep);
+                        .set_min_log_number_to_keep(self.min_log_number_to_keep)
+                        .set_wal_features(crate::wal::WAL_FEATURES);
                 } else {
                     edit.add_column_family(id, family.name.clone());
                 }
@@ -607,6 +608,23 @@ mod tests {
             largest: internal_key(hi, 1, ValueType::Put),
             ..meta(number, lo, 1)
         }
+    }
+
+    #[test]
+    fn every_new_manifest_records_the_wal_features() {
+        // Builds before metadata records would misread this version's WALs:
+        // the first record of every MANIFEST names the features, so they refuse.
+        let fs = SimFs::new(3);
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let mut set = VersionSet::new_empty(Arc::new(fs.clone()), dir, KeyComparator::Bytewise);
+        set.write_new_manifest(Some(0)).unwrap();
+        set.write_new_manifest(None).unwrap();
+        let (_, _, mut reader) = open_manifest(&fs, dir).unwrap();
+        let (_, record) = reader.read_record().unwrap().unwrap();
+        let first = VersionEdit::decode(record).unwrap();
+        assert_eq!(first.wal_features, Some(crate::wal::WAL_FEATURES));
+        assert_eq!(first.column_family, 0);
     }
 
     #[test]

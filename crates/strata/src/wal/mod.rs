@@ -15,6 +15,16 @@ pub mod meta;
 pub mod reader;
 pub mod writer;
 
+/// Bit of [`WAL_FEATURES`]: a WAL may start with a [`meta`] record (the
+/// predecessor record of a memtable switch). Versions before it read that
+/// record as a damaged batch and would stop replay at it, dropping the
+/// whole WAL; the MANIFEST's `wal_features` field makes them refuse instead.
+pub const WAL_FEATURE_METADATA_RECORDS: u64 = 1;
+
+/// Every WAL feature this version writes and reads; every MANIFEST it
+/// writes records them.
+pub const WAL_FEATURES: u64 = WAL_FEATURE_METADATA_RECORDS;
+
 pub use reader::{read_all_records, read_records_skipping_damage, LogReader, TornTail};
 pub use writer::LogWriter;
 
