@@ -31,9 +31,6 @@ pub struct LevelTargets {
     pub base_level: usize,
     /// Target bytes per level; `u64::MAX` for levels above the base level.
     pub max_bytes: [u64; NUM_LEVELS],
-    /// The ratio between adjacent targets actually used (RocksDB shrinks it when
-    /// L0 is larger than the base level's target).
-    pub multiplier: f64,
 }
 
 /// Computes the level targets for `version` (RocksDB's `CalculateBaseBytes`).
@@ -61,7 +58,6 @@ pub fn level_targets(version: &Version, options: &CompactionOptions) -> LevelTar
         return LevelTargets {
             base_level: 1,
             max_bytes,
-            multiplier: mult,
         };
     }
     let first_non_empty = (1..levels).find(|&l| version.num_files(l) > 0);
@@ -74,7 +70,6 @@ pub fn level_targets(version: &Version, options: &CompactionOptions) -> LevelTar
         return LevelTargets {
             base_level: levels - 1,
             max_bytes,
-            multiplier: mult,
         };
     };
     let base_min = base_max as f64 / mult;
@@ -83,7 +78,7 @@ pub fn level_targets(version: &Version, options: &CompactionOptions) -> LevelTar
         cur /= mult;
     }
     let mut base_level = first_non_empty;
-    let mut base_size = if cur <= base_min {
+    let base_size = if cur <= base_min {
         base_min as u64 + 1
     } else {
         while base_level > 1 && cur > base_max as f64 {
@@ -96,21 +91,10 @@ pub fn level_targets(version: &Version, options: &CompactionOptions) -> LevelTar
             (cur as u64).max(1)
         }
     };
-    let mut multiplier = mult;
-    let l0_bytes = version.level_bytes(0);
-    if l0_bytes > base_size
-        && (l0_bytes > base_max
-            || version.num_files(0) / 2 >= options.level0_file_num_compaction_trigger)
-    {
-        // A large L0 raises the base level's target so that the L0 -> base
-        // compaction does not rewrite a much larger base level each time.
-        base_size = l0_bytes;
-        multiplier = if base_level == levels - 1 {
-            1.0
-        } else {
-            (max_level_size as f64 / base_size as f64).powf(1.0 / (levels - base_level - 1) as f64)
-        };
-    }
+    // RocksDB before 7.5 also raised the base level's target to a large
+    // L0's size (and lowered the multiplier); current RocksDB does not, and
+    // neither does Strata: the base level then compacts down sooner and L0
+    // drains into a smaller level.
     let mut size = base_size;
     for (level, slot) in max_bytes
         .iter_mut()
@@ -119,7 +103,7 @@ pub fn level_targets(version: &Version, options: &CompactionOptions) -> LevelTar
         .skip(base_level)
     {
         if level > base_level {
-            size = scale(size, multiplier);
+            size = scale(size, mult);
         }
         // No level below the base level's floor: an hourglass-shaped tree would
         // starve L0 of compactions.
@@ -128,7 +112,6 @@ pub fn level_targets(version: &Version, options: &CompactionOptions) -> LevelTar
     LevelTargets {
         base_level,
         max_bytes,
-        multiplier,
     }
 }
 
@@ -159,7 +142,7 @@ pub fn scores(
     let l0_target = if options.level_compaction_dynamic_level_bytes && base_share != u64::MAX {
         options
             .max_bytes_for_level_base
-            .max((base_share as f64 / targets.multiplier) as u64)
+            .max((base_share as f64 / options.max_bytes_for_level_multiplier) as u64)
     } else {
         options.max_bytes_for_level_base
     };
