@@ -301,13 +301,20 @@ impl SkipList {
         loop {
             // SAFETY: `before` is the head or a node reached at this level.
             let next = unsafe { link(before, level) }.load(Ordering::Acquire);
-            match NonNull::new(next) {
-                // SAFETY: `n` was published with release before we acquired it.
-                Some(n) if self.order.compare_internal(unsafe { node_key(n) }, key) == KeyOrdering::Less => {
-                    before = n
-                }
-                _ => return (before, next),
+            let Some(n) = NonNull::new(next) else {
+                return (before, next);
+            };
+            // Start loading the node after `n` while `n`'s key is compared:
+            // in a memtable larger than the CPU caches each step is a cache
+            // miss, and this overlaps two of them (RocksDB's skiplist does the
+            // same). Relaxed: the pointer is only a hint, never dereferenced.
+            // SAFETY: `n` was reached at `level`, so it has a link there.
+            prefetch(unsafe { link(n, level) }.load(Ordering::Relaxed));
+            // SAFETY: `n` was published with release before we acquired it.
+            if self.order.compare_internal(unsafe { node_key(n) }, key) != KeyOrdering::Less {
+                return (before, next);
             }
+            before = n;
         }
     }
 
@@ -349,6 +356,20 @@ impl SkipList {
     fn non_head(&self, node: NonNull<Node>) -> Option<NonNull<Node>> {
         (node != self.head).then_some(node)
     }
+}
+
+/// Hints the CPU to load the cache line at `node` (null or not); a no-op
+/// where no stable prefetch instruction is available.
+#[inline(always)]
+fn prefetch(node: *const Node) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and has no effect the program can
+    // observe, whatever the address (null included).
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(node.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = node;
 }
 
 fn allocate_node(arena: &Arena, height: usize, key_len: usize, value_len: usize) -> NonNull<Node> {
