@@ -84,6 +84,7 @@ fn engine_args(f: &Flags) -> Vec<String> {
         format!("--subcompactions={}", c.max_subcompactions),
         format!("--sync={}", f.sync),
         format!("--disable_wal={}", f.disable_wal),
+        format!("--manual_wal_flush={}", f.manual_wal_flush),
         format!("--batch_size={}", f.batch_size),
         format!("--multiread_batched={}", f.multiread_batched),
         format!("--seek_nexts={}", f.seek_nexts),

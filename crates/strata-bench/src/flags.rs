@@ -92,6 +92,9 @@ pub struct Flags {
     pub db: Option<PathBuf>,
     pub use_existing_db: bool,
     pub disable_wal: bool,
+    /// Writes wait in the WAL's buffer instead of reaching the OS one by one
+    /// (db_bench's and RocksDB's `manual_wal_flush`).
+    pub manual_wal_flush: bool,
     pub sync: bool,
     /// Column families the keys are spread over: key `n` goes to family
     /// `n % num_column_families` (db_bench's mapping); scans read the
@@ -238,6 +241,7 @@ impl Default for Flags {
             db: None,
             use_existing_db: false,
             disable_wal: false,
+            manual_wal_flush: false,
             sync: false,
             num_column_families: 1,
             seed: DEFAULT_SEED,
@@ -389,6 +393,7 @@ impl Flags {
             // db_bench: `create_if_missing = !FLAGS_use_existing_db`, so a
             // missing DB with --use_existing_db=1 is an error, not an empty run.
             create_if_missing: !self.use_existing_db,
+            manual_wal_flush: self.manual_wal_flush,
             write_buffer_size: self.write_buffer_size,
             max_write_buffer_number: self.max_write_buffer_number,
             table: TableOptions {
@@ -525,6 +530,10 @@ Flags (default in brackets):
   --db=PATH                  [a temporary directory, removed at exit]
   --use_existing_db=0|1      [0]  otherwise the DB in --db is destroyed first
   --disable_wal=0|1          [0]
+  --manual_wal_flush=0|1     [0]  keep WAL writes in the process's buffer until it
+                             fills (a killed process loses them); for fjall, 0
+                             hands each write to the OS (PersistMode::Buffer) and
+                             1 leaves them in its journal buffer (its default)
   --sync=0|1                 [0]  fsync the WAL on every write
   --num_column_families=N    [1]  key n goes to family n % N (db_bench's mapping);
                              scans read the default family only, as db_bench's do

@@ -477,7 +477,11 @@ pub fn header(flags: &Flags, db: &Path, engine: &str) -> String {
         "Threads:    {}  Seed: {}  WAL: {}  Sync: {}",
         flags.threads,
         flags.seed,
-        if flags.disable_wal { "off" } else { "on" },
+        match (flags.disable_wal, flags.manual_wal_flush) {
+            (true, _) => "off",
+            (false, false) => "on",
+            (false, true) => "on, flushed manually",
+        },
         u8::from(flags.sync)
     );
     let _ = writeln!(out, "DB:         {}", db.display());

@@ -61,7 +61,7 @@ impl fmt::Display for StressOptions {
              bloom_bits={} index_type={:?} partition_filters={} metadata_block_size={} \
              prefix_extractor={:?} whole_key_filtering={} memtable_bloom={} \
              cache={} cache_index_and_filter_blocks={} max_open_files={} \
-             disable_wal={} sync_ratio={} merge_operators={} compaction_filter=remove-{} \
+             disable_wal={} manual_wal_flush={} sync_ratio={} merge_operators={} compaction_filter=remove-{} \
              s2_comparator={}",
             o.write_buffer_size,
             o.max_write_buffer_number,
@@ -84,6 +84,7 @@ impl fmt::Display for StressOptions {
             t.cache_index_and_filter_blocks,
             o.max_open_files,
             self.disable_wal,
+            o.manual_wal_flush,
             self.sync_ratio,
             self.merge_kinds.map(MergeKind::name).join(","),
             String::from_utf8_lossy(crate::model::MARK),
@@ -195,6 +196,11 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
     };
     // And later ones from another, for the same reason.
     let mut newer = SmallRng::seed_from_u64(seed ^ 0x0000_0C0A_1A70);
+    let reverse_s2 = newer.gen_bool(0.5);
+    let db = DbOptions {
+        manual_wal_flush: !disable_wal && newer.gen_bool(0.25),
+        ..db
+    };
     StressOptions {
         db,
         disable_wal,
@@ -202,6 +208,6 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         merge_kinds,
         filter,
         cache: cache_kind,
-        reverse_s2: newer.gen_bool(0.5),
+        reverse_s2,
     }
 }

@@ -42,6 +42,9 @@ pub struct SimRun {
 impl SimRun {
     pub fn new(limits: &RunLimits, mode: &'static str) -> SimRun {
         let fs = SimFs::new(limits.seed);
+        // Files buffer appends in the process, as the real file system's do:
+        // an acknowledged write the engine never flushed is lost by a kill.
+        fs.buffer_appends(true);
         let opts = options::draw(limits.seed, Arc::new(fs.clone()));
         let described = opts.to_string();
         let w = Workload::new(limits.seed, limits.threads, &opts);
@@ -157,11 +160,15 @@ impl SimRun {
     }
 
     /// What survives `mode`: every acknowledged write if the OS kept all it
-    /// had, the synced ones after power loss, a prefix without a WAL.
+    /// had (unless `manual_wal_flush` left some in the process), the synced
+    /// ones after power loss, a prefix without a WAL.
     pub fn durability(&self, mode: CrashMode) -> Durability {
         if self.opts.disable_wal {
             Durability::PrefixOnly
-        } else if mode.data == DataLoss::KeepAll && !mode.lose_unsynced_dir_entries {
+        } else if mode.data == DataLoss::KeepAll
+            && !mode.lose_unsynced_dir_entries
+            && !self.opts.db.manual_wal_flush
+        {
             Durability::Acknowledged
         } else {
             Durability::Synced

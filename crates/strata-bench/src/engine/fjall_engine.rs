@@ -27,11 +27,21 @@ pub struct FjallEngine {
     db: Database,
     keyspace: Keyspace,
     sync: bool,
+    /// `--manual_wal_flush`: leave writes in fjall's journal buffer (fjall's
+    /// default) instead of handing each to the OS as RocksDB and Strata do.
+    manual_wal_flush: bool,
 }
 
 impl FjallEngine {
+    /// What each write makes of the journal: synced, handed to the OS (the
+    /// durability of the other engines' default: a killed process loses
+    /// nothing), or left in the process.
     fn persist_mode(&self) -> Option<PersistMode> {
-        self.sync.then_some(PersistMode::SyncAll)
+        match (self.sync, self.manual_wal_flush) {
+            (true, _) => Some(PersistMode::SyncAll),
+            (false, false) => Some(PersistMode::Buffer),
+            (false, true) => None,
+        }
     }
 }
 
@@ -126,6 +136,7 @@ impl Engine for FjallEngine {
             db,
             keyspace,
             sync: flags.sync,
+            manual_wal_flush: flags.manual_wal_flush,
         })
     }
 

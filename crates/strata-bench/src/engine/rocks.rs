@@ -103,6 +103,7 @@ fn options(flags: &Flags) -> Result<(Options, Option<Cache>), String> {
     o.set_level_compaction_dynamic_level_bytes(c.level_compaction_dynamic_level_bytes);
     o.set_target_file_size_base(c.target_file_size_base);
     o.set_max_background_jobs(int("max_background_jobs", c.max_background_jobs)?);
+    o.set_manual_wal_flush(flags.manual_wal_flush);
     o.set_max_subcompactions(c.max_subcompactions);
     o.set_disable_auto_compactions(c.disable_auto_compactions);
     o.set_compaction_style(match c.compaction_style {

@@ -15,6 +15,7 @@ const BOOL_FLAGS: &[&str] = &[
     "use_existing_db",
     "ignore_unknown_options",
     "disable_wal",
+    "manual_wal_flush",
     "sync",
     "mmap_read",
     "use_direct_reads",
@@ -107,6 +108,7 @@ where
             }
             "use_existing_db" => flags.use_existing_db = boolean(name, value)?,
             "disable_wal" => flags.disable_wal = boolean(name, value)?,
+            "manual_wal_flush" => flags.manual_wal_flush = boolean(name, value)?,
             "sync" => flags.sync = boolean(name, value)?,
             "num_column_families" => {
                 flags.num_column_families = number(name, value)?;

@@ -337,7 +337,9 @@ fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Re
             Some(batch) => wal.add_record(batch.data())?,
             None => wal.add_record(leader.batch.lock().data())?,
         }
-        wal.flush()?;
+        if !inner.options.manual_wal_flush {
+            wal.flush()?;
+        }
         crash_point!("wal.append.after");
         DbStats::add(&stats.wal_bytes, wal.len() - before);
         DbStats::add(&stats.wal_writes, group.len() as u64);
@@ -492,8 +494,9 @@ fn make_room(
 /// lost bytes, and resume flushes its memtables to tables instead of relying
 /// on it.
 ///
-/// The file work — creating the new WAL, syncing the directory, writing the
-/// predecessor record — runs with the DB mutex released; the caller leads
+/// The file work — handing the old WAL's buffer to the OS, creating the new
+/// WAL, syncing the directory, writing the predecessor record — runs with the
+/// DB mutex released; the caller leads
 /// the write queue (or writes are refused), so nothing is written to either
 /// WAL meanwhile, and the new WAL is handed over under the mutex.
 pub(super) fn switch_memtables(
@@ -509,17 +512,27 @@ pub(super) fn switch_memtables(
     let path = log_file_name(&inner.dir, number);
     let (old_number, last_sequence) = (state.commit.wal_number, state.versions.last_sequence());
     let prepared: Result<_> = MutexGuard::unlocked(state, || {
+        // After an error (`resume`), the old WAL's length is unknown, and
+        // resume flushes every memtable so that nothing in it is needed.
+        // Otherwise its buffered appends (`manual_wal_flush`) go to the OS
+        // before the new WAL exists: a WAL that has a successor then never
+        // ends in a partial record, for a reader (`check_consistency` from
+        // another process) or after a kill.
+        let old_size = match retire_old_wal {
+            true => inner
+                .wal
+                .lock()
+                .as_mut()
+                .map(|old| old.flush().map(|()| old.len()))
+                .transpose()?,
+            false => None,
+        };
         let mut wal = LogWriter::new(inner.fs.create(&path)?);
         crash_point!("wal.switch.created");
         // The new WAL's directory entry must be durable before writes in it
         // are acknowledged as synced.
         inner.fs.sync_dir(&inner.dir)?;
         crash_point!("wal.switch.dir_synced");
-        // After an error (`resume`), the old WAL's length is unknown, and
-        // resume flushes every memtable so that nothing in it is needed.
-        let old_size = retire_old_wal
-            .then(|| inner.wal.lock().as_ref().map(LogWriter::len))
-            .flatten();
         if let Some(size) = old_size {
             let predecessor = PredecessorWal {
                 number: old_number,

@@ -17,8 +17,11 @@
 //! `SmallRng` seeded by [`SimFs::new`], so a failing test reproduces from its seed
 //! (printed by `Debug`). [`SimFs::inject`] makes chosen operations fail.
 //!
-//! Writes have no user-space buffer here: `append` goes straight to "the OS", so a
-//! missing `flush` is invisible to SimFs (a missing `sync` is not).
+//! By default writes have no user-space buffer: `append` goes straight to "the
+//! OS", so a missing `flush` is invisible to SimFs (a missing `sync` is not).
+//! [`SimFs::buffer_appends`] gives each writable file a buffer, as `StdFs`
+//! has: appends wait in it until `flush`, `sync` or the handle's drop, and any
+//! crash loses it, so a missing `flush` is seen too.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -266,6 +269,9 @@ struct State {
     /// Set by `halt`: the simulated process is dead and every operation fails
     /// until `crash` reboots the machine.
     halted: bool,
+    /// Files created from now on keep appends in a buffer of their own until
+    /// flushed ([`SimFs::buffer_appends`]).
+    buffer_appends: bool,
 }
 
 /// Lexically normalizes a path: drops `.` and resolves `..`, so `/db/x`,
@@ -450,11 +456,20 @@ impl SimFs {
             quota_bytes: None,
             sync_latency: Duration::ZERO,
             sync_gate: Arc::default(),
+            buffer_appends: false,
         };
         SimFs {
             seed,
             state: Arc::new(Mutex::new(state)),
         }
+    }
+
+    /// Gives the files created from now on a user-space buffer, as `StdFs`'s
+    /// files have: an append waits there, unseen by readers and lost by any
+    /// crash, until the file is flushed, synced or dropped. Off by default
+    /// (appends land at once).
+    pub fn buffer_appends(&self, on: bool) {
+        self.state.lock().buffer_appends = on;
     }
 
     /// Makes every file sync take `latency` (outside the file system's lock), as
@@ -654,6 +669,7 @@ impl Fs for SimFs {
                 path,
             },
             len: 0,
+            buffer: state.buffer_appends.then(Vec::new),
         }))
     }
 

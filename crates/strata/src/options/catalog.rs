@@ -76,6 +76,7 @@ pub(crate) const DB_OPTIONS: &[OptionDef<DbOptions>] = &[
         parse_bool
     ),
     opt!("paranoid_checks", false, paranoid_checks, parse_bool),
+    opt!("manual_wal_flush", false, manual_wal_flush, parse_bool),
     opt!("allow_mmap_reads", false, use_mmap_reads, parse_bool),
     opt!("use_direct_reads", false, use_direct_reads, parse_bool),
     opt!(

@@ -139,6 +139,7 @@ fn unusual_db() -> DbOptions {
         use_direct_io_for_flush_and_compaction: true,
         wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
         paranoid_checks: false,
+        manual_wal_flush: true,
         keep_log_file_num: 7,
         max_open_files: 500,
         ..DbOptions::default()
@@ -204,6 +205,7 @@ fn assert_same_db(got: &DbOptions, want: &DbOptions) {
         use_direct_io_for_flush_and_compaction,
         wal_recovery_mode,
         paranoid_checks,
+        manual_wal_flush,
         // No text form: not in the file (see the module comment).
         fs: _,
         rate_limiter: _,
@@ -228,6 +230,7 @@ fn assert_same_db(got: &DbOptions, want: &DbOptions) {
     );
     assert_eq!(got.wal_recovery_mode, *wal_recovery_mode);
     assert_eq!(got.paranoid_checks, *paranoid_checks);
+    assert_eq!(got.manual_wal_flush, *manual_wal_flush);
     assert_eq!(got.keep_log_file_num, *keep_log_file_num);
     assert_eq!(got.max_open_files, *max_open_files);
     assert_same_cf(&got.cf_options(), &want.cf_options());

@@ -512,6 +512,15 @@ pub struct DbOptions {
     /// a database missing tables would otherwise open and take writes, and
     /// fail only at the reads that need them. Costs one `stat` per table.
     pub paranoid_checks: bool,
+    /// Keep WAL appends in the process's buffer (64 KiB) until
+    /// [`Db::flush_wal`](crate::Db::flush_wal), a sync write, a memtable
+    /// switch, close, or a full buffer writes them out (RocksDB's
+    /// `manual_wal_flush`). Default false: every write reaches the OS before
+    /// it is acknowledged, so it survives the process being killed. With it
+    /// on, a killed process loses the writes since the last flush (recovery
+    /// still yields a prefix of the acknowledged writes), and a write costs no
+    /// system call. Power loss loses unsynced writes either way.
+    pub manual_wal_flush: bool,
     /// The file system under the database. Default: the real one.
     pub fs: Arc<dyn Fs>,
     /// Limits the bytes per second flushes and compactions write (RocksDB's
@@ -564,6 +573,7 @@ impl Default for DbOptions {
             use_direct_io_for_flush_and_compaction: false,
             wal_recovery_mode: WalRecoveryMode::default(),
             paranoid_checks: true,
+            manual_wal_flush: false,
             fs: Arc::new(StdFs),
             rate_limiter: None,
             block_cache: default_block_cache(),

@@ -38,12 +38,18 @@ impl fmt::Debug for Handle {
     }
 }
 
-/// Appends go straight to the inode: SimFs has no user-space buffer.
+/// Appends go straight to the inode, or, with
+/// [`SimFs::buffer_appends`](super::SimFs::buffer_appends), through a buffer
+/// of the handle's own.
 #[derive(Debug)]
 pub(super) struct SimWritableFile {
     pub(super) handle: Handle,
-    /// Bytes appended through this handle (the inode is new at create).
+    /// Bytes appended through this handle (the inode is new at create),
+    /// buffered ones included.
     pub(super) len: u64,
+    /// Appended bytes not yet handed to the inode; `None` when appends
+    /// land at once.
+    pub(super) buffer: Option<Vec<u8>>,
 }
 
 impl SimWritableFile {
@@ -78,8 +84,22 @@ fn torn_append(h: &Handle, state: &mut State, data: &[u8]) -> usize {
     }
 }
 
-impl WritableFile for SimWritableFile {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
+impl SimWritableFile {
+    /// Hands the buffered bytes to the inode as one append.
+    fn drain(&mut self) -> Result<()> {
+        match self.buffer.as_mut().map(std::mem::take) {
+            Some(pending) if !pending.is_empty() => {
+                // `len` already counts them: undo that, and let the append
+                // count what lands.
+                self.len -= pending.len() as u64;
+                self.land(&pending)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Appends `data` to the inode (counted as one append op).
+    fn land(&mut self, data: &[u8]) -> Result<()> {
         let mut state = self.handle.state.lock();
         if let Err(e) = self.begin(&mut state, OpKind::Append) {
             let landed = torn_append(&self.handle, &mut state, data);
@@ -103,13 +123,36 @@ impl WritableFile for SimWritableFile {
         self.len += data.len() as u64;
         Ok(())
     }
+}
+
+impl Drop for SimWritableFile {
+    fn drop(&mut self) {
+        // As `StdFs` does; after a crash or halt the handle is dead and the
+        // bytes are lost.
+        let _ = self.drain();
+    }
+}
+
+impl WritableFile for SimWritableFile {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        match &mut self.buffer {
+            Some(buffer) => {
+                buffer.extend_from_slice(data);
+                self.len += data.len() as u64;
+                Ok(())
+            }
+            None => self.land(data),
+        }
+    }
 
     fn flush(&mut self) -> Result<()> {
+        self.drain()?;
         let mut state = self.handle.state.lock();
         self.begin(&mut state, OpKind::Flush).map(|_| ())
     }
 
     fn sync(&mut self) -> Result<()> {
+        self.drain()?;
         let (latency, gate) = {
             let state = self.handle.state.lock();
             (state.sync_latency, state.sync_gate.clone())

@@ -530,3 +530,32 @@ fn held_syncs_wait_for_release_without_blocking_other_operations() {
     fs.crash(SYNC_NOTHING);
     assert_eq!(fs.file_contents(&p("/db/f")).unwrap(), b"abc");
 }
+
+#[test]
+fn buffered_appends_wait_for_a_flush_and_die_with_a_crash() {
+    let fs = fs_with_db(1);
+    fs.buffer_appends(true);
+    let path = p("/db/buffered");
+    let mut file = fs.create(&path).unwrap();
+    file.append(b"abc").unwrap();
+    assert_eq!(file.len(), 3, "len counts buffered bytes");
+    assert_eq!(fs.file_contents(&path).unwrap(), b"");
+    file.flush().unwrap();
+    assert_eq!(fs.file_contents(&path).unwrap(), b"abc");
+    file.append(b"def").unwrap();
+    file.sync().unwrap();
+    assert_eq!(fs.file_contents(&path).unwrap(), b"abcdef");
+    file.append(b"lost").unwrap();
+    // Even a process kill, which keeps everything the OS has, loses what was
+    // still in the process.
+    fs.crash(CrashMode::PROCESS_KILL);
+    drop(file);
+    assert_eq!(fs.file_contents(&path).unwrap(), b"abcdef");
+
+    // Closing a file hands its buffer to the OS.
+    let other = p("/db/closed");
+    let mut file = fs.create(&other).unwrap();
+    file.append(b"kept").unwrap();
+    drop(file);
+    assert_eq!(fs.file_contents(&other).unwrap(), b"kept");
+}
