@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use super::info_log::info;
 use crate::options::{apply_db_option, CfOptions};
 
-use super::families::persist_options;
+use super::families::options_to_persist;
 use super::Db;
 
 /// The database options `set_db_options` can change, by RocksDB's names.
@@ -88,8 +88,9 @@ impl Db {
         state.jobs.compaction_threads = threads;
         info!(self.inner.info_log, "set_db_options: {changes:?}");
         self.inner.bg_cv.notify_all();
-        let persisted = persist_options(&self.inner, &mut state);
+        let options_file = options_to_persist(&self.inner, &mut state);
         drop(state);
+        let persisted = options_file.write(&self.inner);
         self.lifecycle.add_compaction_threads(threads)?;
         persisted
     }

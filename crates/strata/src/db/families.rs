@@ -89,7 +89,9 @@ impl Db {
         // The family exists from here on, whatever becomes of the OPTIONS
         // file; an error writing it is returned, and the next open or
         // family change writes the file again.
-        persist_options(&self.inner, &mut state)?;
+        let options_file = options_to_persist(&self.inner, &mut state);
+        drop(state);
+        options_file.write(&self.inner)?;
         Ok(ColumnFamily { shared })
     }
 
@@ -141,12 +143,13 @@ impl Db {
             cf.name(),
             cf.id()
         );
-        // As for creation: the drop stands even if the OPTIONS file fails.
-        persist_options(&self.inner, &mut state)?;
         // The family's memtables go with it; its tables go once no reader
         // holds its last version.
         compact::sweep_obsolete_tables(&self.inner, &mut state);
-        Ok(())
+        // As for creation: the drop stands even if the OPTIONS file fails.
+        let options_file = options_to_persist(&self.inner, &mut state);
+        drop(state);
+        options_file.write(&self.inner)
     }
 
     /// Changes options of family `cf` while the database is open (RocksDB's
@@ -186,7 +189,9 @@ impl Db {
         );
         // Compaction may be due under the new triggers.
         self.inner.bg_cv.notify_all();
-        persist_options(&self.inner, &mut state)
+        let options_file = options_to_persist(&self.inner, &mut state);
+        drop(state);
+        options_file.write(&self.inner)
     }
 
     /// A handle on the live family named `name` (RocksDB's handle lookup).
@@ -433,23 +438,61 @@ impl Db {
     }
 }
 
-/// Writes a new OPTIONS file holding every live family's options (the
-/// database options' column family fields are the default family's), and
-/// keeps the newest two. Called with the DB mutex held, after a change is
-/// durable in the MANIFEST.
-pub(super) fn persist_options(inner: &DbInner, state: &mut DbState) -> Result<()> {
+/// The OPTIONS file a change calls for: every live family's options (the
+/// database options' column family fields are the default family's), taken
+/// with the DB mutex held after the change, and written by
+/// [`PendingOptionsFile::write`] once the mutex is released, so no writer
+/// waits on its two fsyncs.
+pub(super) struct PendingOptionsFile {
+    number: u64,
+    db_options: DbOptions,
+    families: Vec<(String, Arc<CfOptions>)>,
+}
+
+/// Takes the options to write; the caller holds the DB mutex.
+pub(super) fn options_to_persist(inner: &DbInner, state: &mut DbState) -> PendingOptionsFile {
     let number = state.versions.new_file_number();
-    let named: Vec<(String, Arc<CfOptions>)> = state
+    let families: Vec<(String, Arc<CfOptions>)> = state
         .cfs
         .values()
         .map(|f| (f.shared.name.clone(), f.options.clone()))
         .collect();
     let mut db_options = inner.options.clone();
-    if let Some((_, default)) = named.first() {
+    if let Some((_, default)) = families.first() {
         db_options.set_cf_options((**default).clone());
     }
-    let families: Vec<(&str, &CfOptions)> = named.iter().map(|(n, o)| (n.as_str(), &**o)).collect();
-    write_options_file(&*inner.fs, &inner.dir, number, &db_options, &families)
+    PendingOptionsFile {
+        number,
+        db_options,
+        families,
+    }
+}
+
+impl PendingOptionsFile {
+    /// Writes the file and keeps the newest two, without the DB mutex. Files
+    /// are written one at a time; one older than a file already written is
+    /// skipped, since that file's options were taken later and hold this
+    /// change too.
+    pub(super) fn write(self, inner: &DbInner) -> Result<()> {
+        let mut newest = inner.newest_options_file.lock();
+        if *newest > self.number {
+            return Ok(());
+        }
+        let families: Vec<(&str, &CfOptions)> = self
+            .families
+            .iter()
+            .map(|(n, o)| (n.as_str(), &**o))
+            .collect();
+        write_options_file(
+            &*inner.fs,
+            &inner.dir,
+            self.number,
+            &self.db_options,
+            &families,
+        )?;
+        *newest = self.number;
+        Ok(())
+    }
 }
 
 /// Adds family `id` to the state with an empty memtable whose writes start

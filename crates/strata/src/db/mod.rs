@@ -129,6 +129,9 @@ pub(crate) struct DbInner {
     wal: Mutex<Option<LogWriter>>,
     /// WALs retired by memtable switches and not yet synced.
     retired_wals: retired_wals::RetiredWals,
+    /// The number of the newest OPTIONS file written; held while one is
+    /// written, never together with the DB mutex (see `families.rs`).
+    newest_options_file: Mutex<u64>,
     table_cache: Arc<TableCache>,
     snapshots: Arc<SnapshotList>,
     /// What replaying the WALs at open found damaged.

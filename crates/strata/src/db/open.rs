@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::families::{new_shared, persist_options};
+use super::families::{new_shared, options_to_persist};
 use super::info_log::{info, InfoLog};
 use super::open_checks;
 use super::snapshot::SnapshotList;
@@ -232,10 +232,8 @@ pub(super) fn open(
         Some(lock),
     );
     // The options this open runs with, for tools and for the next open.
-    {
-        let mut state = inner.state.lock();
-        persist_options(&inner, &mut state)?;
-    }
+    let options_file = options_to_persist(&inner, &mut inner.state.lock());
+    options_file.write(&inner)?;
     Ok(inner)
 }
 
@@ -552,6 +550,7 @@ fn build_inner(
         spin_positions: std::thread::available_parallelism().map_or(1, |n| n.get()),
         wal: Mutex::new(wal.map(|(w, _)| w)),
         retired_wals: Default::default(),
+        newest_options_file: Mutex::new(0),
         snapshots: Arc::new(SnapshotList::default()),
         wal_damage,
         info_log,

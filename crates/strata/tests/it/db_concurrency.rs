@@ -402,3 +402,50 @@ fn a_panicking_comparator_stops_writes_without_wedging_the_pipeline() {
     assert_eq!(db.get(b"other0").unwrap(), None);
     db.put(b"after", b"v").unwrap();
 }
+
+/// An OPTIONS file is written after the DB mutex is released: with its sync
+/// held, `set_options` waits there while writes, reads and a flush go on.
+/// Then the newest OPTIONS file holds the change.
+#[test]
+fn an_options_file_being_written_blocks_no_writer() {
+    let fs = SimFs::new(61);
+    let db = Arc::new(open_sim(&fs));
+    // The OPTIONS file is written as a temporary file, synced, then renamed.
+    fs.hold_syncs_of(".dbtmp");
+    let setter = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            db.set_options(
+                &db.default_cf(),
+                &[("level0_file_num_compaction_trigger", "7")],
+            )
+        })
+    };
+    wait_until("set_options to reach the OPTIONS sync", || {
+        fs.held_syncs() == 1
+    });
+    // On a thread, so that a write blocked behind the held sync fails the
+    // test at the deadline instead of hanging it.
+    let writer = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            db.put(b"k", b"v")?;
+            db.flush()?;
+            db.get(b"k")
+        })
+    };
+    wait_until(
+        "the write, flush and read beside the held OPTIONS sync",
+        || writer.is_finished(),
+    );
+    assert_eq!(writer.join().unwrap().unwrap().as_deref(), Some(&b"v"[..]));
+    fs.release_syncs();
+    setter.join().unwrap().unwrap();
+    let (loaded, _) = strata::options::load_latest_options_with_fs(
+        Arc::new(fs.clone()),
+        std::path::Path::new("/db"),
+        &strata::options::LoadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(loaded.compaction.level0_file_num_compaction_trigger, 7);
+}
