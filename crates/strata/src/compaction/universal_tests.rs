@@ -206,3 +206,77 @@ fn simulated_fill_keeps_runs_ordered_with_less_write_amp_than_leveled() {
         "universal {universal:.2} vs leveled {leveled:.2}"
     );
 }
+
+/// Flushes keep arriving while up to three picked tasks run at once and
+/// finish in random order. After every change the runs must stay ordered
+/// newest to oldest, no file may be in two running tasks, and every byte
+/// must be accounted for; and tasks must have run side by side.
+#[test]
+fn tasks_on_disjoint_runs_run_side_by_side_and_finish_in_any_order() {
+    use rand::{Rng, SeedableRng};
+    let o = CompactionOptions {
+        target_file_size_base: 8 * MIB,
+        ..options()
+    };
+    for seed in 0..20u64 {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        let mut v = Version::default();
+        let (mut next, mut seq, mut ingested) = (1u64, 1u64, 0u64);
+        let mut running: Vec<CompactionTask> = Vec::new();
+        let mut most_at_once = 0;
+        for _ in 0..400 {
+            match rng.gen_range(0..3) {
+                0 => {
+                    let size = rng.gen_range(1..=8) * MIB;
+                    let mut edit = VersionEdit::new();
+                    edit.add_file(0, file(next, size, (seq, seq + 9)));
+                    (next, seq, ingested) = (next + 1, seq + 10, ingested + size);
+                    v = v.apply(&edit).unwrap();
+                }
+                1 if running.len() < 3 => {
+                    let busy: HashSet<u64> = running
+                        .iter()
+                        .flat_map(|t| t.all_inputs().map(|(_, f)| f.number))
+                        .collect();
+                    if let Some(task) = pick(&v, &o, CompressionType::None, &busy) {
+                        assert!(
+                            task.all_inputs().all(|(_, f)| !busy.contains(&f.number)),
+                            "seed {seed}: a task took a running task's file: {}",
+                            shape(&v)
+                        );
+                        running.push(task);
+                        most_at_once = most_at_once.max(running.len());
+                    }
+                }
+                _ if !running.is_empty() => {
+                    let task = running.swap_remove(rng.gen_range(0..running.len()));
+                    let mut edit = VersionEdit::new();
+                    for (level, f) in task.all_inputs() {
+                        edit.delete_file(level as u32, f.number);
+                    }
+                    let lo = task.all_inputs().map(|(_, f)| f.smallest_seqno).min().unwrap();
+                    let hi = task.all_inputs().map(|(_, f)| f.largest_seqno).max().unwrap();
+                    edit.add_file(
+                        task.output_level as u32,
+                        file(next, task.input_bytes(), (lo, hi)),
+                    );
+                    next += 1;
+                    v = v.apply(&edit).unwrap_or_else(|e| {
+                        panic!("seed {seed}: a finished task does not apply ({e:?}): {}", shape(&v))
+                    });
+                }
+                _ => {}
+            }
+            let runs = sorted_runs(&v, 7);
+            let ordered = runs.windows(2).all(|w| {
+                let newer = w[0].files.iter().map(|f| f.smallest_seqno).min().unwrap();
+                let older = w[1].files.iter().map(|f| f.largest_seqno).max().unwrap();
+                older < newer
+            });
+            assert!(ordered, "seed {seed}: runs out of order: {}", shape(&v));
+            let total: u64 = v.all_files().map(|(_, f)| f.file_size).sum();
+            assert_eq!(total, ingested, "seed {seed}: {}", shape(&v));
+        }
+        assert!(most_at_once >= 2, "seed {seed}: never two tasks at once");
+    }
+}
