@@ -131,15 +131,19 @@ pub enum Histogram {
     DbWriteMicros,
     DbMultiGetMicros,
     DbSeekMicros,
+    /// Per compaction that merges (not a trivial move or a deletion), the
+    /// key ranges it was split into (`max_subcompactions`).
+    NumSubcompactionsScheduled,
 }
 
 impl Histogram {
     /// Every histogram, in printing order.
-    pub const ALL: [Histogram; 4] = [
+    pub const ALL: [Histogram; 5] = [
         Histogram::DbGetMicros,
         Histogram::DbWriteMicros,
         Histogram::DbMultiGetMicros,
         Histogram::DbSeekMicros,
+        Histogram::NumSubcompactionsScheduled,
     ];
 
     /// RocksDB's name without its prefix.
@@ -149,6 +153,7 @@ impl Histogram {
             Histogram::DbWriteMicros => "db.write.micros",
             Histogram::DbMultiGetMicros => "db.multiget.micros",
             Histogram::DbSeekMicros => "db.seek.micros",
+            Histogram::NumSubcompactionsScheduled => "num.subcompactions.scheduled",
         }
     }
 }

@@ -22,7 +22,7 @@ use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{parse_file_name, table_file_name, FileType};
 use crate::options::{CfOptions, CompactionStyle};
-use crate::statistics::Ticker;
+use crate::statistics::{Histogram, Ticker};
 use crate::key_order::KeyComparator;
 use crate::version::Version;
 
@@ -357,6 +357,12 @@ fn run_task(
             let read = result.bytes_read_start + result.bytes_read_output;
             inner.tick(Ticker::CompactReadBytes, read);
             inner.tick(Ticker::CompactWriteBytes, result.bytes_written);
+            if result.subcompactions > 0 {
+                if let Some(stats) = &inner.options.statistics {
+                    let n = result.subcompactions as u64;
+                    stats.record(Histogram::NumSubcompactionsScheduled, n);
+                }
+            }
             info!(inner.info_log, "{}", event_line(&cf.name, task, &result));
             Ok(())
         }

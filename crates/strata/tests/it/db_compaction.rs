@@ -538,3 +538,39 @@ fn tables_a_reader_kept_go_once_it_lets_go() {
     }
     assert_eq!(tables(), live);
 }
+
+/// Each merging compaction records how many key ranges it was split into
+/// (RocksDB's `num.subcompactions.scheduled` histogram).
+#[test]
+fn statistics_count_the_subcompactions_of_each_compaction() {
+    use std::sync::Arc;
+    use strata::{Histogram, Statistics};
+    let fs = SimFs::new(71);
+    let stats = Arc::new(Statistics::new());
+    let options = DbOptions {
+        statistics: Some(stats.clone()),
+        compaction: CompactionOptions {
+            max_subcompactions: 4,
+            target_file_size_base: 4 << 10,
+            disable_auto_compactions: true,
+            ..CompactionOptions::default()
+        },
+        ..sim_options(&fs)
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    for round in 0..4u32 {
+        for i in 0..2000 {
+            db.put(key(i), format!("value-{round}-{i:040}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    assert_eq!(
+        stats.histogram(Histogram::NumSubcompactionsScheduled).count,
+        0
+    );
+    db.compact_range(None, None).unwrap();
+    let split = stats.histogram(Histogram::NumSubcompactionsScheduled);
+    assert!(split.count >= 1, "{split:?}");
+    assert!(split.max >= 2 && split.max <= 4, "{split:?}");
+    assert!(stats.report().contains("num.subcompactions.scheduled"));
+}
