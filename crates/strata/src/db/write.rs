@@ -496,9 +496,9 @@ fn make_room(
 ///
 /// The file work — handing the old WAL's buffer to the OS, creating the new
 /// WAL, syncing the directory, writing the predecessor record — runs with the
-/// DB mutex released; the caller leads
-/// the write queue (or writes are refused), so nothing is written to either
-/// WAL meanwhile, and the new WAL is handed over under the mutex.
+/// DB mutex released; the caller leads the write queue (or writes are
+/// refused), so nothing is written to either WAL meanwhile, and the new WAL
+/// is handed over under the mutex.
 pub(super) fn switch_memtables(
     inner: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
@@ -518,14 +518,13 @@ pub(super) fn switch_memtables(
         // before the new WAL exists: a WAL that has a successor then never
         // ends in a partial record, for a reader (`check_consistency` from
         // another process) or after a kill.
-        let old_size = match retire_old_wal {
-            true => inner
-                .wal
-                .lock()
-                .as_mut()
+        let old_size = if retire_old_wal {
+            let mut old = inner.wal.lock();
+            old.as_mut()
                 .map(|old| old.flush().map(|()| old.len()))
-                .transpose()?,
-            false => None,
+                .transpose()?
+        } else {
+            None
         };
         let mut wal = LogWriter::new(inner.fs.create(&path)?);
         crash_point!("wal.switch.created");
