@@ -123,6 +123,24 @@ fn without_similar_runs_the_newest_merge_down_to_the_trigger() {
     assert_eq!(task.target_file_size, u64::MAX, "an L0 run is one file");
 }
 
+/// Whether every sorted run of `v` holds only data older than the run
+/// before it (by sequence number), as universal compaction must keep it.
+fn runs_ordered(v: &Version) -> bool {
+    sorted_runs(v, 7).windows(2).all(|w| {
+        let newer = w[0].files.iter().map(|f| f.smallest_seqno).min();
+        let older = w[1].files.iter().map(|f| f.largest_seqno).max();
+        older < newer
+    })
+}
+
+/// The one file a simulated merge of `task` writes: all its input bytes,
+/// their sequence range, and the whole key space.
+fn merged_output(task: &CompactionTask, number: u64) -> FileMetaData {
+    let lo = task.all_inputs().map(|(_, f)| f.smallest_seqno).min().unwrap_or(0);
+    let hi = task.all_inputs().map(|(_, f)| f.largest_seqno).max().unwrap_or(0);
+    file(number, task.input_bytes(), (lo, hi))
+}
+
 /// Drives the picker over many flushes without I/O and checks that runs stay
 /// ordered newest to oldest (by sequence numbers) after every task. Reports
 /// write amplification beside the leveled picker's on the same input.
@@ -153,36 +171,18 @@ fn simulated_fill_keeps_runs_ordered_with_less_write_amp_than_leveled() {
                 for (level, f) in task.all_inputs() {
                     edit.delete_file(level as u32, f.number);
                 }
-                let lo = task
-                    .all_inputs()
-                    .map(|(_, f)| f.smallest_seqno)
-                    .min()
-                    .unwrap();
-                let hi = task
-                    .all_inputs()
-                    .map(|(_, f)| f.largest_seqno)
-                    .max()
-                    .unwrap();
                 if task.trivial_move {
                     for f in &task.inputs {
                         edit.add_file(task.output_level as u32, (**f).clone());
                     }
                 } else {
-                    let total = task.input_bytes();
-                    written += total;
-                    // One output per run; its key range is the whole space.
-                    edit.add_file(task.output_level as u32, file(next, total, (lo, hi)));
+                    written += task.input_bytes();
+                    edit.add_file(task.output_level as u32, merged_output(&task, next));
                     next += 1;
                 }
                 v = v.apply(&edit).unwrap();
                 if o.compaction_style == crate::options::CompactionStyle::Universal {
-                    let runs = sorted_runs(&v, 7);
-                    let ordered = runs.windows(2).all(|w| {
-                        let newer = w[0].files.iter().map(|f| f.smallest_seqno).min().unwrap();
-                        let older = w[1].files.iter().map(|f| f.largest_seqno).max().unwrap();
-                        older < newer
-                    });
-                    assert!(ordered, "runs out of order: {}", shape(&v));
+                    assert!(runs_ordered(&v), "runs out of order: {}", shape(&v));
                 }
             }
         }
@@ -254,12 +254,7 @@ fn tasks_on_disjoint_runs_run_side_by_side_and_finish_in_any_order() {
                     for (level, f) in task.all_inputs() {
                         edit.delete_file(level as u32, f.number);
                     }
-                    let lo = task.all_inputs().map(|(_, f)| f.smallest_seqno).min().unwrap();
-                    let hi = task.all_inputs().map(|(_, f)| f.largest_seqno).max().unwrap();
-                    edit.add_file(
-                        task.output_level as u32,
-                        file(next, task.input_bytes(), (lo, hi)),
-                    );
+                    edit.add_file(task.output_level as u32, merged_output(&task, next));
                     next += 1;
                     v = v.apply(&edit).unwrap_or_else(|e| {
                         panic!("seed {seed}: a finished task does not apply ({e:?}): {}", shape(&v))
@@ -267,13 +262,7 @@ fn tasks_on_disjoint_runs_run_side_by_side_and_finish_in_any_order() {
                 }
                 _ => {}
             }
-            let runs = sorted_runs(&v, 7);
-            let ordered = runs.windows(2).all(|w| {
-                let newer = w[0].files.iter().map(|f| f.smallest_seqno).min().unwrap();
-                let older = w[1].files.iter().map(|f| f.largest_seqno).max().unwrap();
-                older < newer
-            });
-            assert!(ordered, "seed {seed}: runs out of order: {}", shape(&v));
+            assert!(runs_ordered(&v), "seed {seed}: runs out of order: {}", shape(&v));
             let total: u64 = v.all_files().map(|(_, f)| f.file_size).sum();
             assert_eq!(total, ingested, "seed {seed}: {}", shape(&v));
         }
