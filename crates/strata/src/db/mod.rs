@@ -34,7 +34,6 @@ mod stats;
 mod stats_report;
 mod wal_replay;
 mod write;
-mod write_controller;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -689,7 +688,7 @@ impl DbInner {
         let l0_files = version.num_files(0);
         state.commit.write_controller.recalculate(
             cf,
-            write_controller::FamilyStall {
+            crate::write::controller::FamilyStall {
                 condition: stall::family_condition(family, l0_files),
                 pending_bytes: family.pending_compaction_bytes,
                 near_stop: stall::near_stop(family, l0_files),

@@ -139,7 +139,7 @@ pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<Str
             let state = inner.state.lock();
             let delayed = matches!(
                 super::stall::current(&state),
-                Some(super::stall::StallCondition::Delayed { .. })
+                Some(crate::write::controller::StallCondition::Delayed { .. })
             );
             if delayed {
                 state.commit.write_controller.rate().to_string()

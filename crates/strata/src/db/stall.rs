@@ -1,5 +1,6 @@
-//! Write stall conditions: whether compaction is far enough behind that writes
-//! must slow down or stop. The write path holds writers back by them; every
+//! Write stall conditions per family: the write controller's rules
+//! (`write/controller.rs`) applied to each family's L0, compaction debt and
+//! memtables. The write path holds writers back by them; every
 //! installed version is counted by them for the `Stalls(count)` line of
 //! `strata.stats`, as RocksDB's `RecalculateWriteStallConditions` counts.
 
@@ -8,65 +9,8 @@ use std::collections::HashSet;
 use super::DbState;
 use crate::cf::stats::StallCounter;
 use crate::cf::CfState;
-use crate::options::{CompactionOptions, CompactionStyle};
 use crate::version::Version;
-
-/// What holds writes back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum StallCause {
-    /// L0 reached a trigger.
-    L0,
-    /// The pending compaction bytes reached a limit.
-    PendingBytes,
-    /// Every memtable but the active one is full, waiting for flushes.
-    Memtables,
-}
-
-/// Why writes are held back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum StallCondition {
-    /// Writes wait until compaction catches up: `level0_stop_writes_trigger`
-    /// or `hard_pending_compaction_bytes_limit`. (Writes that find every
-    /// memtable full wait for a flush where they switch memtables.)
-    Stopped { cause: StallCause },
-    /// Writes are held to the write controller's rate:
-    /// `level0_slowdown_writes_trigger`, `soft_pending_compaction_bytes_limit`,
-    /// or memtables near `max_write_buffer_number`.
-    Delayed { cause: StallCause },
-}
-
-/// The condition for `l0_files` L0 files and `pending_bytes` of compaction
-/// debt, in RocksDB's order: a stop before a slowdown, L0 before pending
-/// bytes. None when automatic compaction is off (nothing would catch up) and
-/// under FIFO, which keeps every table in L0 by design: its L0 is bounded by
-/// the FIFO size limit, not by compaction.
-pub(super) fn stall_condition(
-    options: &CompactionOptions,
-    l0_files: usize,
-    pending_bytes: u64,
-) -> Option<StallCondition> {
-    if options.disable_auto_compactions || options.compaction_style == CompactionStyle::Fifo {
-        return None;
-    }
-    let over = |limit: u64| limit != 0 && pending_bytes >= limit;
-    use StallCause::{PendingBytes, L0};
-    use StallCondition::{Delayed, Stopped};
-    if l0_files >= options.level0_stop_writes_trigger {
-        Some(Stopped { cause: L0 })
-    } else if over(options.hard_pending_compaction_bytes_limit) {
-        Some(Stopped {
-            cause: PendingBytes,
-        })
-    } else if l0_files >= options.level0_slowdown_writes_trigger {
-        Some(Delayed { cause: L0 })
-    } else if over(options.soft_pending_compaction_bytes_limit) {
-        Some(Delayed {
-            cause: PendingBytes,
-        })
-    } else {
-        None
-    }
-}
+use crate::write::controller::{stall_condition, StallCause, StallCondition};
 
 /// Family `family`'s condition with `l0_files` L0 files, in RocksDB's
 /// order: compaction's stops, then memtables near their limit (more than
@@ -152,50 +96,5 @@ pub(super) fn count(family: &CfState, version: &Version, compacting: &HashSet<u6
     };
     if let Some(subset) = while_compacting.filter(|_| l0_compacting()) {
         stats.count_stall(subset);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stops_win_over_slowdowns_and_l0_over_pending_bytes() {
-        use StallCause::{PendingBytes, L0};
-        use StallCondition::*;
-        let options = CompactionOptions {
-            level0_slowdown_writes_trigger: 20,
-            level0_stop_writes_trigger: 36,
-            soft_pending_compaction_bytes_limit: 100,
-            hard_pending_compaction_bytes_limit: 200,
-            ..CompactionOptions::default()
-        };
-        let at = |l0, pending| stall_condition(&options, l0, pending);
-        assert_eq!(at(19, 99), None);
-        assert_eq!(at(20, 0), Some(Delayed { cause: L0 }));
-        assert_eq!(at(20, 100), Some(Delayed { cause: L0 }));
-        assert_eq!(at(0, 100), Some(Delayed { cause: PendingBytes }));
-        assert_eq!(at(36, 0), Some(Stopped { cause: L0 }));
-        assert_eq!(at(36, 200), Some(Stopped { cause: L0 }));
-        assert_eq!(at(20, 200), Some(Stopped { cause: PendingBytes }));
-        // A zero limit is no limit.
-        let unlimited = CompactionOptions {
-            soft_pending_compaction_bytes_limit: 0,
-            hard_pending_compaction_bytes_limit: 0,
-            ..options.clone()
-        };
-        assert_eq!(stall_condition(&unlimited, 0, u64::MAX), None);
-        for off in [
-            CompactionOptions {
-                disable_auto_compactions: true,
-                ..options.clone()
-            },
-            CompactionOptions {
-                compaction_style: CompactionStyle::Fifo,
-                ..options.clone()
-            },
-        ] {
-            assert_eq!(stall_condition(&off, 100, u64::MAX), None);
-        }
     }
 }

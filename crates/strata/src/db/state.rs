@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
 
 use super::compact::RunningCompaction;
-use super::write_controller::WriteController;
+use crate::write::controller::WriteController;
 use crate::cf::CfState;
 use crate::version::VersionSet;
 use crate::write::commit::WriteQueue;

@@ -34,7 +34,8 @@ use std::time::Instant;
 use parking_lot::MutexGuard;
 
 use super::info_log::info;
-use super::stall::{self, StallCondition};
+use super::stall;
+use crate::write::controller::StallCondition;
 use super::stats::DbStats;
 use super::{DbInner, DbState};
 use crate::cf::stats::StallCounter;
@@ -358,7 +359,7 @@ fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Re
 /// Write stalls: while compaction is behind, slows writes to the write
 /// controller's rate (L0 at `level0_slowdown_writes_trigger` files, pending
 /// compaction bytes past the soft limit, or memtables a step from their
-/// limit; see `write_controller.rs` for how the rate adapts) or stops them
+/// limit; see `write/controller.rs` for how the rate adapts) or stops them
 /// (L0 at `level0_stop_writes_trigger`, or past the hard limit) until it
 /// catches up. Stopped writers wait on the background condition variable;
 /// delayed ones sleep without the DB mutex.

@@ -1,5 +1,7 @@
-//! How fast writes may go while compaction is behind (RocksDB's
-//! `WriteController`, with the rate rules of its `SetupDelay`).
+//! The write controller: when compaction is far enough behind that writes
+//! must slow down or stop (`stall_condition`), and how fast they may go
+//! meanwhile (RocksDB's `WriteController`, with the rate rules of its
+//! `SetupDelay`). `db/stall.rs` applies the conditions to each family.
 //!
 //! A fixed delay rate either throttles too little, so writers run on into a
 //! stop, or too much, so they idle while compaction has already caught up.
@@ -23,10 +25,67 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use super::stall::{StallCause, StallCondition};
+use crate::options::{CompactionOptions, CompactionStyle};
+
+/// What holds writes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StallCause {
+    /// L0 reached a trigger.
+    L0,
+    /// The pending compaction bytes reached a limit.
+    PendingBytes,
+    /// Every memtable but the active one is full, waiting for flushes.
+    Memtables,
+}
+
+/// Why writes are held back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StallCondition {
+    /// Writes wait until compaction catches up: `level0_stop_writes_trigger`
+    /// or `hard_pending_compaction_bytes_limit`. (Writes that find every
+    /// memtable full wait for a flush where they switch memtables.)
+    Stopped { cause: StallCause },
+    /// Writes are held to the write controller's rate:
+    /// `level0_slowdown_writes_trigger`, `soft_pending_compaction_bytes_limit`,
+    /// or memtables near `max_write_buffer_number`.
+    Delayed { cause: StallCause },
+}
+
+/// The condition for `l0_files` L0 files and `pending_bytes` of compaction
+/// debt, in RocksDB's order: a stop before a slowdown, L0 before pending
+/// bytes. None when automatic compaction is off (nothing would catch up) and
+/// under FIFO, which keeps every table in L0 by design: its L0 is bounded by
+/// the FIFO size limit, not by compaction.
+pub(crate) fn stall_condition(
+    options: &CompactionOptions,
+    l0_files: usize,
+    pending_bytes: u64,
+) -> Option<StallCondition> {
+    if options.disable_auto_compactions || options.compaction_style == CompactionStyle::Fifo {
+        return None;
+    }
+    let over = |limit: u64| limit != 0 && pending_bytes >= limit;
+    use StallCause::{PendingBytes, L0};
+    use StallCondition::{Delayed, Stopped};
+    if l0_files >= options.level0_stop_writes_trigger {
+        Some(Stopped { cause: L0 })
+    } else if over(options.hard_pending_compaction_bytes_limit) {
+        Some(Stopped {
+            cause: PendingBytes,
+        })
+    } else if l0_files >= options.level0_slowdown_writes_trigger {
+        Some(Delayed { cause: L0 })
+    } else if over(options.soft_pending_compaction_bytes_limit) {
+        Some(Delayed {
+            cause: PendingBytes,
+        })
+    } else {
+        None
+    }
+}
 
 /// The floor of the adapted rate (RocksDB's `kMinWriteRate`).
-pub(super) const MIN_WRITE_RATE: u64 = 16 << 10;
+pub(crate) const MIN_WRITE_RATE: u64 = 16 << 10;
 
 const SLOWER: f64 = 0.8;
 const FASTER: f64 = 1.0 / SLOWER;
@@ -35,7 +94,7 @@ const RECOVERED: f64 = 1.4;
 
 /// The database's write controller. Lives under the DB mutex.
 #[derive(Debug)]
-pub(super) struct WriteController {
+pub(crate) struct WriteController {
     /// Bytes per second delayed writes are held to.
     rate: u64,
     /// Families whose last condition was a delay, and a stop.
@@ -49,19 +108,19 @@ pub(super) struct WriteController {
 
 /// What a family's new version says about its stall condition.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct FamilyStall {
-    pub(super) condition: Option<StallCondition>,
+pub(crate) struct FamilyStall {
+    pub(crate) condition: Option<StallCondition>,
     /// Its estimated pending compaction bytes.
-    pub(super) pending_bytes: u64,
+    pub(crate) pending_bytes: u64,
     /// It is a step from stopping (see the module comment).
-    pub(super) near_stop: bool,
+    pub(crate) near_stop: bool,
     /// `delayed_write_rate`: the ceiling of the rate.
-    pub(super) max_rate: u64,
+    pub(crate) max_rate: u64,
 }
 
 impl WriteController {
     /// A controller starting at `delayed_write_rate`.
-    pub(super) fn new(delayed_write_rate: u64) -> Self {
+    pub(crate) fn new(delayed_write_rate: u64) -> Self {
         WriteController {
             rate: delayed_write_rate.max(1),
             delayed: BTreeSet::new(),
@@ -72,25 +131,25 @@ impl WriteController {
     }
 
     /// The rate delayed writes are held to now, in bytes per second.
-    pub(super) fn rate(&self) -> u64 {
+    pub(crate) fn rate(&self) -> u64 {
         self.rate
     }
 
     /// The user set a new `delayed_write_rate`: it is the rate from now on
     /// (as RocksDB's `SetDBOptions` sets it), and the new ceiling.
-    pub(super) fn reset_rate(&mut self, delayed_write_rate: u64) {
+    pub(crate) fn reset_rate(&mut self, delayed_write_rate: u64) {
         self.rate = delayed_write_rate.max(1);
     }
 
     /// Family `id` dropped: it holds writes back no more.
-    pub(super) fn forget(&mut self, id: u32) {
+    pub(crate) fn forget(&mut self, id: u32) {
         self.delayed.remove(&id);
         self.stopped.remove(&id);
         self.prev_pending.remove(&id);
     }
 
     /// Adapts the rate to family `id`'s new condition.
-    pub(super) fn recalculate(&mut self, id: u32, stall: FamilyStall) {
+    pub(crate) fn recalculate(&mut self, id: u32, stall: FamilyStall) {
         let (was_stopped, needed_delay) = (!self.stopped.is_empty(), !self.delayed.is_empty());
         let prev = self.prev_pending.insert(id, stall.pending_bytes).unwrap_or(0);
         let ceiling = stall.max_rate.max(1);
@@ -130,7 +189,7 @@ impl WriteController {
 
     /// How long a write of `bytes` waits now while writes are delayed, and
     /// books its slot; `None` ends the delay (the bucket empties).
-    pub(super) fn delay_for(&mut self, bytes: usize, delayed: bool) -> Duration {
+    pub(crate) fn delay_for(&mut self, bytes: usize, delayed: bool) -> Duration {
         if !delayed {
             self.next_write = None;
             return Duration::ZERO;
@@ -250,5 +309,45 @@ mod tests {
         // The delay ends: the bucket empties.
         assert_eq!(c.delay_for(1 << 20, false), Duration::ZERO);
         assert_eq!(c.delay_for(1, true), Duration::ZERO);
+    }
+
+    #[test]
+    fn stops_win_over_slowdowns_and_l0_over_pending_bytes() {
+        use StallCause::{PendingBytes, L0};
+        use StallCondition::*;
+        let options = CompactionOptions {
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            soft_pending_compaction_bytes_limit: 100,
+            hard_pending_compaction_bytes_limit: 200,
+            ..CompactionOptions::default()
+        };
+        let at = |l0, pending| stall_condition(&options, l0, pending);
+        assert_eq!(at(19, 99), None);
+        assert_eq!(at(20, 0), Some(Delayed { cause: L0 }));
+        assert_eq!(at(20, 100), Some(Delayed { cause: L0 }));
+        assert_eq!(at(0, 100), Some(Delayed { cause: PendingBytes }));
+        assert_eq!(at(36, 0), Some(Stopped { cause: L0 }));
+        assert_eq!(at(36, 200), Some(Stopped { cause: L0 }));
+        assert_eq!(at(20, 200), Some(Stopped { cause: PendingBytes }));
+        // A zero limit is no limit.
+        let unlimited = CompactionOptions {
+            soft_pending_compaction_bytes_limit: 0,
+            hard_pending_compaction_bytes_limit: 0,
+            ..options.clone()
+        };
+        assert_eq!(stall_condition(&unlimited, 0, u64::MAX), None);
+        for off in [
+            CompactionOptions {
+                disable_auto_compactions: true,
+                ..options.clone()
+            },
+            CompactionOptions {
+                compaction_style: CompactionStyle::Fifo,
+                ..options.clone()
+            },
+        ] {
+            assert_eq!(stall_condition(&off, 100, u64::MAX), None);
+        }
     }
 }
