@@ -76,6 +76,7 @@ macro_rules! internal_modules {
 }
 
 internal_modules!(
+    blob,
     cf,
     checksum,
     compaction,
