@@ -120,6 +120,9 @@ impl BlobFileReader {
         let len = usize::try_from(record_len)
             .map_err(|_| corrupt(format!("blob record of {record_len} bytes is too large")))?;
         let bytes = self.file.read_at(offset, len)?;
+        if bytes.len() != len {
+            return Err(corrupt(format!("read {} bytes of a {len}-byte blob record", bytes.len())));
+        }
         let header = RecordHeader::decode(&bytes).map_err(corrupt)?;
         if header.key_len as usize != key.len()
             || header.stored_len != reference.stored_len
@@ -204,7 +207,12 @@ impl BlobFileReader {
         let body = self
             .file
             .read_at(offset + BLOB_RECORD_HEADER_LEN as u64, body_len)?;
-        let (key, stored) = body.split_at(header.key_len as usize);
+        let Some((key, stored)) = body.split_at_checked(header.key_len as usize) else {
+            return Err(corrupt(format!(
+                "read {} bytes of a blob record body of {body_len}",
+                body.len()
+            )));
+        };
         if !header.data_matches(key, stored) {
             return Err(corrupt("blob record data checksum mismatch".into()));
         }
