@@ -10,11 +10,12 @@ use std::ffi::OsString;
 use std::io::{self, BufRead, Write};
 
 use clap::{Args, Subcommand};
+use strata::filename::{parse_file_name, FileType};
 use strata::{ColumnFamily, Db, DbOptions, ReadOptions, WriteBatch, WriteOptions};
 
 use crate::cli_error::{context, stdout_error, CliError, CliResult};
 use crate::db_flags::{print_ok, with_db, with_db_read_only, with_stdout, DbFlags};
-use crate::{cf_cmd, hex, idump, inspect, kv_line};
+use crate::{blob_dump, cf_cmd, hex, idump, inspect, kv_line};
 
 /// The database commands (ldb's names).
 #[derive(Debug, Subcommand)]
@@ -36,7 +37,8 @@ pub enum DbCommand {
     BatchPut(BatchPutArgs),
     /// Print `key : value` lines in key order.
     Scan(ScanArgs),
-    /// Print `key ==> value` lines (the input format of `load`) and a count.
+    /// Print `key ==> value` lines (the input format of `load`) and a count;
+    /// with `--path=NNNNNN.blob`, the records of that blob file instead.
     Dump(DumpArgs),
     /// Print every stored version of the keys in the range, as ldb's idump:
     /// `'key' seq:N, type:T => value` (type 1 value, 0 deletion, 2 merge
@@ -153,6 +155,13 @@ pub struct DumpArgs {
     /// Print only the count.
     #[arg(long = "count_only")]
     count_only: bool,
+    /// Dump this blob file (`NNNNNN.blob`) instead of the database, as ldb's
+    /// `dump --path` does; the database is not opened.
+    #[arg(long)]
+    path: Option<std::path::PathBuf>,
+    /// With --path, print each value too, decompressed.
+    #[arg(long = "dump_uncompressed_blobs")]
+    dump_uncompressed_blobs: bool,
 }
 
 #[derive(Debug, Args)]
@@ -397,6 +406,27 @@ fn scan(flags: &DbFlags, a: &ScanArgs) -> CliResult {
 
 fn dump(flags: &DbFlags, a: &DumpArgs) -> CliResult {
     let (key_hex, value_hex) = (flags.is_key_hex(), flags.is_value_hex());
+    if let Some(path) = &a.path {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !matches!(parse_file_name(name), Some(FileType::Blob(_))) {
+            return Err(CliError::Failed(format!(
+                "{}: dump --path takes a blob file (NNNNNN.blob); for a table use \
+                 `strata sst dump`, for a WAL `strata dump_wal`",
+                path.display()
+            )));
+        }
+        let show = blob_dump::Show {
+            key_hex,
+            value_hex,
+            values: a.dump_uncompressed_blobs,
+        };
+        return blob_dump::dump_blob_file(path, show);
+    }
+    if a.dump_uncompressed_blobs {
+        return Err(CliError::Failed(
+            "--dump_uncompressed_blobs needs --path=NNNNNN.blob".into(),
+        ));
+    }
     let range = a.range.resolve(flags)?;
     with_db_read_only(flags, DbOptions::default(), |db, cf| {
         with_stdout(|out| {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod blob_dump;
 mod cf_cmd;
 mod cli_error;
 mod db_cmd;

@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+mod blob;
 mod db;
 mod idump;
 mod sst;
