@@ -231,6 +231,11 @@ fn append_batch(
                     hex::append(row, entry.value, true);
                 }
             }
+            // Batches never carry these; shown as ldb would, should one appear.
+            ValueType::BlobIndex => {
+                row.extend_from_slice(b"PUT_BLOB_INDEX(0) : ");
+                hex::append(row, entry.key, true);
+            }
             // As RocksDB's ldb prints it: begin, then end (the record's value).
             ValueType::RangeDeletion => {
                 row.extend_from_slice(b"DELETE_RANGE(0) : ");

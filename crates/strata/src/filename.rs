@@ -61,6 +61,11 @@ pub fn table_file_name(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:06}.sst"))
 }
 
+/// `dir/000016.blob`.
+pub fn blob_file_name(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("{number:06}.blob"))
+}
+
 /// `dir/000013.log`.
 pub fn log_file_name(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:06}.log"))

@@ -1,55 +1,81 @@
 //! Flush: turns a memtable into an L0 table file: its point entries, and its
 //! range tombstones in the table's range-deletion block (a memtable holding
-//! only tombstones still makes a table, whose key range they span).
+//! only tombstones still makes a table, whose key range they span). With
+//! blob files on, values of at least `min_blob_size` go to blob files and
+//! the table holds references to them.
 
 use std::path::Path;
 use std::time::Instant;
 
+use crate::blob::{remove_blob_files, BlobFileBuilder};
 use crate::error::Result;
 use crate::filename::table_file_name;
 use crate::fs::Fs;
 use crate::iter::InternalIterator;
+use crate::key::{append_internal_key, ParsedInternalKey, ValueType};
 use crate::memtable::MemTable;
 use crate::options::TableOptions;
 use crate::table::TableBuilder;
-use crate::version::FileMetaData;
+use crate::version::{BlobFileAddition, FileMetaData};
 
 /// What a flush wrote.
 #[derive(Debug, Clone)]
 pub struct FlushOutput {
     /// The new table, or `None` if the memtable was empty.
     pub file: Option<FileMetaData>,
+    /// The blob files the table's references point into.
+    pub blob_files: Vec<BlobFileAddition>,
+    /// Bytes written to blob files.
+    pub blob_bytes: u64,
     /// Wall time spent.
     pub micros: u128,
 }
 
-/// Writes every entry and range tombstone of `mem` to table `number` in `dir` and syncs the file and
-/// the directory, so the table is durable before any MANIFEST edit names it. A
-/// partial file left by an error is removed.
+/// Writes every entry and range tombstone of `mem` to table `number` in
+/// `dir` (separating values into blob files through `blobs`, if given) and
+/// syncs the files and the directory, so they are durable before any
+/// MANIFEST edit names them. Partial files left by an error are removed.
 pub fn write_level0_table(
     fs: &dyn Fs,
     dir: &Path,
     number: u64,
     mem: &MemTable,
     options: &TableOptions,
+    mut blobs: Option<BlobFileBuilder<'_>>,
 ) -> Result<FlushOutput> {
     let start = Instant::now();
     if mem.is_empty() {
         return Ok(FlushOutput {
             file: None,
+            blob_files: Vec::new(),
+            blob_bytes: 0,
             micros: start.elapsed().as_micros(),
         });
     }
     let path = table_file_name(dir, number);
-    let result = build(fs, &path, number, mem, options);
-    if result.is_err() {
-        // Best effort: the file is not referenced by any version.
-        let _ = fs.remove(&path);
-    }
-    let file = result?;
+    let result = build(fs, &path, number, mem, options, blobs.as_mut()).and_then(|file| {
+        let (blob_files, blob_bytes) = match blobs.as_mut() {
+            Some(b) => b.finish()?,
+            None => (Vec::new(), 0),
+        };
+        Ok((file, blob_files, blob_bytes))
+    });
+    let (file, blob_files, blob_bytes) = match result {
+        Ok(built) => built,
+        Err(e) => {
+            // Best effort: no version names these files.
+            let _ = fs.remove(&path);
+            if let Some(b) = &blobs {
+                remove_blob_files(fs, dir, b.created());
+            }
+            return Err(e);
+        }
+    };
     fs.sync_dir(dir)?;
     Ok(FlushOutput {
         file: Some(file),
+        blob_files,
+        blob_bytes,
         micros: start.elapsed().as_micros(),
     })
 }
@@ -60,13 +86,26 @@ fn build(
     number: u64,
     mem: &MemTable,
     options: &TableOptions,
+    mut blobs: Option<&mut BlobFileBuilder<'_>>,
 ) -> Result<FileMetaData> {
     let mut builder =
         TableBuilder::new(fs.create(path)?, options.clone())?.with_order(mem.order().clone());
     let mut it = mem.iter();
+    let mut blob_key = Vec::new();
     it.seek_to_first();
     while it.valid() {
-        builder.add(it.key(), it.value())?;
+        let (key, value) = (it.key(), it.value());
+        match (blobs.as_deref_mut(), ParsedInternalKey::parse(key)) {
+            (Some(b), Some(parsed))
+                if parsed.value_type() == Some(ValueType::Put) && b.separates(value.len()) =>
+            {
+                let reference = b.add(parsed.user_key, value)?;
+                blob_key.clear();
+                append_internal_key(&mut blob_key, parsed.user_key, parsed.seq, ValueType::BlobIndex);
+                builder.add(&blob_key, &reference.encode())?;
+            }
+            _ => builder.add(key, value)?,
+        }
         it.next();
     }
     for t in mem.range_tombstones().tombstones() {
@@ -81,5 +120,6 @@ fn build(
         largest: built.largest,
         smallest_seqno: props.smallest_seqno,
         largest_seqno: props.largest_seqno,
+        blob_files: built.blob_files,
     })
 }

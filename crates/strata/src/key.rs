@@ -79,6 +79,11 @@ pub enum ValueType {
     /// range-deletion block); one in the point-key stream of a memtable or a data
     /// block is corruption.
     RangeDeletion = 0x0F,
+    /// A value kept in a blob file: the entry's value is a
+    /// blob reference to it (RocksDB's `kTypeBlobIndex`; see `docs/format/blob.md`).
+    /// Only tables hold these; flush and compaction write them, and reads
+    /// resolve them to the value.
+    BlobIndex = 0x11,
 }
 
 /// The type byte used in seek keys: larger than every stored type, so that
@@ -94,6 +99,7 @@ impl ValueType {
             1 => Some(ValueType::Put),
             2 => Some(ValueType::Merge),
             0x0F => Some(ValueType::RangeDeletion),
+            0x11 => Some(ValueType::BlobIndex),
             _ => None,
         }
     }

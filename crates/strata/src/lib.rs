@@ -124,9 +124,9 @@ pub use iter::db_range::DbRange;
 pub use key::{SequenceNumber, ValueType};
 pub use merge::{merge_operator_from_name, MergeError, MergeOperator};
 pub use options::{
-    load_latest_options, CfOptions, CompactionOptions, CompactionStyle, DbOptions, FifoOptions,
-    IndexType, LoadOptions, PrefixExtractor, ReadOptions, TableOptions, UniversalOptions,
-    WalRecoveryMode, WriteOptions,
+    load_latest_options, BlobOptions, CfOptions, CompactionOptions, CompactionStyle, DbOptions,
+    FifoOptions, IndexType, LoadOptions, PrefixExtractor, PrepopulateBlobCache, ReadOptions,
+    TableOptions, UniversalOptions, WalRecoveryMode, WriteOptions,
 };
 pub use statistics::{Histogram, Statistics, Ticker};
 pub use write::batch::{WriteBatch, MAX_KEY_SIZE, MAX_VALUE_SIZE};

@@ -51,11 +51,18 @@ pub enum Ticker {
     CompactReadBytes,
     CompactWriteBytes,
     FlushWriteBytes,
+    BlobCacheMiss,
+    BlobCacheHit,
+    BlobCacheAdd,
+    BlobFileBytesRead,
+    BlobFileBytesWritten,
+    BlobGcKeysRelocated,
+    BlobGcBytesRelocated,
 }
 
 impl Ticker {
     /// Every ticker, in printing order.
-    pub const ALL: [Ticker; 23] = [
+    pub const ALL: [Ticker; 30] = [
         Ticker::BlockCacheMiss,
         Ticker::BlockCacheHit,
         Ticker::BlockCacheAdd,
@@ -79,6 +86,13 @@ impl Ticker {
         Ticker::CompactReadBytes,
         Ticker::CompactWriteBytes,
         Ticker::FlushWriteBytes,
+        Ticker::BlobCacheMiss,
+        Ticker::BlobCacheHit,
+        Ticker::BlobCacheAdd,
+        Ticker::BlobFileBytesRead,
+        Ticker::BlobFileBytesWritten,
+        Ticker::BlobGcKeysRelocated,
+        Ticker::BlobGcBytesRelocated,
     ];
 
     /// RocksDB's name without its prefix.
@@ -107,6 +121,13 @@ impl Ticker {
             Ticker::CompactReadBytes => "compact.read.bytes",
             Ticker::CompactWriteBytes => "compact.write.bytes",
             Ticker::FlushWriteBytes => "flush.write.bytes",
+            Ticker::BlobCacheMiss => "blobdb.cache.miss",
+            Ticker::BlobCacheHit => "blobdb.cache.hit",
+            Ticker::BlobCacheAdd => "blobdb.cache.add",
+            Ticker::BlobFileBytesRead => "blobdb.blob.file.bytes.read",
+            Ticker::BlobFileBytesWritten => "blobdb.blob.file.bytes.written",
+            Ticker::BlobGcKeysRelocated => "blobdb.gc.num.keys.relocated",
+            Ticker::BlobGcBytesRelocated => "blobdb.gc.bytes.relocated",
         }
     }
 }

@@ -5,6 +5,7 @@ use crate::blob::format::{
     BlobFooter, BlobHeader, BlobRef, RecordHeader, BLOB_HEADER_LEN, BLOB_RECORD_HEADER_LEN,
 };
 use crate::compression::CompressionType;
+use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::write::batch::MAX_KEY_SIZE;
@@ -20,6 +21,15 @@ pub struct BuiltBlobFile {
     pub value_bytes: u64,
     /// Size of the file in bytes, footer included.
     pub file_size: u64,
+}
+
+impl BuiltBlobFile {
+    /// Bytes of the records (headers, keys and stored values): the file
+    /// less its header and footer.
+    pub fn record_bytes(&self) -> u64 {
+        self.file_size
+            .saturating_sub((BLOB_HEADER_LEN + crate::blob::format::BLOB_FOOTER_LEN) as u64)
+    }
 }
 
 /// Builds one blob file. [`add`](Self::add) each value, keeping the
@@ -117,8 +127,11 @@ impl BlobFileWriter {
 
     /// Writes the footer and syncs the file. Only then may a version name it.
     pub fn finish(mut self) -> Result<BuiltBlobFile> {
+        crash_point!("blob.before_footer");
         self.file.append(&self.footer.encode())?;
+        crash_point!("blob.before_sync");
         self.file.sync()?;
+        crash_point!("blob.after_sync");
         Ok(BuiltBlobFile {
             file_number: self.file_number,
             record_count: self.footer.record_count,

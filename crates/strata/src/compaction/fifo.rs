@@ -81,6 +81,7 @@ mod tests {
                     largest: internal_key(b"z", seq, ValueType::Put),
                     smallest_seqno: seq,
                     largest_seqno: seq,
+                    blob_files: Vec::new(),
                 },
             );
         }

@@ -260,6 +260,7 @@ mod tests {
                 largest: internal_key(b"p", 1, Put),
                 smallest_seqno: 1,
                 largest_seqno: 1,
+                blob_files: Vec::new(),
             },
         );
         let version = Version::default().apply(&edit).unwrap();

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::blobs::{gc_cutoff, BlobContext, SpanBlobs};
 use super::iter::{DropCounts, DropRules};
 use super::merge_collapse;
 use super::output_cut::OutputCutter;
@@ -34,7 +35,8 @@ use crate::range_del::FragmentedRangeTombstones;
 use crate::statistics::thread_cpu_micros;
 use crate::table::TableBuilder;
 use crate::table_cache::TableCache;
-use crate::version::{FileMetaData, Version, VersionEdit};
+use crate::blob::{remove_blob_files, BlobOutput};
+use crate::version::{BlobFileAddition, FileMetaData, GarbageTally, Version, VersionEdit};
 
 /// What a job needs from the database.
 pub struct JobContext<'a> {
@@ -55,6 +57,9 @@ pub struct JobContext<'a> {
     pub merge_operator: Option<&'a dyn MergeOperator>,
     /// Most threads one job may split into (`max_subcompactions`).
     pub max_subcompactions: u32,
+    /// The family's blob files and options: inputs may hold references
+    /// whatever the options say now.
+    pub blobs: BlobContext<'a>,
 }
 
 impl std::fmt::Debug for JobContext<'_> {
@@ -77,6 +82,8 @@ pub struct JobResult {
     pub bytes_read_start: u64,
     pub bytes_read_output: u64,
     pub bytes_written: u64,
+    /// Of `bytes_written`, the bytes written to blob files.
+    pub blob_bytes_written: u64,
     /// Bytes moved by a trivial move.
     pub bytes_moved: u64,
     pub counts: DropCounts,
@@ -96,6 +103,8 @@ pub fn discard_outputs(result: &JobResult, ctx: &JobContext<'_>) {
         ctx.table_cache.evict(meta.number);
         let _ = ctx.fs.remove(&table_file_name(ctx.dir, meta.number));
     }
+    let blob_numbers: Vec<u64> = result.edit.blob_file_additions.iter().map(|a| a.number).collect();
+    remove_blob_files(ctx.fs, ctx.dir, &blob_numbers);
 }
 
 /// Runs `task`. On error, output files already written are removed (nothing
@@ -128,12 +137,17 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
     result.subcompactions = spans.len();
     let outcomes = run_spans(task, ctx, &spans);
     let mut outputs = Vec::new();
+    let mut blob_additions: Vec<BlobFileAddition> = Vec::new();
+    let mut tally = GarbageTally::default();
     let mut failure = None;
     let mut other_threads_cpu = 0;
     for (i, outcome) in outcomes.into_iter().enumerate() {
         match outcome {
             Ok(span) => {
                 outputs.extend(span.finished);
+                blob_additions.extend(span.blobs.additions);
+                result.blob_bytes_written += span.blobs.bytes_written;
+                tally.merge(&span.blobs.tally);
                 result.counts.keys_in += span.counts.keys_in;
                 result.counts.keys_dropped += span.counts.keys_dropped;
                 result.filter_changes += span.filter_changes;
@@ -146,23 +160,36 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
             }
         }
     }
-    let synced = match failure {
-        Some(e) => Err(e),
-        None if outputs.is_empty() => Ok(()),
-        // Not durably named, the outputs must not be installed.
-        None => ctx.fs.sync_dir(ctx.dir),
+    let garbage = tally
+        .garbage()
+        .map_err(|reason| Error::corruption(ctx.dir, 0, reason));
+    let synced = match (failure, garbage) {
+        (Some(e), _) | (None, Err(e)) => Err(e),
+        (None, Ok(garbage)) => {
+            result.edit.blob_file_garbage = garbage;
+            if outputs.is_empty() && blob_additions.is_empty() {
+                Ok(())
+            } else {
+                // Not durably named, the outputs must not be installed.
+                ctx.fs.sync_dir(ctx.dir)
+            }
+        }
     };
     if let Err(e) = synced {
         // The failed spans removed their own outputs; these are the others'.
         for meta in &outputs {
             let _ = ctx.fs.remove(&table_file_name(ctx.dir, meta.number));
         }
+        let numbers: Vec<u64> = blob_additions.iter().map(|a| a.number).collect();
+        remove_blob_files(ctx.fs, ctx.dir, &numbers);
         return Err(e);
     }
     for meta in &outputs {
         result.bytes_written += meta.file_size;
         result.edit.add_file(task.output_level as u32, meta.clone());
     }
+    result.bytes_written += result.blob_bytes_written;
+    result.edit.blob_file_additions = blob_additions;
     result.outputs = outputs;
     result.micros = elapsed_micros(start);
     result.cpu_micros = thread_cpu_micros().saturating_sub(cpu_start) + other_threads_cpu;
@@ -172,6 +199,7 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
 /// What one subcompaction wrote.
 struct SpanOutput {
     finished: Vec<FileMetaData>,
+    blobs: super::blobs::SpanBlobOutput,
     counts: DropCounts,
     filter_changes: u64,
     cpu_micros: u64,
@@ -237,19 +265,36 @@ fn run_span(task: &CompactionTask, ctx: &JobContext<'_>, span: &KeySpan) -> Resu
         span,
         output_lower: span.lower.clone(),
         filter_changes: 0,
+        blobs: SpanBlobs::new(
+            ctx.blobs,
+            BlobOutput {
+                fs: ctx.fs,
+                dir: ctx.dir,
+                new_file_number: ctx.new_file_number,
+                column_family_id: ctx.blobs.column_family_id,
+            },
+            task.output_level,
+            gc_cutoff(ctx.blobs.options, ctx.version),
+        ),
     };
-    match merge_inputs(task, ctx).and_then(|it| writer.write_all(it, task, ctx)) {
-        Ok(counts) => Ok(SpanOutput {
-            finished: std::mem::take(&mut writer.finished),
+    let written = merge_inputs(task, ctx).and_then(|it| writer.write_all(it, task, ctx));
+    let created = writer.blobs.created().to_vec();
+    let outcome = written.and_then(|counts| {
+        let finished = std::mem::take(&mut writer.finished);
+        let blobs = writer.blobs.finish()?;
+        Ok(SpanOutput {
+            finished,
+            blobs,
             counts,
             filter_changes: writer.filter_changes,
             cpu_micros: thread_cpu_micros().saturating_sub(cpu_start),
-        }),
-        Err(e) => {
-            writer.abandon();
-            Err(e)
-        }
+        })
+    });
+    if outcome.is_err() {
+        writer.abandon();
+        remove_blob_files(ctx.fs, ctx.dir, &created);
     }
+    outcome
 }
 
 /// Whether an L0 file older than the task's newest input is not in the task:
@@ -300,27 +345,44 @@ fn apply_filter(
     task: &CompactionTask,
     key: &[u8],
     value: &[u8],
-) -> Option<(Vec<u8>, Vec<u8>)> {
-    let filter = ctx.compaction_filter?;
-    let parsed = ParsedInternalKey::parse(key)?;
-    if parsed.value_type() != Some(ValueType::Put) {
-        return None;
+    blobs: &SpanBlobs<'_>,
+) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    let Some(filter) = ctx.compaction_filter else {
+        return Ok(None);
+    };
+    let Some(parsed) = ParsedInternalKey::parse(key) else {
+        return Ok(None);
+    };
+    if !matches!(parsed.value_type(), Some(ValueType::Put | ValueType::BlobIndex)) {
+        return Ok(None);
     }
     if ctx.snapshots.iter().any(|&s| s >= parsed.seq) {
-        return None;
+        return Ok(None);
     }
+    // The filter sees a separated value whole, as it was written.
+    let resolved = blobs.resolve(key, value)?;
+    let value = resolved.as_deref().unwrap_or(value);
     let filter_ctx = FilterContext {
         level: task.output_level,
         is_bottommost: (task.output_level + 1..ctx.num_levels)
             .all(|level| ctx.version.files(level).is_empty()),
     };
-    match filter.filter(&filter_ctx, parsed.user_key, value) {
+    Ok(match filter.filter(&filter_ctx, parsed.user_key, value) {
         Decision::Keep => None,
         Decision::Remove => Some((
             internal_key(parsed.user_key, parsed.seq, ValueType::Delete),
             Vec::new(),
         )),
-        Decision::ChangeValue(new) => Some((key.to_vec(), new)),
+        Decision::ChangeValue(new) => Some((as_put(key), new)),
+    })
+}
+
+/// `key` (a put or a blob index) as a put of the same user key and sequence
+/// number: the entry's value is about to be written whole.
+fn as_put(key: &[u8]) -> Vec<u8> {
+    match ParsedInternalKey::parse(key) {
+        Some(p) => internal_key(p.user_key, p.seq, ValueType::Put),
+        None => key.to_vec(),
     }
 }
 
@@ -348,6 +410,8 @@ struct OutputWriter<'a, 'b> {
     output_lower: Option<Vec<u8>>,
     /// Values the compaction filter removed or changed.
     filter_changes: u64,
+    /// Values going to blob files, references passing through.
+    blobs: SpanBlobs<'a>,
 }
 
 impl OutputWriter<'_, '_> {
@@ -395,11 +459,12 @@ impl OutputWriter<'_, '_> {
             {
                 self.write_chain(std::mem::take(&mut chain), &mut filter, ctx)?;
             }
+            self.blobs.note_input(key, it.value())?;
             let keep = filter
                 .keep(key)
                 .map_err(|reason| malformed_input(task, ctx, reason))?;
             if keep {
-                let filtered = apply_filter(ctx, task, key, it.value());
+                let filtered = apply_filter(ctx, task, key, it.value(), &self.blobs)?;
                 self.filter_changes += u64::from(filtered.is_some());
                 let (key, value) = match &filtered {
                     Some((k, v)) => (k.as_slice(), v.as_slice()),
@@ -410,7 +475,12 @@ impl OutputWriter<'_, '_> {
                         || ParsedInternalKey::parse(key)
                             .is_some_and(|p| p.value_type() == Some(ValueType::Merge)));
                 if chained {
-                    chain.push((key.to_vec(), value.to_vec()));
+                    // A merge needs its base whole: a separated one is read
+                    // back and goes on as a put.
+                    chain.push(match self.blobs.resolve(key, value)? {
+                        Some(resolved) => (as_put(key), resolved),
+                        None => (key.to_vec(), value.to_vec()),
+                    });
                 } else {
                     self.write_entry(key, value)?;
                 }
@@ -449,7 +519,19 @@ impl OutputWriter<'_, '_> {
         if new_user_key && self.cutter.should_cut_before(user_key(key), size) {
             self.finish_current(Some(user_key(key)))?;
         }
-        self.add(key, value)
+        let rewritten = self.blobs.rewrite(key, value)?;
+        let (key, value) = match &rewritten {
+            Some((k, v)) => (k.as_slice(), v.as_slice()),
+            None => (key, value),
+        };
+        let output = match self.current {
+            Some(ref mut output) => output,
+            None => self.open_output()?,
+        };
+        output.builder.add(key, value)?;
+        output.largest.clear();
+        output.largest.extend_from_slice(key);
+        Ok(())
     }
 
     /// Writes a user key's entries from its first merge operand on, with
@@ -485,17 +567,6 @@ impl OutputWriter<'_, '_> {
         }))
     }
 
-    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        let output = match self.current {
-            Some(ref mut output) => output,
-            None => self.open_output()?,
-        };
-        output.builder.add(key, value)?;
-        output.largest.clear();
-        output.largest.extend_from_slice(key);
-        Ok(())
-    }
-
     /// Finishes (and syncs) the current output, if any, with the tombstones
     /// it owns: those below `next_cut`, the first user key of the next
     /// output (`None`: this is the last one).
@@ -512,8 +583,14 @@ impl OutputWriter<'_, '_> {
             next_cut,
         )
         .and_then(|()| output.builder.finish());
-        let (file_size, props, smallest, largest) = match finished {
-            Ok(done) => (done.file_size, done.properties, done.smallest, done.largest),
+        let (file_size, props, smallest, largest, blob_files) = match finished {
+            Ok(done) => (
+                done.file_size,
+                done.properties,
+                done.smallest,
+                done.largest,
+                done.blob_files,
+            ),
             Err(e) => {
                 let _ = self.ctx.fs.remove(&table_file_name(self.ctx.dir, number));
                 return Err(e);
@@ -527,6 +604,7 @@ impl OutputWriter<'_, '_> {
             largest,
             smallest_seqno: props.smallest_seqno,
             largest_seqno: props.largest_seqno,
+            blob_files,
         });
         Ok(())
     }

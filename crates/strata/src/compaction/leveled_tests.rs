@@ -19,6 +19,7 @@ fn file(number: u64, lo: u64, hi: u64, size: u64, seq: u64) -> FileMetaData {
         largest: internal_key(&key(hi), seq, ValueType::Put),
         smallest_seqno: seq,
         largest_seqno: seq,
+        blob_files: Vec::new(),
     }
 }
 

@@ -3,6 +3,7 @@
 //! I/O), and the rules for what a merge may drop ([`iter`]); range tombstones
 //! travel beside the merged point entries (`range_dels`).
 
+pub mod blobs;
 pub mod fifo;
 pub mod iter;
 pub mod job;

@@ -173,6 +173,7 @@ mod tests {
             largest: internal_key(hi.as_bytes(), 1, ValueType::Put),
             smallest_seqno: 1,
             largest_seqno: 1,
+            blob_files: Vec::new(),
         })
     }
 

@@ -15,6 +15,7 @@ fn file(number: u64, size: u64, seqs: (u64, u64)) -> FileMetaData {
         largest: internal_key(b"z", seqs.0, ValueType::Put),
         smallest_seqno: seqs.0,
         largest_seqno: seqs.1,
+        blob_files: Vec::new(),
     }
 }
 

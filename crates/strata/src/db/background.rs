@@ -12,6 +12,7 @@ use super::{DbInner, DbState};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{log_file_name, parse_file_name, FileType};
+use crate::blob::{BlobFileBuilder, BlobOutput};
 use crate::flush::write_level0_table;
 use crate::statistics::{thread_cpu_micros, Ticker};
 use crate::version::VersionEdit;
@@ -85,6 +86,7 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
     };
     let (imm, next_log_number) = (oldest.mem.clone(), oldest.next_log_number);
     let (table_options, cf_shared) = (family.options.l0_table_options(), family.shared.clone());
+    let blob_options = family.options.blob.clone();
     let number = state.versions.new_file_number();
     // Spared by obsolete-table deletion until installed.
     state.jobs.pending_outputs.push(number);
@@ -103,7 +105,26 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
     let sync_wals = state.cfs.len() > 1;
     let output = MutexGuard::unlocked(state, || {
         crash_point!("flush.before_table");
-        let out = write_level0_table(&*inner.flush_fs, &inner.dir, number, &imm, &table_options)?;
+        // Blob files are numbered after the table, so `number` in the
+        // pending outputs spares them too.
+        let new_blob_number = || inner.state.lock().versions.new_file_number();
+        let blobs = blob_options.separates_at_flush().then(|| {
+            let out = BlobOutput {
+                fs: &*inner.flush_fs,
+                dir: &inner.dir,
+                new_file_number: &new_blob_number,
+                column_family_id: id,
+            };
+            BlobFileBuilder::new(out, &blob_options, 0).with_prepopulate(&inner.blobs)
+        });
+        let out = write_level0_table(
+            &*inner.flush_fs,
+            &inner.dir,
+            number,
+            &imm,
+            &table_options,
+            blobs,
+        )?;
         if sync_wals {
             inner.retired_wals.sync_below(next_log_number)?;
         }
@@ -116,6 +137,7 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
             edit.set_column_family(id)
                 .set_log_number(next_log_number)
                 .set_min_log_number_to_keep(logs_needed_after_flush(state, id));
+            edit.blob_file_additions.extend(out.blob_files.iter().copied());
             if let Some(file) = &out.file {
                 edit.add_file(0, file.clone());
             }
@@ -145,7 +167,9 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         family.imm.pop_back();
     }
     state.jobs.flushes_completed += 1;
-    let bytes = out.file.as_ref().map_or(0, |f| f.file_size);
+    // Blob bytes count as written, as they do in RocksDB's flush tickers.
+    let bytes = out.file.as_ref().map_or(0, |f| f.file_size) + out.blob_bytes;
+    inner.tick(Ticker::BlobFileBytesWritten, out.blob_bytes);
     let micros = u64::try_from(out.micros).unwrap_or(u64::MAX);
     let cpu_micros = thread_cpu_micros().saturating_sub(cpu_start);
     cf_shared.stats.record_flush(bytes, micros, cpu_micros);

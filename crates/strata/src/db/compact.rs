@@ -17,10 +17,11 @@ use parking_lot::MutexGuard;
 use super::info_log::info;
 use super::manifest_writer;
 use super::{DbInner, DbState};
+use crate::compaction::blobs::BlobContext;
 use crate::compaction::{fifo, job, leveled, universal, CompactionTask};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
-use crate::filename::{parse_file_name, table_file_name, FileType};
+use crate::filename::{blob_file_name, parse_file_name, table_file_name, FileType};
 use crate::options::{CfOptions, CompactionStyle};
 use crate::statistics::{Histogram, Ticker};
 use crate::key_order::KeyComparator;
@@ -278,6 +279,12 @@ fn run_task(
             compaction_filter: filter,
             merge_operator: options.merge_operator.as_deref(),
             max_subcompactions: options.compaction.max_subcompactions,
+            blobs: BlobContext {
+                source: &inner.blobs,
+                options: &options.blob,
+                column_family_id: family_id,
+                statistics: inner.options.statistics.as_deref(),
+            },
         };
         let outcome = MutexGuard::unlocked(state, || {
             crash_point!("compaction.before_job");
@@ -357,6 +364,7 @@ fn run_task(
             let read = result.bytes_read_start + result.bytes_read_output;
             inner.tick(Ticker::CompactReadBytes, read);
             inner.tick(Ticker::CompactWriteBytes, result.bytes_written);
+            inner.tick(Ticker::BlobFileBytesWritten, result.blob_bytes_written);
             if result.subcompactions > 0 {
                 if let Some(stats) = &inner.options.statistics {
                     let n = result.subcompactions as u64;
@@ -581,8 +589,9 @@ pub(super) fn keep_set(state: &mut DbState) -> KeepSet {
             .min()
             .unwrap_or(0)
     };
-    let live = state.versions.live_table_numbers();
-    state.jobs.obsolete_held = live.len() > state.versions.num_live_files();
+    let live = state.versions.live_file_numbers();
+    state.jobs.obsolete_held =
+        live.len() > state.versions.num_live_files() + state.versions.num_live_blob_files();
     KeepSet { live, floor }
 }
 
@@ -603,17 +612,24 @@ pub(super) fn remove_obsolete_tables(inner: &DbInner, keep: &KeepSet) {
         return;
     };
     for name in names {
-        let Some(FileType::Table(n)) = parse_file_name(&name) else {
-            continue;
+        let (n, path, kind) = match parse_file_name(&name) {
+            Some(FileType::Table(n)) => (n, table_file_name(&inner.dir, n), "table"),
+            Some(FileType::Blob(n)) => (n, blob_file_name(&inner.dir, n), "blob file"),
+            _ => continue,
         };
         if n >= keep.floor || keep.live.contains(&n) {
             continue;
         }
-        inner.table_cache.evict(n);
-        crash_point!("table.delete_obsolete");
-        match inner.fs.remove(&table_file_name(&inner.dir, n)) {
-            Ok(()) => info!(inner.info_log, "deleted obsolete table #{n}"),
-            Err(e) => info!(inner.info_log, "could not delete obsolete table #{n}: {e}"),
+        if kind == "table" {
+            inner.table_cache.evict(n);
+            crash_point!("table.delete_obsolete");
+        } else {
+            inner.blobs.evict(n);
+            crash_point!("blob.delete_obsolete");
+        }
+        match inner.fs.remove(&path) {
+            Ok(()) => info!(inner.info_log, "deleted obsolete {kind} #{n}"),
+            Err(e) => info!(inner.info_log, "could not delete obsolete {kind} #{n}: {e}"),
         }
     }
 }

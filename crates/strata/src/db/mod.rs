@@ -132,6 +132,8 @@ pub(crate) struct DbInner {
     /// written, never together with the DB mutex (see `families.rs`).
     newest_options_file: Mutex<u64>,
     table_cache: Arc<TableCache>,
+    /// Open blob files, and the reads of blob references through the blob cache.
+    blobs: Arc<crate::blob::BlobSource>,
     snapshots: Arc<SnapshotList>,
     /// What replaying the WALs at open found damaged.
     wal_damage: Vec<WalDamage>,

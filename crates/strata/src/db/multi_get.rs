@@ -21,7 +21,6 @@ use super::DbInner;
 use crate::cf::CfShared;
 use crate::error::{Error, Result};
 use crate::key::{user_key, SequenceNumber};
-use crate::key_order::KeyComparator;
 use crate::options::ReadOptions;
 use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::table::TableLookup;
@@ -242,7 +241,7 @@ fn read_tables(
         // The keys the file's range holds: a run of the sorted keys.
         let start = pending.partition_point(|p| below(p, file));
         let len = pending[start..].partition_point(|p| !file.ends_before(p.key, order));
-        read_group(inner, options, seq, (0, file), order, &mut pending[start..start + len]);
+        read_group(inner, options, seq, (0, file), sv, &mut pending[start..start + len]);
     }
     for level in 1..NUM_LEVELS {
         let files = sv.version.files(level);
@@ -256,7 +255,7 @@ fn read_tables(
             // prefix of them, the keys being sorted) fall between files.
             let end = i + pending[i..].partition_point(|p| !file.ends_before(p.key, order));
             let start = i + pending[i..end].partition_point(|p| below(p, file));
-            read_group(inner, options, seq, (level, file), order, &mut pending[start..end]);
+            read_group(inner, options, seq, (level, file), sv, &mut pending[start..end]);
             i = end;
         }
     }
@@ -269,9 +268,10 @@ fn read_group(
     options: &ReadOptions,
     seq: SequenceNumber,
     (level, file): (usize, &Arc<FileMetaData>),
-    order: &KeyComparator,
+    sv: &SuperVersion,
     group: &mut [Pending],
 ) {
+    let (order, blob_cache) = (sv.version.order(), sv.options.blob.blob_cache.as_ref());
     if file.smallest_seqno > seq || group.iter().all(Pending::done) {
         // Every entry of the file is newer than the read, or nothing to ask.
         return;
@@ -291,6 +291,7 @@ fn read_group(
             options,
             key: p.key,
             seq,
+            blob_cache,
         };
         match probe.run(inner, &table, &mut lookup, &mut p.cover, &mut p.operands) {
             Ok(base) => p.base = base,

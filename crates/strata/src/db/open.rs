@@ -30,9 +30,10 @@ use crate::crash_point::crash_point;
 use crate::write::publish::Publisher;
 use crate::error::{Error, Result};
 use crate::filename::{
-    corrupt_log_file_name, current_file_name, lock_file_name, log_file_name, manifest_file_name,
+    blob_file_name, corrupt_log_file_name, current_file_name, lock_file_name, log_file_name, manifest_file_name,
     parse_file_name, table_file_name, temp_file_name, FileType,
 };
+use crate::blob::{BlobFileBuilder, BlobOutput, BlobSource};
 use crate::flush::write_level0_table;
 use crate::fs::{DirectWritesFs, FileLock, Fs, ReadFileOptions};
 use crate::memtable::MemTable;
@@ -524,6 +525,12 @@ fn build_inner(
     DbInner {
         dir: dir.to_path_buf(),
         instance,
+        blobs: Arc::new(BlobSource::new(
+            fs.clone(),
+            dir.to_path_buf(),
+            read_options,
+            options.statistics.clone(),
+        )),
         table_cache: Arc::new(
             TableCache::new(fs.clone(), dir.to_path_buf(), read_options)
                 .with_block_cache(options.block_cache.clone(), options.statistics.clone())
@@ -687,11 +694,30 @@ fn flush_recovered(
         return Ok(());
     };
     let number = versions.new_file_number();
-    if let Some(file) =
-        write_level0_table(fs, dir, number, mem, &cf_options.l0_table_options())?.file
-    {
-        edits.entry(id).or_default().add_file(0, file);
+    // Blob files take the numbers after the table's, handed out here and
+    // marked used in the version set once the flush is done.
+    let first_blob = versions.next_file_number();
+    let next_blob = AtomicU64::new(first_blob);
+    let new_blob_number = || next_blob.fetch_add(1, Ordering::Relaxed);
+    let blobs = cf_options.blob.separates_at_flush().then(|| {
+        let out = BlobOutput {
+            fs,
+            dir,
+            new_file_number: &new_blob_number,
+            column_family_id: id,
+        };
+        BlobFileBuilder::new(out, &cf_options.blob, 0)
+    });
+    let out = write_level0_table(fs, dir, number, mem, &cf_options.l0_table_options(), blobs)?;
+    let after_blobs = next_blob.load(Ordering::Relaxed);
+    if after_blobs > first_blob {
+        versions.mark_file_number_used(after_blobs - 1);
     }
+    let edit = edits.entry(id).or_default();
+    if let Some(file) = out.file {
+        edit.add_file(0, file);
+    }
+    edit.blob_file_additions.extend(out.blob_files);
     Ok(())
 }
 
@@ -702,7 +728,7 @@ fn delete_obsolete_files(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet, inf
     let Ok(names) = fs.list(dir) else {
         return;
     };
-    let live = versions.live_table_numbers();
+    let live = versions.live_file_numbers();
     for name in names {
         let path = match parse_file_name(&name) {
             Some(FileType::Log(n)) if n < versions.min_log_number() => log_file_name(dir, n),
@@ -710,6 +736,9 @@ fn delete_obsolete_files(fs: &dyn Fs, dir: &Path, versions: &mut VersionSet, inf
                 manifest_file_name(dir, n)
             }
             Some(FileType::Table(n)) if !live.contains(&n) => table_file_name(dir, n),
+            // A blob file no version links: left by a flush or compaction
+            // that did not install (a crash before its MANIFEST record).
+            Some(FileType::Blob(n)) if !live.contains(&n) => blob_file_name(dir, n),
             Some(FileType::Temp(n)) => temp_file_name(dir, n),
             _ => continue,
         };

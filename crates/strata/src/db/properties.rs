@@ -164,6 +164,20 @@ pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<Str
         "flush-bytes-written" => DbStats::get(&inner.stats.flush_bytes).to_string(),
         "num-flushes-completed" => inner.state.lock().jobs.flushes_completed.to_string(),
         "levelstats" => levelstats(&sv.version, num_levels),
+        // RocksDB's blob properties: the family's linked blob files, their
+        // bytes, the bytes some table still references, and the garbage.
+        "num-blob-files" => sv.version.blob_files().len().to_string(),
+        "total-blob-file-size" | "live-blob-file-size" | "live-blob-file-garbage-size" => {
+            let files = sv.version.blob_files().values();
+            let sum: u64 = match name {
+                "total-blob-file-size" => files.map(|b| b.addition.file_size).sum(),
+                "live-blob-file-size" => files
+                    .map(|b| b.addition.record_bytes - b.garbage_bytes)
+                    .sum(),
+                _ => files.map(|b| b.garbage_bytes).sum(),
+            };
+            sum.to_string()
+        }
         _ => return None,
     };
     Some(value)

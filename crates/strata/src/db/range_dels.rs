@@ -6,6 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::DbInner;
+use crate::blob::{BlobRead, BlobSource};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{seek_key, ParsedInternalKey, SequenceNumber, ValueType};
@@ -58,13 +59,15 @@ impl RangeCover {
 /// deletion; running into the tombstone is a deletion too, and so is
 /// reaching the source's end, since every older source's versions are older
 /// than the tombstone (see [`RangeCover`]). The slow path, taken only for
-/// covered keys: one seek and a step per version.
+/// covered keys: one seek and a step per version. A separated value is read
+/// through `blobs` (`None` for a memtable, which holds no references).
 pub(super) fn covered_chain(
     it: &mut dyn InternalIterator,
     key: &[u8],
     seq: SequenceNumber,
     cover: &RangeCover,
     operands: &mut Vec<Bytes>,
+    blobs: Option<(&BlobSource, BlobRead<'_>)>,
 ) -> Result<Option<Bytes>> {
     it.seek(&seek_key(key, seq));
     while it.valid() {
@@ -82,7 +85,12 @@ pub(super) fn covered_chain(
             Some(ValueType::Put) => return Ok(Some(Bytes::copy_from_slice(it.value()))),
             Some(ValueType::Merge) => operands.push(Bytes::copy_from_slice(it.value())),
             Some(ValueType::Delete) => return Ok(None),
-            Some(ValueType::RangeDeletion) | None => {
+            Some(ValueType::BlobIndex) if blobs.is_some() => {
+                if let Some((source, read)) = blobs {
+                    return Ok(Some(source.get(key, it.value(), read)?));
+                }
+            }
+            Some(ValueType::RangeDeletion | ValueType::BlobIndex) | None => {
                 return Err(Error::corruption(
                     "",
                     0,

@@ -14,6 +14,8 @@ use std::time::Instant;
 use bytes::Bytes;
 
 use super::key_range::{KeyRange, RangeEnds};
+use crate::blob::{BlobRead, BlobValues};
+use crate::cache::Cache;
 use super::range_dels::{covered_chain, iterator_tombstones, RangeCover};
 use super::DbInner;
 use crate::cf::CfShared;
@@ -129,6 +131,7 @@ pub(super) fn get_from_memtables(
                 seq,
                 &cover,
                 operands,
+                None,
             )?));
         }
         match mem.get(key, seq, operands) {
@@ -181,6 +184,7 @@ fn get_from_tables(
             options,
             key,
             seq,
+            blob_cache: sv.options.blob.blob_cache.as_ref(),
         };
         if let Some(base) = probe.run(inner, &table, &mut lookup, &mut cover, operands)? {
             return Ok(Some(base));
@@ -194,9 +198,20 @@ pub(super) struct TableProbe<'a> {
     pub options: &'a ReadOptions,
     pub key: &'a [u8],
     pub seq: SequenceNumber,
+    /// The family's blob cache, for separated values.
+    pub blob_cache: Option<&'a Arc<dyn Cache>>,
 }
 
 impl TableProbe<'_> {
+    /// How this read fetches a separated value.
+    fn blob_read(&self) -> BlobRead<'_> {
+        BlobRead {
+            cache: self.blob_cache,
+            verify_checksums: self.options.verify_checksums,
+            fill_cache: self.options.fill_cache,
+        }
+    }
+
     /// The key's value (`Some(Some)`) or deletion (`Some(None)`) in `table`,
     /// or `None` to go on to older tables; merge operands met are appended
     /// to `operands`, and the table's range tombstones join `cover`.
@@ -219,7 +234,8 @@ impl TableProbe<'_> {
         cover.add(table.range_tombstones(), key, seq);
         if cover.is_covered() {
             let mut it = table.iter(self.options);
-            return Ok(Some(covered_chain(&mut it, key, seq, cover, operands)?));
+            let blobs = Some((&*inner.blobs, self.blob_read()));
+            return Ok(Some(covered_chain(&mut it, key, seq, cover, operands, blobs)?));
         }
         match lookup.filter_answer(key) {
             Some(false) => {
@@ -235,6 +251,10 @@ impl TableProbe<'_> {
         match entry.value_type {
             ValueType::Put => Ok(Some(Some(entry.value))),
             ValueType::Delete => Ok(Some(None)),
+            ValueType::BlobIndex => {
+                let value = inner.blobs.get(key, &entry.value, self.blob_read())?;
+                Ok(Some(Some(value)))
+            }
             // The lookup reports these as corruption or collects them;
             // neither reaches here.
             ValueType::Merge | ValueType::RangeDeletion => Err(crate::error::Error::corruption(
@@ -339,6 +359,12 @@ fn build_iter(
         .with_statistics(inner.options.statistics.clone())
         .with_range_tombstones(tombstones)
         .with_merge_operator(sv.options.merge_operator.clone())
+        .with_blobs(BlobValues {
+            source: inner.blobs.clone(),
+            cache: sv.options.blob.blob_cache.clone(),
+            verify_checksums: options.verify_checksums,
+            fill_cache: options.fill_cache,
+        })
         .with_prefix_extractor(sv.options.table.prefix_extractor, options)
         .pinning(sv.clone());
     match &options.snapshot {

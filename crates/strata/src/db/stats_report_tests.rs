@@ -242,6 +242,7 @@ fn file(number: u64, size: u64) -> FileMetaData {
         largest: internal_key(&key, number, ValueType::Put),
         smallest_seqno: number,
         largest_seqno: number,
+        blob_files: Vec::new(),
     }
 }
 

@@ -32,6 +32,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::blob::BlobValues;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key_order::KeyComparator;
@@ -66,6 +67,8 @@ struct Entry<'a> {
     user_key: &'a [u8],
     seq: SequenceNumber,
     value_type: PointType,
+    /// A put whose value is a reference into a blob file.
+    blob: bool,
 }
 
 /// Decodes an inner key; a malformed one is corruption of the source it came from.
@@ -81,7 +84,7 @@ fn parse_entry(ikey: &[u8]) -> Result<Entry<'_>> {
         ));
     };
     let value_type = match parsed.value_type() {
-        Some(ValueType::Put) => PointType::Put,
+        Some(ValueType::Put | ValueType::BlobIndex) => PointType::Put,
         Some(ValueType::Delete) => PointType::Delete,
         Some(ValueType::Merge) => PointType::Merge,
         Some(ValueType::RangeDeletion) => {
@@ -109,6 +112,7 @@ fn parse_entry(ikey: &[u8]) -> Result<Entry<'_>> {
         user_key: parsed.user_key,
         seq: parsed.seq,
         value_type,
+        blob: parsed.value_type() == Some(ValueType::BlobIndex),
     })
 }
 
@@ -190,15 +194,20 @@ pub struct DbIterator {
     upper_bound: Option<Vec<u8>>,
     direction: Direction,
     valid: bool,
-    /// Reverse, or forward on a merged entry: the current user key. Otherwise
+    /// Reverse, or forward on a saved entry: the current user key. Otherwise
     /// scratch, the user key being skipped.
     saved_key: Vec<u8>,
-    /// Reverse, or forward on a merged entry: the current value.
+    /// Reverse, or forward on a saved entry: the current value.
     saved_value: Vec<u8>,
-    /// Forward: the current entry is the merge of a chain of operands, held
-    /// in `saved_key`/`saved_value`; the inner iterator stands past the
-    /// chain (on the value or deletion that ended it, or a later key).
-    merged: bool,
+    /// Forward: the current entry is held in `saved_key`/`saved_value`:
+    /// the merge of a chain of operands (the inner iterator stands past the
+    /// chain, on the value or deletion that ended it, or a later key), or a
+    /// value read from a blob file (the inner iterator stands on its
+    /// reference).
+    value_saved: bool,
+    /// Reads separated values; `None` when the sources hold no references
+    /// (one met then is corruption).
+    blobs: Option<BlobValues>,
     /// Combines merge operands; `None` when the family has no operator (a
     /// key with operands is then an error).
     merge_operator: Option<Arc<dyn MergeOperator>>,
@@ -241,7 +250,8 @@ impl DbIterator {
             valid: false,
             saved_key: Vec::new(),
             saved_value: Vec::new(),
-            merged: false,
+            value_saved: false,
+            blobs: None,
             merge_operator: None,
             seek_buf: Vec::new(),
             error: None,
@@ -269,6 +279,12 @@ impl DbIterator {
     /// versions only once it is released.
     pub fn pinning(mut self, source: Arc<dyn std::any::Any + Send + Sync>) -> Self {
         self._pinned.push(source);
+        self
+    }
+
+    /// Reads the values of `BlobIndex` entries through `blobs`.
+    pub fn with_blobs(mut self, blobs: BlobValues) -> Self {
+        self.blobs = Some(blobs);
         self
     }
 
@@ -312,7 +328,7 @@ impl DbIterator {
             return None;
         }
         Some(match self.direction {
-            Direction::Forward if !self.merged => crate::key::user_key(self.inner.key()),
+            Direction::Forward if !self.value_saved => crate::key::user_key(self.inner.key()),
             _ => &self.saved_key,
         })
     }
@@ -323,7 +339,7 @@ impl DbIterator {
             return None;
         }
         Some(match self.direction {
-            Direction::Forward if !self.merged => self.inner.value(),
+            Direction::Forward if !self.value_saved => self.inner.value(),
             _ => &self.saved_value,
         })
     }
@@ -460,9 +476,10 @@ impl DbIterator {
             return;
         }
         match self.direction {
-            // A merged entry: the inner iterator is past its operands, and
-            // `saved_key` names the key whose older versions to skip.
-            Direction::Forward if self.merged => {}
+            // A saved entry: the inner iterator is past its operands or on
+            // its blob reference, and `saved_key` names the key whose
+            // versions to skip.
+            Direction::Forward if self.value_saved => {}
             Direction::Forward => {
                 // Skip every remaining (older) version of the current user key.
                 self.saved_key.clear();
@@ -490,9 +507,9 @@ impl DbIterator {
         if !self.valid {
             return;
         }
-        if self.direction == Direction::Forward && self.merged {
-            // The inner iterator is past the merged key's entries: go back
-            // to before the first of them.
+        if self.direction == Direction::Forward && self.value_saved {
+            // The inner iterator is past the merged key's entries, or on the
+            // blob reference: go back to before the first of them.
             build_internal_key(
                 &mut self.seek_buf,
                 &self.saved_key,
@@ -518,7 +535,7 @@ impl DbIterator {
     /// key, skipping invisible versions, deleted keys and, when `skipping`, the
     /// versions of `saved_key`. Stops (invalid) at the upper bound.
     fn find_next_user_entry(&mut self, mut skipping: bool) {
-        self.merged = false;
+        self.value_saved = false;
         while self.inner.valid() {
             let entry = match parse_entry(self.inner.key()) {
                 Ok(entry) => entry,
@@ -539,6 +556,9 @@ impl DbIterator {
                     }
                     PointType::Put => {
                         if !(skipping && self.order.le(entry.user_key, &self.saved_key)) {
+                            if entry.blob {
+                                return self.resolve_forward();
+                            }
                             self.valid = true;
                             return;
                         }
@@ -578,6 +598,13 @@ impl DbIterator {
             }
             match entry.value_type {
                 PointType::Merge => operands.push(self.inner.value().to_vec()),
+                PointType::Put if entry.blob => {
+                    match self.read_blob(entry.user_key, self.inner.value()) {
+                        Ok(value) => base = Some(value),
+                        Err(e) => return self.fail(e),
+                    }
+                    break;
+                }
                 PointType::Put => {
                     base = Some(self.inner.value().to_vec());
                     break;
@@ -599,7 +626,7 @@ impl DbIterator {
         ) {
             Ok(value) => {
                 self.saved_value = value;
-                self.merged = true;
+                self.value_saved = true;
                 self.valid = true;
             }
             Err(e) => self.fail(e),
@@ -613,11 +640,13 @@ impl DbIterator {
     /// which leaves the inner iterator at the reverse-mode position.
     fn find_prev_user_entry(&mut self) {
         self.direction = Direction::Reverse;
-        self.merged = false;
+        self.value_saved = false;
         // What the visible entries of `saved_key` seen so far (oldest first)
         // make of it: a value (in `saved_value`), a deletion, or nothing,
         // with the merge operands since.
         let mut base = Held::Nothing;
+        // `saved_value` holds a blob reference rather than the value.
+        let mut base_is_blob = false;
         let mut operands: Vec<Vec<u8>> = Vec::new();
         let mut started = false;
         while self.inner.valid() {
@@ -648,6 +677,7 @@ impl DbIterator {
                     }
                     PointType::Put => {
                         base = Held::Value;
+                        base_is_blob = entry.blob;
                         operands.clear();
                         self.saved_value.clear();
                         self.saved_value.extend_from_slice(self.inner.value());
@@ -662,6 +692,14 @@ impl DbIterator {
         // candidate cannot be trusted. The error itself is reported by status().
         if !self.inner.valid() && self.inner.status().is_err() {
             holding_value = false;
+        }
+        if holding_value && base == Held::Value && base_is_blob {
+            // Read only now: older versions of the key passed on the way
+            // were overwritten without being read.
+            match self.read_blob(&self.saved_key, &self.saved_value) {
+                Ok(value) => self.saved_value = value,
+                Err(e) => return self.fail(e),
+            }
         }
         if holding_value && !operands.is_empty() {
             let existing = (base == Held::Value).then(|| std::mem::take(&mut self.saved_value));
@@ -679,6 +717,34 @@ impl DbIterator {
         if !holding_value {
             self.saved_key.clear();
             self.saved_value.clear();
+        }
+    }
+
+    /// On the newest visible entry of a key, a blob reference: holds the
+    /// value it points at as the current entry.
+    fn resolve_forward(&mut self) {
+        let key = crate::key::user_key(self.inner.key());
+        match self.read_blob(key, self.inner.value()) {
+            Ok(value) => {
+                self.saved_key.clear();
+                self.saved_key.extend_from_slice(key);
+                self.saved_value = value;
+                self.value_saved = true;
+                self.valid = true;
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// The value the blob reference `encoded` of `user_key` points at.
+    fn read_blob(&self, user_key: &[u8], encoded: &[u8]) -> Result<Vec<u8>> {
+        match &self.blobs {
+            Some(blobs) => Ok(blobs.get(user_key, encoded)?.to_vec()),
+            None => Err(Error::corruption(
+                "",
+                0,
+                "blob reference in a source that cannot hold one",
+            )),
         }
     }
 

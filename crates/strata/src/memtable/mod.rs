@@ -220,9 +220,10 @@ fn entry_answer(
                 EntryAnswer::Operand
             }
             // Only this process writes memtable keys and `add` refuses range
-            // deletions; neither can occur, and treating them as absent is
+            // deletions; none of these can occur, and treating them as absent is
             // the safe reading.
-            Some(ValueType::RangeDeletion) | None => EntryAnswer::NotFound,
+            // Blob references are written by flush and compaction only.
+            Some(ValueType::RangeDeletion | ValueType::BlobIndex) | None => EntryAnswer::NotFound,
         },
         _ => EntryAnswer::NotFound,
     }

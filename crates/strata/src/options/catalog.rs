@@ -18,7 +18,9 @@ use super::values::{
     parse_compaction_style, parse_compression, parse_compression_list, parse_f64,
     parse_filter_policy, parse_int, parse_struct, parse_zstd_level, ZSTD_DEFAULT_LEVEL,
 };
-use super::{CfOptions, DbOptions, PrefixExtractor, TableOptions, WalRecoveryMode};
+use super::{
+    CfOptions, DbOptions, PrefixExtractor, PrepopulateBlobCache, TableOptions, WalRecoveryMode,
+};
 use crate::comparator::comparator_from_name;
 use crate::compression::CompressionType;
 use crate::error::{Error, Result};
@@ -373,6 +375,62 @@ pub(crate) const CF_OPTIONS: &[OptionDef<CfOptions>] = &[
         memtable_whole_key_filtering,
         parse_bool
     ),
+    opt!(
+        "enable_blob_files",
+        true,
+        blob.enable_blob_files,
+        parse_bool
+    ),
+    opt!("min_blob_size", true, blob.min_blob_size, parse_int),
+    opt!("blob_file_size", true, blob.blob_file_size, parse_int),
+    OptionDef {
+        name: "blob_compression_type",
+        mutable: true,
+        get: |o| Some(compression_name(o.blob.blob_compression_type).to_owned()),
+        set: |o, v, _| {
+            let level = zstd_level(o);
+            o.blob.blob_compression_type = parse_compression("blob_compression_type", v, level)?;
+            Ok(())
+        },
+    },
+    opt!(
+        "blob_file_starting_level",
+        true,
+        blob.blob_file_starting_level,
+        parse_int
+    ),
+    opt!(
+        "enable_blob_garbage_collection",
+        true,
+        blob.enable_blob_garbage_collection,
+        parse_bool
+    ),
+    opt_f64!(
+        "blob_garbage_collection_age_cutoff",
+        true,
+        blob.blob_garbage_collection_age_cutoff
+    ),
+    opt_f64!(
+        "blob_garbage_collection_force_threshold",
+        true,
+        blob.blob_garbage_collection_force_threshold
+    ),
+    opt!(
+        "blob_compaction_readahead_size",
+        true,
+        blob.blob_compaction_readahead_size,
+        parse_int
+    ),
+    OptionDef {
+        name: "prepopulate_blob_cache",
+        mutable: true,
+        get: |o| Some(o.blob.prepopulate_blob_cache.name().to_owned()),
+        set: |o, v, _| {
+            o.blob.prepopulate_blob_cache = PrepopulateBlobCache::from_name(v)
+                .ok_or_else(|| bad_value("prepopulate_blob_cache", v, "kDisable or kFlushOnly"))?;
+            Ok(())
+        },
+    },
     OptionDef {
         name: "merge_operator",
         mutable: false,

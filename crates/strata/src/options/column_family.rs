@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::{CompactionOptions, TableOptions};
+use super::{BlobOptions, CompactionOptions, TableOptions};
 use crate::compaction_filter::CompactionFilter;
 use crate::comparator::{bytewise_comparator, Comparator};
 use crate::error::{Error, Result};
@@ -59,6 +59,9 @@ pub struct CfOptions {
     pub memtable_prefix_bloom_size_ratio: f64,
     /// Put whole keys in the memtable bloom filter too. Default false.
     pub memtable_whole_key_filtering: bool,
+    /// Key-value separation: which values go to blob files, and how those
+    /// are cached and collected.
+    pub blob: BlobOptions,
 }
 
 impl Default for CfOptions {
@@ -73,6 +76,7 @@ impl Default for CfOptions {
             compaction_filter: None,
             memtable_prefix_bloom_size_ratio: 0.0,
             memtable_whole_key_filtering: false,
+            blob: BlobOptions::default(),
         }
     }
 }
@@ -138,6 +142,7 @@ impl CfOptions {
             ));
         }
         self.table.validate()?;
+        self.blob.validate()?;
         self.compaction.validate()
     }
 }

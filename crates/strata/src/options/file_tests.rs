@@ -126,6 +126,20 @@ fn unusual_cf(style: CompactionStyle) -> CfOptions {
         compaction_filter: Some(Arc::new(KeepAll)),
         memtable_prefix_bloom_size_ratio: 0.125,
         memtable_whole_key_filtering: true,
+        blob: crate::options::BlobOptions {
+            enable_blob_files: true,
+            min_blob_size: 2048,
+            blob_file_size: 64 << 20,
+            blob_compression_type: CompressionType::Lz4,
+            blob_file_starting_level: 2,
+            enable_blob_garbage_collection: true,
+            blob_garbage_collection_age_cutoff: 0.5,
+            blob_garbage_collection_force_threshold: 0.75,
+            blob_compaction_readahead_size: 2 << 20,
+            // A cache object has no text form: not in the file.
+            blob_cache: None,
+            prepopulate_blob_cache: crate::options::PrepopulateBlobCache::FlushOnly,
+        },
     }
 }
 
@@ -161,7 +175,24 @@ fn assert_same_cf(got: &CfOptions, want: &CfOptions) {
         compaction_filter,
         memtable_prefix_bloom_size_ratio,
         memtable_whole_key_filtering,
+        blob,
     } = want;
+    let blob_fields = |b: &crate::options::BlobOptions| {
+        format!(
+            "{} {} {} {:?} {} {} {} {} {} {:?}",
+            b.enable_blob_files,
+            b.min_blob_size,
+            b.blob_file_size,
+            b.blob_compression_type,
+            b.blob_file_starting_level,
+            b.enable_blob_garbage_collection,
+            b.blob_garbage_collection_age_cutoff,
+            b.blob_garbage_collection_force_threshold,
+            b.blob_compaction_readahead_size,
+            b.prepopulate_blob_cache
+        )
+    };
+    assert_eq!(blob_fields(&got.blob), blob_fields(blob));
     assert_eq!(got.write_buffer_size, *write_buffer_size);
     assert_eq!(
         got.memtable_prefix_bloom_size_ratio,
@@ -200,6 +231,7 @@ fn assert_same_db(got: &DbOptions, want: &DbOptions) {
         compaction_filter: _,
         memtable_prefix_bloom_size_ratio: _,
         memtable_whole_key_filtering: _,
+        blob: _,
         use_mmap_reads,
         use_direct_reads,
         use_direct_io_for_flush_and_compaction,

@@ -7,6 +7,7 @@
 //! [`apply_cf_option`] sets one option by its RocksDB name and spelling, for
 //! `set_options` and the tools.
 
+mod blob;
 mod catalog;
 mod column_family;
 mod compaction;
@@ -18,6 +19,7 @@ mod values;
 
 use std::sync::Arc;
 
+pub use blob::{BlobOptions, PrepopulateBlobCache};
 pub use column_family::{CfOptions, MIN_WRITE_BUFFER_SIZE};
 pub use compaction::{CompactionOptions, CompactionStyle, FifoOptions, UniversalOptions};
 pub use file::{
@@ -497,6 +499,8 @@ pub struct DbOptions {
     /// The default family's memtable bloom filter holds whole keys too
     /// (see [`CfOptions::memtable_whole_key_filtering`]).
     pub memtable_whole_key_filtering: bool,
+    /// Key-value separation of the default family (see [`CfOptions::blob`]).
+    pub blob: BlobOptions,
     /// Read table files through `mmap` (advised for random access). Default false.
     pub use_mmap_reads: bool,
     /// Read table files with `O_DIRECT`, bypassing the page cache. Default false.
@@ -568,6 +572,7 @@ impl Default for DbOptions {
             compaction_filter: None,
             memtable_prefix_bloom_size_ratio: 0.0,
             memtable_whole_key_filtering: false,
+            blob: BlobOptions::default(),
             use_mmap_reads: false,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
@@ -605,6 +610,7 @@ impl DbOptions {
             compaction_filter: self.compaction_filter.clone(),
             memtable_prefix_bloom_size_ratio: self.memtable_prefix_bloom_size_ratio,
             memtable_whole_key_filtering: self.memtable_whole_key_filtering,
+            blob: self.blob.clone(),
         }
     }
 
@@ -620,6 +626,7 @@ impl DbOptions {
         self.compaction_filter = cf.compaction_filter;
         self.memtable_prefix_bloom_size_ratio = cf.memtable_prefix_bloom_size_ratio;
         self.memtable_whole_key_filtering = cf.memtable_whole_key_filtering;
+        self.blob = cf.blob;
     }
 
     /// Checks every field; the error names the first bad one.

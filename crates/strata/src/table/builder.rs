@@ -2,8 +2,10 @@
 //! tombstones added in any order.
 
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::blob::BlobRef;
 use crate::compression::CompressionType;
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
@@ -41,6 +43,9 @@ pub struct BuiltTable {
     /// last. A sentinel excludes its own user key. Empty when the table holds
     /// neither.
     pub largest: Vec<u8>,
+    /// The blob files the table's `BlobIndex` entries point into, strictly
+    /// increasing.
+    pub blob_files: Vec<u64>,
 }
 
 /// Builds one table file. Call [`add`](Self::add) with strictly increasing
@@ -73,6 +78,8 @@ pub struct TableBuilder {
     creation_time: Option<u64>,
     /// The order keys must come in (the family's), which separators keep.
     order: KeyComparator,
+    /// The blob files the `BlobIndex` entries added so far point into.
+    blob_files: BTreeSet<u64>,
 }
 
 impl TableBuilder {
@@ -117,6 +124,7 @@ impl TableBuilder {
             compressed: Vec::new(),
             creation_time: None,
             order: KeyComparator::Bytewise,
+            blob_files: BTreeSet::new(),
         })
     }
 
@@ -136,22 +144,33 @@ impl TableBuilder {
     }
 
     /// Appends a point entry. `key` must be a valid internal key greater than
-    /// the last, of type put, delete or merge; range tombstones go to
+    /// the last, of type put, delete, merge or blob index (whose value must
+    /// be a blob reference); range tombstones go to
     /// [`add_range_tombstone`](Self::add_range_tombstone).
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let parsed = ParsedInternalKey::parse(key)
             .filter(|p| {
                 matches!(
                     p.value_type(),
-                    Some(ValueType::Put | ValueType::Delete | ValueType::Merge)
+                    Some(
+                        ValueType::Put
+                            | ValueType::Delete
+                            | ValueType::Merge
+                            | ValueType::BlobIndex
+                    )
                 )
             })
             .ok_or_else(|| {
                 Error::invalid_argument(
                     "key",
-                    "not a valid internal key of a put, a delete or a merge",
+                    "not a valid internal key of a put, a delete, a merge or a blob index",
                 )
             })?;
+        if parsed.value_type() == Some(ValueType::BlobIndex) {
+            let reference = BlobRef::decode(value)
+                .map_err(|reason| Error::invalid_argument("value", reason))?;
+            self.blob_files.insert(reference.file_number);
+        }
         let first = self.props.num_entries == 0;
         if !first && self.order.compare_internal(&self.last_key, key) != Ordering::Less {
             return Err(Error::invalid_argument(
@@ -420,6 +439,7 @@ impl TableBuilder {
             properties: self.props,
             smallest,
             largest,
+            blob_files: self.blob_files.into_iter().collect(),
         })
     }
 }

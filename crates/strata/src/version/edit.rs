@@ -19,6 +19,8 @@
 //! 201     column_family_add varint32 len + UTF-8 name                     0..1
 //! 202     column_family_drop (no payload)                                 0..1
 //! 203     max_column_family varint32                                      0..1
+//! 400     blob_file_addition  see `blob_files.rs`                         0..n
+//! 401     blob_file_garbage   see `blob_files.rs`                         0..n
 //!   t | 0x2000 (ignorable)  varint32 len + payload, skipped if unknown    0..n
 //!
 //! new-file payload
@@ -38,7 +40,7 @@
 //! reserved tags (unknown, hence Corruption, to this reader)
 //!   5        LevelDB's compact pointer          8, 9, 12..=99 DB-wide scalars
 //!   100..199 new-file variants                  204..299 column families
-//!   300..399 atomic groups                      400..499 blob files
+//!   300..399 atomic groups                      402..499 blob files
 //! ```
 //!
 //! Why tags: a reader must be able to tell a field it does not know from garbage.
@@ -47,7 +49,9 @@
 //! misread the MANIFEST. A tag with the bit carries its own length, so an old reader
 //! skips it; it is for hints whose loss is harmless (they are dropped if that reader
 //! rewrites the MANIFEST). Per-file fields work the same way inside `new_file`,
-//! with bit 0x40 as their ignorable bit; none is defined yet.
+//! with bit 0x40 as their ignorable bit. Field 1 lists the blob files a table
+//! references (`blob_files.rs`); it is not ignorable, since a reader that
+//! dropped it could delete blob files the table still needs.
 //!
 //! Column families: an edit applies to one family, named by tag 200 (absent
 //! means the default family, id 0, so a MANIFEST written before families
@@ -69,6 +73,11 @@ use std::cmp::Ordering;
 use std::fmt::{self, Write as _};
 
 use crate::encoding::{put_length_prefixed, put_varint32, put_varint64, Decoder};
+use crate::version::blob_files::{
+    decode_addition, decode_blob_numbers, decode_garbage, encode_addition, encode_blob_numbers,
+    encode_garbage, BlobFileAddition, BlobFileGarbage, FILE_FIELD_BLOB_FILES,
+    TAG_BLOB_FILE_ADDITION, TAG_BLOB_FILE_GARBAGE,
+};
 use crate::error::{Error, Result};
 use crate::key_order::KeyComparator;
 use crate::key::{
@@ -122,6 +131,9 @@ pub struct FileMetaData {
     pub smallest_seqno: SequenceNumber,
     /// Largest sequence number of any entry in the file.
     pub largest_seqno: SequenceNumber,
+    /// The blob files the table's references point into, strictly
+    /// increasing; empty for a table without references.
+    pub blob_files: Vec<u64>,
 }
 
 impl FileMetaData {
@@ -174,6 +186,9 @@ impl FileMetaData {
                 self.largest_seqno
             ));
         }
+        if self.blob_files.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(format!("file #{n}: blob file numbers are not strictly increasing"));
+        }
         Ok(())
     }
 }
@@ -213,6 +228,10 @@ pub struct VersionEdit {
     /// know, or a version that predates the tag, refuses the MANIFEST
     /// instead of misreading those WALs.
     pub wal_features: Option<u64>,
+    /// Blob files joining the family's version.
+    pub blob_file_additions: Vec<BlobFileAddition>,
+    /// Garbage in the family's blob files, left by the edit's compaction.
+    pub blob_file_garbage: Vec<BlobFileGarbage>,
 }
 
 impl VersionEdit {
@@ -361,7 +380,17 @@ impl VersionEdit {
             put_length_prefixed(&mut dst, &meta.largest);
             put_varint64(&mut dst, meta.smallest_seqno);
             put_varint64(&mut dst, meta.largest_seqno);
+            if !meta.blob_files.is_empty() {
+                put_varint32(&mut dst, FILE_FIELD_BLOB_FILES);
+                put_length_prefixed(&mut dst, &encode_blob_numbers(&meta.blob_files));
+            }
             put_varint32(&mut dst, FILE_FIELD_END);
+        }
+        for addition in &self.blob_file_additions {
+            encode_addition(&mut dst, addition);
+        }
+        for garbage in &self.blob_file_garbage {
+            encode_garbage(&mut dst, garbage);
         }
         if let Some(n) = self.min_log_number_to_keep {
             put_varint32(&mut dst, TAG_MIN_LOG_NUMBER_TO_KEEP);
@@ -477,6 +506,14 @@ impl VersionEdit {
                     let v = need(d.varint32(), at, "max column family")?;
                     set_once(&mut edit.max_column_family, v, at, "max column family")?;
                 }
+                TAG_BLOB_FILE_ADDITION => {
+                    let addition = decode_addition(&mut d).map_err(|what| corrupt(at, what))?;
+                    edit.blob_file_additions.push(addition);
+                }
+                TAG_BLOB_FILE_GARBAGE => {
+                    let garbage = decode_garbage(&mut d).map_err(|what| corrupt(at, what))?;
+                    edit.blob_file_garbage.push(garbage);
+                }
                 t if t & TAG_IGNORABLE != 0 => {
                     need(read_len_prefixed(&mut d), at, "ignorable field payload")?;
                 }
@@ -505,13 +542,20 @@ fn decode_new_file(d: &mut Decoder<'_>, at: usize) -> Result<FileMetaData> {
     let largest = need(read_len_prefixed(d), at, "new file largest key")?.to_vec();
     let smallest_seqno = need(d.varint64(), at, "new file smallest_seqno")?;
     let largest_seqno = need(d.varint64(), at, "new file largest_seqno")?;
+    let mut blob_files = None;
     loop {
         let field_at = d.position();
         let id = need(d.varint32(), field_at, "per-file field id")?;
         if id == FILE_FIELD_END {
             break;
         }
-        need(read_len_prefixed(d), field_at, "per-file field payload")?;
+        let payload = need(read_len_prefixed(d), field_at, "per-file field payload")?;
+        if id == FILE_FIELD_BLOB_FILES {
+            let numbers = decode_blob_numbers(payload)
+                .map_err(|r| corrupt(field_at, format!("file #{number}: {r}")))?;
+            set_once(&mut blob_files, numbers, field_at, "blob_files")?;
+            continue;
+        }
         if id & FILE_FIELD_IGNORABLE == 0 {
             return Err(corrupt(
                 field_at,
@@ -526,6 +570,7 @@ fn decode_new_file(d: &mut Decoder<'_>, at: usize) -> Result<FileMetaData> {
         largest,
         smallest_seqno,
         largest_seqno,
+        blob_files: blob_files.unwrap_or_default(),
     };
     meta.check().map_err(|r| corrupt(at, r))?;
     Ok(meta)
@@ -617,7 +662,7 @@ impl fmt::Display for VersionEdit {
             lines.push(format!("delete file L{level} #{number}"));
         }
         for (level, m) in &self.new_files {
-            lines.push(format!(
+            let mut line = format!(
                 "add file L{level} #{} size={} seq=[{},{}] keys=[{} .. {}]",
                 m.number,
                 m.file_size,
@@ -625,8 +670,15 @@ impl fmt::Display for VersionEdit {
                 m.largest_seqno,
                 display_internal_key(&m.smallest),
                 display_internal_key(&m.largest),
-            ));
+            );
+            if !m.blob_files.is_empty() {
+                let numbers: Vec<String> = m.blob_files.iter().map(|n| format!("#{n}")).collect();
+                let _ = write!(line, " blob_files=[{}]", numbers.join(","));
+            }
+            lines.push(line);
         }
+        lines.extend(self.blob_file_additions.iter().map(|a| a.to_string()));
+        lines.extend(self.blob_file_garbage.iter().map(|g| g.to_string()));
         if let Some(n) = self.min_log_number_to_keep {
             lines.push(format!("min_log_number_to_keep: {n}"));
         }
@@ -674,6 +726,7 @@ fn display_internal_key(ikey: &[u8]) -> String {
         Some(ValueType::Delete) => out.push_str(":del"),
         Some(ValueType::Merge) => out.push_str(":merge"),
         Some(ValueType::RangeDeletion) => out.push_str(":rangedel"),
+        Some(ValueType::BlobIndex) => out.push_str(":blob"),
         None => {
             let _ = write!(out, ":type={}", parsed.type_code);
         }

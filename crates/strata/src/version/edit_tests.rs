@@ -1,6 +1,7 @@
 //! Tests of the version edit encoding.
 
 use super::*;
+use crate::version::blob_files::{BlobFileAddition, BlobFileGarbage};
 use crate::key::internal_key;
 use proptest::prelude::*;
 
@@ -12,6 +13,7 @@ fn meta(number: u64, small: (&[u8], u64), large: (&[u8], u64)) -> FileMetaData {
         largest: internal_key(large.0, large.1, ValueType::Put),
         smallest_seqno: 1,
         largest_seqno: 500,
+        blob_files: Vec::new(),
     }
 }
 
@@ -127,7 +129,7 @@ fn ignorable_tags_are_skipped() {
 
 #[test]
 fn unknown_tags_are_corruption() {
-    for tag in [0u32, 5, 8, 9, 12, 100, 204, 300, 400, 0x1fff] {
+    for tag in [0u32, 5, 8, 9, 12, 100, 204, 300, 402, 0x1fff] {
         let mut extra = Vec::new();
         put_varint32(&mut extra, tag);
         extra.push(0);
@@ -150,6 +152,41 @@ fn new_file_with_fields(fields: &[u8]) -> Vec<u8> {
     bytes
 }
 
+/// The blob file records and a table's blob files, byte for byte.
+#[test]
+fn golden_blob_bytes() {
+    let mut e = VersionEdit::new();
+    let mut table = meta(13, (b"a", 5), (b"b", 5));
+    table.blob_files = vec![10, 12];
+    e.add_file(0, table);
+    e.blob_file_additions.push(BlobFileAddition {
+        number: 12,
+        record_count: 3,
+        record_bytes: 300,
+        file_size: 356,
+    });
+    e.blob_file_garbage.push(BlobFileGarbage {
+        number: 10,
+        count: 1,
+        bytes: 100,
+    });
+    let bytes = e.encode();
+    #[rustfmt::skip]
+    let tail: &[u8] = &[
+        1, 0xf4, 0x03,                        // smallest_seqno 1, largest_seqno 500
+        1, 3, 2, 10, 2,                       // blob_files: 2 numbers, #10, +2
+        0,                                    // end of per-file fields
+        0x90, 0x03, 12, 3, 0xac, 0x02, 0xe4, 0x02, // addition #12: 3 records, 300 B, 356 B
+        0x91, 0x03, 10, 1, 100,               // garbage #10: 1 record, 100 B
+    ];
+    assert!(bytes.ends_with(tail), "{bytes:?}");
+    assert_eq!(VersionEdit::decode(&bytes).unwrap(), e);
+    let shown = e.to_string();
+    assert!(shown.contains("blob_files=[#10,#12]"), "{shown}");
+    assert!(shown.contains("add blob file #12 records=3 record_bytes=300 size=356"), "{shown}");
+    assert!(shown.contains("blob file #10 garbage records=1 bytes=100"), "{shown}");
+}
+
 #[test]
 fn per_file_fields() {
     let plain = {
@@ -162,9 +199,21 @@ fn per_file_fields() {
     assert_eq!(VersionEdit::decode(&bytes).unwrap(), plain);
     // Others must be understood.
     assert_corrupt(
-        &new_file_with_fields(&[0x01, 1, 7]),
-        "unknown per-file field 1",
+        &new_file_with_fields(&[0x02, 1, 7]),
+        "unknown per-file field 2",
     );
+    // Field 1 lists blob files: count, first number, then deltas.
+    let with_blobs = VersionEdit::decode(&new_file_with_fields(&[0x01, 3, 2, 9, 3])).unwrap();
+    assert_eq!(with_blobs.new_files[0].1.blob_files, vec![9, 12]);
+    for (payload, reason) in [
+        (&[0x01, 3, 2, 9, 0][..], "repeat"),
+        (&[0x01, 2, 2, 9][..], "truncated"),
+        (&[0x01, 2, 9, 1][..], "claims 9 numbers"),
+        (&[0x01, 3, 1, 9, 5][..], "trailing bytes"),
+        (&[0x01, 1, 0, 0x01, 1, 0][..], "blob_files appears twice"),
+    ] {
+        assert_corrupt(&new_file_with_fields(payload), reason);
+    }
     // A payload longer than the record.
     assert_corrupt(
         &new_file_with_fields(&[0x41, 9, 7]),
@@ -247,7 +296,8 @@ fn ikey() -> impl Strategy<Value = Vec<u8>> {
 
 prop_compose! {
     fn file_meta()(number in any::<u64>(), file_size in any::<u64>(), a in ikey(), b in ikey(),
-                   s1 in 0..=MAX_SEQUENCE_NUMBER, s2 in 0..=MAX_SEQUENCE_NUMBER) -> FileMetaData {
+                   s1 in 0..=MAX_SEQUENCE_NUMBER, s2 in 0..=MAX_SEQUENCE_NUMBER,
+                   blob_files in proptest::collection::btree_set(any::<u64>(), 0..4)) -> FileMetaData {
         let (smallest, largest) = match crate::key::compare_internal(&a, &b) {
             Ordering::Greater => (b, a),
             _ => (a, b),
@@ -255,6 +305,7 @@ prop_compose! {
         FileMetaData {
             number, file_size, smallest, largest,
             smallest_seqno: s1.min(s2), largest_seqno: s1.max(s2),
+            blob_files: blob_files.into_iter().collect(),
         }
     }
 }
@@ -269,13 +320,23 @@ prop_compose! {
               family in prop_oneof![Just((0, None, false)), (1..u32::MAX, proptest::option::of("[a-z]{1,8}"), any::<bool>())],
               max_column_family in proptest::option::of(any::<u32>()),
               min_log_number_to_keep in proptest::option::of(any::<u64>()),
-              wal_features in proptest::option::of(0..=crate::wal::WAL_FEATURES))
+              wal_features in proptest::option::of(0..=crate::wal::WAL_FEATURES),
+              blobs in (proptest::collection::vec(any::<(u64, u64, u64, u64)>(), 0..3),
+                        proptest::collection::vec(any::<(u64, u64, u64)>(), 0..3)))
               -> VersionEdit {
         let (column_family, column_family_add, drop) = family;
         let column_family_drop = drop && column_family_add.is_none();
+        let blob_file_additions = blobs.0.into_iter()
+            .map(|(number, record_count, record_bytes, file_size)| BlobFileAddition {
+                number, record_count, record_bytes, file_size,
+            })
+            .collect();
+        let blob_file_garbage = blobs.1.into_iter()
+            .map(|(number, count, bytes)| BlobFileGarbage { number, count, bytes })
+            .collect();
         VersionEdit { comparator, log_number, next_file_number, last_sequence, deleted_files, new_files,
                       column_family, column_family_add, column_family_drop, max_column_family,
-                      min_log_number_to_keep, wal_features }
+                      min_log_number_to_keep, wal_features, blob_file_additions, blob_file_garbage }
     }
 }
 

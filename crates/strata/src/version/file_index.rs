@@ -137,6 +137,7 @@ mod tests {
             largest: internal_key(hi, 5, ValueType::Put),
             smallest_seqno: 5,
             largest_seqno: 5,
+            blob_files: Vec::new(),
         })
     }
 

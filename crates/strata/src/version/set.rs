@@ -246,7 +246,12 @@ impl VersionSet {
         set.manifest_number = manifest_number;
         set.mark_file_number_used(manifest_number);
         let highest_table = set.all_live_files().map(|f| f.number).max();
-        if let Some(n) = highest_table {
+        let highest_blob = set
+            .families
+            .values()
+            .filter_map(|f| f.current.blob_files().keys().next_back().copied())
+            .max();
+        if let Some(n) = highest_table.max(highest_blob) {
             set.mark_file_number_used(n);
         }
         Ok(set)
@@ -440,6 +445,16 @@ impl VersionSet {
                 for (level, f) in family.current.all_files() {
                     edit.add_file(level as u32, (**f).clone());
                 }
+                for meta in family.current.blob_files().values() {
+                    edit.blob_file_additions.push(meta.addition);
+                    if meta.garbage_count > 0 {
+                        edit.blob_file_garbage.push(crate::version::BlobFileGarbage {
+                            number: meta.addition.number,
+                            count: meta.garbage_count,
+                            bytes: meta.garbage_bytes,
+                        });
+                    }
+                }
                 edit
             })
             .collect()
@@ -500,16 +515,25 @@ impl VersionSet {
         self.all_live_files().count()
     }
 
-    /// Numbers of the table files some live version refers to: the current
-    /// ones and every older one still held somewhere (a dropped family's too,
-    /// while a reader holds it).
-    pub fn live_table_numbers(&mut self) -> HashSet<u64> {
+    /// Numbers of the table and blob files some live version refers to: the
+    /// current ones and every older one still held somewhere (a dropped
+    /// family's too, while a reader holds it). Tables and blob files share
+    /// one number space, so one set names both.
+    pub fn live_file_numbers(&mut self) -> HashSet<u64> {
         self.older.retain(|v| v.strong_count() > 0);
-        let mut live: HashSet<u64> = self.all_live_files().map(|f| f.number).collect();
-        for version in self.older.iter().filter_map(Weak::upgrade) {
+        let mut live: HashSet<u64> = HashSet::new();
+        let current = self.families.values().map(|f| f.current.clone());
+        let older = self.older.iter().filter_map(Weak::upgrade);
+        for version in current.chain(older) {
             live.extend(version.all_files().map(|(_, f)| f.number));
+            live.extend(version.blob_files().keys().copied());
         }
         live
+    }
+
+    /// Number of blob files the live families' current versions link.
+    pub fn num_live_blob_files(&self) -> usize {
+        self.families.values().map(|f| f.current.blob_files().len()).sum()
     }
 
     /// Appends `edit` (completed with the current counters) to the MANIFEST,
@@ -599,6 +623,7 @@ mod tests {
             largest: internal_key(key, seq, ValueType::Put),
             smallest_seqno: seq,
             largest_seqno: seq,
+            blob_files: Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use crate::error::Result;
 use crate::key_order::KeyComparator;
 use crate::range_del::FragmentedRangeTombstones;
+use crate::version::blob_files::BlobFileMeta;
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::file_index::{FileIndex, FileSearch};
 
@@ -31,6 +32,9 @@ pub struct Version {
     /// The family's key order, which sorted levels are in; versions applied
     /// from this one inherit it.
     order: KeyComparator,
+    /// The blob files some table of this version references, and only
+    /// those (see `blob_files.rs`).
+    blob_files: BTreeMap<u64, BlobFileMeta>,
 }
 
 impl Version {
@@ -60,6 +64,7 @@ impl Version {
             levels: self.levels.clone(),
             search,
             order: self.order.clone(),
+            blob_files: self.blob_files.clone(),
             ..Version::default()
         };
         for level in 1..NUM_LEVELS {
@@ -102,6 +107,11 @@ impl Version {
     /// Total bytes of the files at `level`.
     pub fn level_bytes(&self, level: usize) -> u64 {
         self.files(level).iter().map(|f| f.file_size).sum()
+    }
+
+    /// The linked blob files, by number.
+    pub fn blob_files(&self) -> &BTreeMap<u64, BlobFileMeta> {
+        &self.blob_files
     }
 
     /// Every live file with its level.
@@ -202,7 +212,55 @@ impl Version {
             }
             version.levels[level] = files;
         }
+        version.blob_files = self.apply_blob_files(edit, &version)?;
         Ok(version)
+    }
+
+    /// The blob files of `next` (this version with `edit`'s tables applied):
+    /// this version's, plus the edit's additions, with its garbage counted,
+    /// less those no table of `next` references. A table referencing a blob
+    /// file that is not there makes the edit invalid.
+    fn apply_blob_files(
+        &self,
+        edit: &VersionEdit,
+        next: &Version,
+    ) -> Result<BTreeMap<u64, BlobFileMeta>, InvalidEdit> {
+        let mut blob_files = self.blob_files.clone();
+        for addition in &edit.blob_file_additions {
+            let meta = BlobFileMeta {
+                addition: *addition,
+                ..BlobFileMeta::default()
+            };
+            if blob_files.insert(addition.number, meta).is_some() {
+                return Err(InvalidEdit(format!(
+                    "edit adds blob file #{}, which is already there",
+                    addition.number
+                )));
+            }
+        }
+        for garbage in &edit.blob_file_garbage {
+            let meta = blob_files.get_mut(&garbage.number).ok_or_else(|| {
+                InvalidEdit(format!(
+                    "edit counts garbage in blob file #{}, which is not there",
+                    garbage.number
+                ))
+            })?;
+            meta.add_garbage(garbage).map_err(InvalidEdit)?;
+        }
+        let mut referenced = std::collections::BTreeSet::new();
+        for (_, table) in next.all_files() {
+            for &number in &table.blob_files {
+                if !blob_files.contains_key(&number) {
+                    return Err(InvalidEdit(format!(
+                        "table #{} references blob file #{number}, which is not there",
+                        table.number
+                    )));
+                }
+                referenced.insert(number);
+            }
+        }
+        blob_files.retain(|number, _| referenced.contains(number));
+        Ok(blob_files)
     }
 }
 
@@ -231,6 +289,7 @@ mod tests {
             largest: internal_key(hi, seq, ValueType::Put),
             smallest_seqno: seq,
             largest_seqno: seq,
+            blob_files: Vec::new(),
         }
     }
 

@@ -259,6 +259,12 @@ impl WriteBatch {
             (ValueType::Merge, _) => RECORD_CF_MERGE,
             (ValueType::RangeDeletion, 0) => RECORD_RANGE_DELETE,
             (ValueType::RangeDeletion, _) => RECORD_CF_RANGE_DELETE,
+            (ValueType::BlobIndex, _) => {
+                return Err(Error::invalid_argument(
+                    "write_batch",
+                    "blob references are written by flush and compaction, never by a batch",
+                ))
+            }
         };
         self.rep.push(code);
         if cf != 0 {

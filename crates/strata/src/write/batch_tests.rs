@@ -29,7 +29,7 @@ fn entries(b: &WriteBatch) -> Vec<Op> {
                     assert!(e.value.is_empty());
                     None
                 }
-                ValueType::RangeDeletion | ValueType::Merge => {
+                ValueType::RangeDeletion | ValueType::Merge | ValueType::BlobIndex => {
                     panic!("decoded a {:?}", e.value_type)
                 }
             };

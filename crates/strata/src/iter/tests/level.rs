@@ -46,6 +46,7 @@ fn level(fs: &Arc<SimFs>, sizes: &[usize]) -> (Arc<TableCache>, Vec<Arc<FileMeta
             largest: entries[n - 1].0.clone(),
             smallest_seqno: 7,
             largest_seqno: 7,
+            blob_files: Vec::new(),
         }));
         all.extend(entries);
     }
