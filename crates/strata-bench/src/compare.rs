@@ -136,6 +136,7 @@ fn engine_args(f: &Flags) -> Vec<String> {
         "--histogram=1".into(),
         "--statistics=1".into(),
     ];
+    args.extend(f.blob.db_bench_args());
     if f.clock_cache {
         args.push("--cache_type=hyper_clock_cache".into());
     }

@@ -4,6 +4,7 @@
 //! `--nobool` means false. Names, meanings and defaults are db_bench's, so one
 //! command line runs against both engines; where Strata differs the help says so.
 
+pub mod blob;
 mod parse;
 
 use std::fmt;
@@ -133,6 +134,8 @@ pub struct Flags {
     /// db_bench's `--open_files` (the engine's `max_open_files`); -1: no limit.
     pub open_files: i64,
     pub cache_index_and_filter_blocks: bool,
+    /// db_bench's blob flags.
+    pub blob: blob::BlobFlags,
     pub pin_l0_filter_and_index_blocks_in_cache: bool,
     /// db_bench's default false (the engine's is true): pin the top level of
     /// partitioned index and filters in the cache.
@@ -266,6 +269,7 @@ impl Default for Flags {
             cache_low_pri_pool_ratio: 0.0,
             open_files: -1,
             cache_index_and_filter_blocks: false,
+            blob: blob::BlobFlags::default(),
             pin_l0_filter_and_index_blocks_in_cache: false,
             pin_top_level_index_and_filter: false,
             partition_index: false,
@@ -607,7 +611,8 @@ Flags (default in brackets):
   --report_json=PATH         write every result (rates, CPU/op, RSS, size, write amp,
                              percentiles) as JSON
   --help
-",
+{blob_help}",
+        blob_help = blob::BLOB_HELP,
         benchmarks = DEFAULT_BENCHMARKS,
         num = d.num,
         key_size = d.key_size,

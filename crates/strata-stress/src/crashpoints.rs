@@ -1,6 +1,6 @@
 //! `--mode=crashpoints`: like `sim`, but each cycle's crash comes from inside
 //! the engine, at a named crash point (WAL append and sync, memtable switch,
-//! table write and sync, flush and compaction install, MANIFEST append and
+//! table and blob file write and sync, flush and compaction install, MANIFEST append and
 //! sync, CURRENT replacement, obsolete-file deletion): the point's k-th hit
 //! halts the file system there. Every other cycle crashes a second time
 //! during the recovery that follows. Each point must fire at least three
@@ -61,6 +61,14 @@ pub fn run(limits: &RunLimits) -> Outcome {
     run.opts.db.write_buffer_size = 64 << 10;
     run.opts.db.compaction.level0_file_num_compaction_trigger = 2;
     run.opts.sync_ratio = run.opts.sync_ratio.max(0.1);
+    // Blob files in every cycle, small ones collected often, so the blob
+    // write and deletion points fire too.
+    let blob = &mut run.opts.db.blob;
+    blob.enable_blob_files = true;
+    blob.min_blob_size = blob.min_blob_size.min(100);
+    blob.blob_file_size = blob.blob_file_size.min(64 << 10);
+    blob.blob_file_starting_level = 0;
+    blob.enable_blob_garbage_collection = true;
     run.w.sync_ratio = run.opts.sync_ratio;
     run.described = run.opts.to_string();
     run.announce();

@@ -10,6 +10,7 @@ use strata::cache::clock::{ClockCache, ClockOptions};
 use strata::cache::lru::{LruCache, LruOptions};
 use strata::cache::Cache;
 use strata::ReverseBytewiseComparator;
+use strata::{BlobOptions, PrepopulateBlobCache};
 use strata::{CfOptions, IndexType, PrefixExtractor, TableOptions, WalRecoveryMode};
 use strata::{ChecksumType, CompactionOptions, CompactionStyle, CompressionType, DbOptions, Fs};
 
@@ -32,6 +33,9 @@ pub struct StressOptions {
     /// Family "s2" sorts its keys in reverse bytewise order (and so has no
     /// prefix extractor).
     pub reverse_s2: bool,
+    /// Which blob cache the blob options name: none, the block cache, or
+    /// one of their own.
+    blob_cache: &'static str,
 }
 
 impl StressOptions {
@@ -62,7 +66,7 @@ impl fmt::Display for StressOptions {
              prefix_extractor={:?} whole_key_filtering={} memtable_bloom={} \
              cache={} cache_index_and_filter_blocks={} max_open_files={} \
              disable_wal={} manual_wal_flush={} sync_ratio={} merge_operators={} compaction_filter=remove-{} \
-             s2_comparator={}",
+             s2_comparator={} {}",
             o.write_buffer_size,
             o.max_write_buffer_number,
             c.compaction_style,
@@ -89,8 +93,70 @@ impl fmt::Display for StressOptions {
             self.merge_kinds.map(MergeKind::name).join(","),
             String::from_utf8_lossy(crate::model::MARK),
             self.cf_options(2).comparator.name(),
+            describe_blobs(&self.db.blob, self.blob_cache),
         )
     }
+}
+
+/// The blob options as `name=value` pairs; just `enable_blob_files=false`
+/// when blobs are off.
+fn describe_blobs(b: &BlobOptions, cache: &str) -> String {
+    if !b.enable_blob_files {
+        return "enable_blob_files=false".to_owned();
+    }
+    format!("{b} blob_cache={cache}")
+}
+
+/// Blob options drawn from `rng`: on for half the seeds, with values split
+/// at sizes the workload's values straddle. The blob cache is none, the
+/// block cache itself (shared, as db_bench's
+/// `--use_shared_block_and_blob_cache` makes it), or a small one of its own.
+fn draw_blobs(
+    rng: &mut SmallRng,
+    block_cache: Option<&Arc<dyn Cache>>,
+) -> (BlobOptions, &'static str) {
+    if !rng.gen_bool(0.5) {
+        return (BlobOptions::default(), "none");
+    }
+    let cache_kind = pick(rng, &["none", "shared", "own"]);
+    let blob_cache = match cache_kind {
+        "shared" => block_cache.cloned(),
+        "own" => LruCache::new(LruOptions::new(256 << 10))
+            .ok()
+            .map(|c| Arc::new(c) as Arc<dyn Cache>),
+        _ => None,
+    };
+    let options = BlobOptions {
+        enable_blob_files: true,
+        min_blob_size: pick(rng, &[0, 32, 100, 1_000]),
+        blob_file_size: pick(rng, &[16 << 10, 256 << 10, 8 << 20]),
+        blob_compression_type: pick(
+            rng,
+            &[
+                CompressionType::None,
+                CompressionType::Lz4,
+                CompressionType::Zstd { level: 1 },
+            ],
+        ),
+        blob_file_starting_level: pick(rng, &[0, 0, 1, 2]),
+        enable_blob_garbage_collection: rng.gen_bool(0.5),
+        blob_garbage_collection_age_cutoff: pick(rng, &[0.25, 0.5, 1.0]),
+        prepopulate_blob_cache: pick(
+            rng,
+            &[
+                PrepopulateBlobCache::Disable,
+                PrepopulateBlobCache::FlushOnly,
+            ],
+        ),
+        blob_cache,
+        ..BlobOptions::default()
+    };
+    let cache = if options.blob_cache.is_some() {
+        cache_kind
+    } else {
+        "none"
+    };
+    (options, cache)
 }
 
 fn pick<T: Copy>(rng: &mut SmallRng, choices: &[T]) -> T {
@@ -201,6 +267,9 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         manual_wal_flush: !disable_wal && newer.gen_bool(0.25),
         ..db
     };
+    let mut blob_rng = SmallRng::seed_from_u64(seed ^ 0x0000_0B10_B5EE);
+    let (blob, blob_cache) = draw_blobs(&mut blob_rng, db.block_cache.as_ref());
+    let db = DbOptions { blob, ..db };
     StressOptions {
         db,
         disable_wal,
@@ -209,5 +278,6 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         filter,
         cache: cache_kind,
         reverse_s2,
+        blob_cache,
     }
 }

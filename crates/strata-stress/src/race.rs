@@ -31,8 +31,8 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use strata::{
-    ColumnFamily, CompactionOptions, Db, DbOptions, PrefixExtractor, ReadOptions, TableOptions,
-    WriteBatch,
+    BlobOptions, ColumnFamily, CompactionOptions, Db, DbOptions, PrefixExtractor, ReadOptions,
+    TableOptions, WriteBatch,
 };
 
 use crate::model::{show, ExpiredFilter, MergeKind, MARK};
@@ -124,6 +124,19 @@ fn cycle(
         },
         merge_operator: Some(MergeKind::UInt64Add.operator()),
         compaction_filter: Some(filter.clone()),
+        // Half the cycles keep every value in small blob files, so readers
+        // race blob files being written, collected and deleted too.
+        blob: if rng.gen_bool(0.5) {
+            BlobOptions {
+                enable_blob_files: true,
+                blob_file_size: 4 << 10,
+                enable_blob_garbage_collection: rng.gen_bool(0.5),
+                blob_garbage_collection_age_cutoff: 0.5,
+                ..BlobOptions::default()
+            }
+        } else {
+            BlobOptions::default()
+        },
         ..DbOptions::default()
     };
     let side_options = options.cf_options();

@@ -15,6 +15,7 @@ use rocksdb::{
 use strata::CompactionStyle;
 
 use super::{Cursor, Engine, OpError, OpResult};
+use crate::flags::blob::BlobFlags;
 use crate::flags::Flags;
 use crate::report::WriteCounters;
 
@@ -182,7 +183,48 @@ fn options(flags: &Flags) -> Result<(Options, Option<Cache>), String> {
         }
     };
     o.set_block_based_table_factory(&table);
+    blob_options(&mut o, &flags.blob, cache.as_ref());
     Ok((o, cache))
+}
+
+/// The blob flags on `o` (which keeps the blob cache alive). `blob_file_starting_level`
+/// and `prepopulate_blob_cache` have no setter in the crate: they are set
+/// by name once the database is open ([`blob_options_by_name`]).
+fn blob_options(o: &mut Options, b: &BlobFlags, block_cache: Option<&Cache>) {
+    o.set_enable_blob_files(b.enable_blob_files);
+    o.set_min_blob_size(b.min_blob_size);
+    o.set_blob_file_size(b.blob_file_size);
+    o.set_blob_compression_type(codec(b.blob_compression_type));
+    o.set_enable_blob_gc(b.enable_blob_garbage_collection);
+    o.set_blob_gc_age_cutoff(b.blob_garbage_collection_age_cutoff);
+    o.set_blob_gc_force_threshold(b.blob_garbage_collection_force_threshold);
+    o.set_blob_compaction_readahead_size(b.blob_compaction_readahead_size);
+    if !b.use_blob_cache {
+        return;
+    }
+    match (b.use_shared_block_and_blob_cache, block_cache) {
+        (true, Some(shared)) => o.set_blob_cache(shared),
+        _ => o.set_blob_cache(&Cache::new_lru_cache(b.blob_cache_size)),
+    }
+}
+
+/// The blob options the crate has no setter for, as `SetOptions` pairs.
+fn blob_options_by_name(b: &BlobFlags) -> [(&'static str, String); 2] {
+    [
+        (
+            "blob_file_starting_level",
+            b.blob_file_starting_level.to_string(),
+        ),
+        (
+            "prepopulate_blob_cache",
+            if b.prepopulate_blob_cache == 1 {
+                "kFlushOnly"
+            } else {
+                "kDisable"
+            }
+            .to_owned(),
+        ),
+    ]
 }
 
 fn op_error(e: rocksdb::Error) -> OpError {
@@ -236,6 +278,10 @@ impl Engine for RocksEngine {
             [(rocksdb::DEFAULT_COLUMN_FAMILY_NAME, env.options.clone())],
         )
         .map_err(|e| format!("opening {}: {e}", dir.display()))?;
+        let by_name = blob_options_by_name(&flags.blob);
+        let pairs: Vec<(&str, &str)> = by_name.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        db.set_options(&pairs)
+            .map_err(|e| format!("setting blob options on {}: {e}", dir.display()))?;
         let mut write_options = WriteOptions::default();
         write_options.set_sync(flags.sync);
         write_options.disable_wal(flags.disable_wal);

@@ -95,6 +95,10 @@ impl Engine for StrataEngine {
                 statistics: env.statistics.clone(),
                 block_cache: env.block_cache.clone(),
                 merge_operator,
+                blob: flags
+                    .blob
+                    .options(env.block_cache.as_ref())
+                    .map_err(|e| e.to_string())?,
                 ..flags.db_options()
             },
         };

@@ -8,6 +8,7 @@ use strata::{ChecksumType, CompactionStyle, CompressionType};
 use crate::engine::EngineKind;
 use crate::ycsb::Distribution;
 
+use super::blob::{is_blob_flag, parse_blob_flag, BLOB_BOOL_FLAGS};
 use super::{err, Command, FlagError, Flags, DEFAULT_SEED, KNOWN_BENCHMARKS};
 
 /// Names of the boolean flags: only these may appear bare or with a `no` prefix.
@@ -67,9 +68,9 @@ where
         let (name, value) = match body.split_once('=') {
             Some((name, value)) => (name, value),
             // gflags: a bare boolean is true and `--noname` is false.
-            None if BOOL_FLAGS.contains(&body) => (body, "true"),
+            None if is_bool_flag(body) => (body, "true"),
             None => match body.strip_prefix("no") {
-                Some(name) if BOOL_FLAGS.contains(&name) => (name, "false"),
+                Some(name) if is_bool_flag(name) => (name, "false"),
                 _ if is_known(body) => {
                     return err(format!("flag --{body} needs a value: --{body}=VALUE"));
                 }
@@ -316,9 +317,16 @@ fn parse_compaction_flag(flags: &mut Flags, name: &str, value: &str) -> Result<(
             c.compaction_options_fifo.max_table_files_size = mb.saturating_mul(1 << 20);
         }
         "fifo_compaction_ttl" => c.ttl = number(name, value)?,
-        _ => return err(format!("unknown flag --{name} (see --help)")),
+        _ => {
+            return parse_blob_flag(&mut flags.blob, name, value, boolean)
+                .unwrap_or_else(|| err(format!("unknown flag --{name} (see --help)")))
+        }
     }
     Ok(())
+}
+
+fn is_bool_flag(name: &str) -> bool {
+    BOOL_FLAGS.contains(&name) || BLOB_BOOL_FLAGS.contains(&name)
 }
 
 fn is_known(name: &str) -> bool {
@@ -389,7 +397,8 @@ fn is_known(name: &str) -> bool {
             | "report_interval_seconds"
             | "report_file"
             | "plot"
-    ) || BOOL_FLAGS.contains(&name)
+    ) || is_bool_flag(name)
+        || is_blob_flag(name)
 }
 
 fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, FlagError> {

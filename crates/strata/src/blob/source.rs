@@ -10,10 +10,10 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use bytes::Bytes;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
 use crate::blob::format::{BlobRef, BLOB_RECORD_HEADER_LEN};
 use crate::blob::reader::BlobFileReader;
@@ -23,15 +23,6 @@ use crate::filename::blob_file_name;
 use crate::fs::{Fs, ReadFileOptions};
 use crate::statistics::{Statistics, Ticker};
 
-/// An open blob file and the id its values go under in the blob cache.
-#[derive(Debug)]
-struct OpenBlobFile {
-    reader: BlobFileReader,
-    /// Taken from the blob cache on the file's first cached value. A
-    /// family's blob cache is fixed while the database is open, and a blob
-    /// file belongs to one family, so one id per open file is enough.
-    cache_id: OnceLock<u64>,
-}
 
 /// How one read wants its blob fetched.
 #[derive(Clone, Copy, Debug)]
@@ -50,7 +41,13 @@ pub struct BlobSource {
     fs: Arc<dyn Fs>,
     dir: PathBuf,
     read_options: ReadFileOptions,
-    files: RwLock<HashMap<u64, Arc<OpenBlobFile>>>,
+    files: RwLock<HashMap<u64, Arc<BlobFileReader>>>,
+    /// The id each blob file's values go under in the blob cache, taken from
+    /// the cache on the file's first cached value (which may come while the
+    /// file is still written, with `prepopulate_blob_cache`). A family's
+    /// blob cache is fixed while the database is open, and a blob file
+    /// belongs to one family, so one id per file is enough.
+    cache_ids: Mutex<HashMap<u64, u64>>,
     statistics: Option<Arc<Statistics>>,
 }
 
@@ -68,6 +65,7 @@ impl BlobSource {
             dir,
             read_options,
             files: RwLock::new(HashMap::new()),
+            cache_ids: Mutex::new(HashMap::new()),
             statistics,
         }
     }
@@ -87,16 +85,9 @@ impl BlobSource {
             Error::corruption("", 0, format!("blob reference of key {user_key:x?}: {reason}"))
         })?;
         let file = self.file(reference.file_number)?;
-        let cache_key = read.cache.map(|cache| {
-            let table_id = *file.cache_id.get_or_init(|| cache.new_table_id());
-            (
-                cache,
-                CacheKey {
-                    table_id,
-                    offset: reference.offset,
-                },
-            )
-        });
+        let cache_key = read
+            .cache
+            .map(|cache| (cache, self.cache_key(cache, &reference)));
         if let Some((cache, key)) = &cache_key {
             if let Some(handle) = cache.lookup(key) {
                 if let Some(value) = handle.value().downcast_ref::<Bytes>() {
@@ -106,7 +97,7 @@ impl BlobSource {
             }
             self.tick(Ticker::BlobCacheMiss, 1);
         }
-        let value = Bytes::from(file.reader.get(user_key, &reference, read.verify_checksums)?);
+        let value = Bytes::from(file.get(user_key, &reference, read.verify_checksums)?);
         let record_len = BLOB_RECORD_HEADER_LEN as u64 + user_key.len() as u64 + reference.stored_len;
         self.tick(Ticker::BlobFileBytesRead, record_len);
         if let (Some((cache, key)), true) = (cache_key, read.fill_cache) {
@@ -124,13 +115,7 @@ impl BlobSource {
     /// Adds `value`, just written at `reference` in a blob file, to `cache`
     /// (RocksDB's `prepopulate_blob_cache = kFlushOnly`).
     pub fn prepopulate(&self, cache: &Arc<dyn Cache>, reference: &BlobRef, value: &[u8]) {
-        let Ok(file) = self.file(reference.file_number) else {
-            return;
-        };
-        let key = CacheKey {
-            table_id: *file.cache_id.get_or_init(|| cache.new_table_id()),
-            offset: reference.offset,
-        };
+        let key = self.cache_key(cache, reference);
         let value = Bytes::copy_from_slice(value);
         let charge = value.len();
         if cache.insert(key, Arc::new(value), charge, Priority::Bottom).is_ok() {
@@ -138,8 +123,20 @@ impl BlobSource {
         }
     }
 
+    /// Where the value `reference` points at goes in `cache`.
+    fn cache_key(&self, cache: &Arc<dyn Cache>, reference: &BlobRef) -> CacheKey {
+        let mut ids = self.cache_ids.lock();
+        let table_id = *ids
+            .entry(reference.file_number)
+            .or_insert_with(|| cache.new_table_id());
+        CacheKey {
+            table_id,
+            offset: reference.offset,
+        }
+    }
+
     /// The open blob file `number`, opening it on first use.
-    fn file(&self, number: u64) -> Result<Arc<OpenBlobFile>> {
+    fn file(&self, number: u64) -> Result<Arc<BlobFileReader>> {
         if let Some(file) = self.files.read().get(&number) {
             return Ok(file.clone());
         }
@@ -155,18 +152,15 @@ impl BlobSource {
             }
             Err(e) => return Err(e),
         };
-        let reader = BlobFileReader::open(file, &path)?;
-        let open = Arc::new(OpenBlobFile {
-            reader,
-            cache_id: OnceLock::new(),
-        });
-        Ok(self.files.write().entry(number).or_insert(open).clone())
+        let reader = Arc::new(BlobFileReader::open(file, &path)?);
+        Ok(self.files.write().entry(number).or_insert(reader).clone())
     }
 
     /// Closes blob file `number` (it left every version and is deleted);
     /// reads still using it keep it readable until they finish.
     pub fn evict(&self, number: u64) {
         self.files.write().remove(&number);
+        self.cache_ids.lock().remove(&number);
     }
 }
 

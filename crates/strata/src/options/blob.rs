@@ -1,6 +1,7 @@
 //! Key-value separation options of a column family, by RocksDB's names
 //! (its `AdvancedColumnFamilyOptions` blob fields).
 
+use std::fmt;
 use std::sync::Arc;
 
 use crate::cache::Cache;
@@ -114,6 +115,30 @@ impl Default for BlobOptions {
             blob_cache: None,
             prepopulate_blob_cache: PrepopulateBlobCache::Disable,
         }
+    }
+}
+
+/// The options by RocksDB's names, `name=value` separated by spaces (the
+/// cache has no text form and is left out).
+impl fmt::Display for BlobOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "enable_blob_files={} min_blob_size={} blob_file_size={} blob_compression_type={} \
+             blob_file_starting_level={} enable_blob_garbage_collection={} \
+             blob_garbage_collection_age_cutoff={} blob_garbage_collection_force_threshold={} \
+             blob_compaction_readahead_size={} prepopulate_blob_cache={}",
+            self.enable_blob_files,
+            self.min_blob_size,
+            self.blob_file_size,
+            self.blob_compression_type.name(),
+            self.blob_file_starting_level,
+            self.enable_blob_garbage_collection,
+            self.blob_garbage_collection_age_cutoff,
+            self.blob_garbage_collection_force_threshold,
+            self.blob_compaction_readahead_size,
+            self.prepopulate_blob_cache.name(),
+        )
     }
 }
 

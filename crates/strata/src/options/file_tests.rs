@@ -177,22 +177,7 @@ fn assert_same_cf(got: &CfOptions, want: &CfOptions) {
         memtable_whole_key_filtering,
         blob,
     } = want;
-    let blob_fields = |b: &crate::options::BlobOptions| {
-        format!(
-            "{} {} {} {:?} {} {} {} {} {} {:?}",
-            b.enable_blob_files,
-            b.min_blob_size,
-            b.blob_file_size,
-            b.blob_compression_type,
-            b.blob_file_starting_level,
-            b.enable_blob_garbage_collection,
-            b.blob_garbage_collection_age_cutoff,
-            b.blob_garbage_collection_force_threshold,
-            b.blob_compaction_readahead_size,
-            b.prepopulate_blob_cache
-        )
-    };
-    assert_eq!(blob_fields(&got.blob), blob_fields(blob));
+    assert_eq!(got.blob.to_string(), blob.to_string());
     assert_eq!(got.write_buffer_size, *write_buffer_size);
     assert_eq!(
         got.memtable_prefix_bloom_size_ratio,

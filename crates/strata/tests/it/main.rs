@@ -5,6 +5,7 @@
 mod db_attacks;
 mod db_bad_input;
 mod db_basic;
+mod db_blob;
 mod db_cache;
 mod db_compaction;
 mod db_compaction_filter;
