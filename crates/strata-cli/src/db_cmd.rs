@@ -42,7 +42,8 @@ pub enum DbCommand {
     Dump(DumpArgs),
     /// Print every stored version of the keys in the range, as ldb's idump:
     /// `'key' seq:N, type:T => value` (type 1 value, 0 deletion, 2 merge
-    /// operand, 15 range deletion whose value is its end key), and a count.
+    /// operand, 15 range deletion whose value is its end key, 17 reference to
+    /// a value in a blob file), and a count.
     Idump(idump::IdumpArgs),
     /// Apply `key ==> value` lines from stdin in order (later lines win).
     Load(FlagsOnly),

@@ -5,12 +5,13 @@
 //! the bytes are upper-case hex digits without `0x`, as RocksDB's
 //! `Slice::ToString(true)` writes them. Strata also lists the range
 //! tombstones (type 15, the value being the end key) where ldb shows only
-//! point entries.
+//! point entries. Values kept in blob files show as their references
+//! (type 17), decoded with `--decode_blob_index` as in ldb.
 
 use std::io::Write;
 
 use clap::Args;
-use strata::DbOptions;
+use strata::{DbOptions, ValueType};
 
 use crate::cli_error::{context, stdout_error, CliResult};
 use crate::db_cmd::RangeArgs;
@@ -26,6 +27,10 @@ pub struct IdumpArgs {
     /// Print only the count.
     #[arg(long = "count_only")]
     count_only: bool,
+    /// Print blob references (type 17, values kept in blob files) decoded,
+    /// as `[blob ref] file_number: N offset: O size: S compression: C`.
+    #[arg(long = "decode_blob_index")]
+    decode_blob_index: bool,
 }
 
 pub fn run(flags: &DbFlags, a: &IdumpArgs) -> CliResult {
@@ -46,7 +51,12 @@ pub fn run(flags: &DbFlags, a: &IdumpArgs) -> CliResult {
                 let kind = version.value_type as u8;
                 write!(line, "' seq:{}, type:{kind} => ", version.sequence)
                     .map_err(stdout_error)?;
-                append(&mut line, &version.value, value_hex);
+                if version.value_type == ValueType::BlobIndex && a.decode_blob_index {
+                    let shown = crate::sst::show_blob_index(&version.value, value_hex, true);
+                    line.extend_from_slice(shown.as_bytes());
+                } else {
+                    append(&mut line, &version.value, value_hex);
+                }
                 line.push(b'\n');
                 out.write_all(&line).map_err(stdout_error)?;
             }

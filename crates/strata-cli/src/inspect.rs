@@ -319,10 +319,29 @@ fn verify_table(
     Ok((report.blocks, report.entries))
 }
 
+/// Checks blob file `number` of `dir` record by record: its size is the
+/// MANIFEST's and every record's checksums hold. Returns the records.
+fn verify_blob_file(dir: &Path, number: u64, expected_size: u64) -> strata::Result<u64> {
+    let path = dir.join(format!("{number:06}.blob"));
+    let size = StdFs.file_size(&path)?;
+    if size != expected_size {
+        return Err(Error::corruption(
+            &path,
+            size.min(expected_size),
+            format!("blob file is {size} bytes but the MANIFEST says {expected_size}"),
+        ));
+    }
+    let file = StdFs.open(&path, ReadFileOptions::default())?;
+    let reader = strata::blob::BlobFileReader::open(file, &path)?;
+    reader.verify()?;
+    Ok(reader.footer().record_count)
+}
+
 /// Checks the database without writing to it, so beside a live writer too:
 /// the MANIFEST and WALs replay, no WAL is damaged (now, or kept as
-/// `.log.corrupt` by an earlier open), and every live table exists with its
-/// recorded size and reads back block by block with good checksums. Prints
+/// `.log.corrupt` by an earlier open), every live table exists with its
+/// recorded size and reads back block by block with good checksums, and
+/// every live blob file does so record by record. Prints
 /// OK, or fails with every problem found. A table that a writer's compaction
 /// deletes in the middle of the check makes it start again on the newer
 /// state: a live, healthy database is never called corrupt.
@@ -352,9 +371,20 @@ pub fn check_consistency(flags: &DbFlags) -> CliResult {
                     Err(e) => problems.push(e.to_string()),
                 }
             }
-            Ok(Some((tables, blocks, entries)))
+            let (mut blob_files, mut records) = (0usize, 0u64);
+            for (number, size) in db.live_blob_files() {
+                match verify_blob_file(dir, number, size) {
+                    Ok(n) => {
+                        blob_files += 1;
+                        records += n;
+                    }
+                    Err(e) if e.is_not_found() => return Ok(None),
+                    Err(e) => problems.push(e.to_string()),
+                }
+            }
+            Ok(Some(((tables, blocks, entries), (blob_files, records))))
         })?;
-        let Some((tables, blocks, entries)) = verified else {
+        let Some(((tables, blocks, entries), (blob_files, records))) = verified else {
             // A writer's compaction removed a table after the open read the
             // MANIFEST: check the newer state.
             continue;
@@ -362,7 +392,10 @@ pub fn check_consistency(flags: &DbFlags) -> CliResult {
         if !problems.is_empty() {
             return Err(CliError::Failed(problems.join("\n")));
         }
-        eprintln!("{tables} tables ({blocks} blocks, {entries} entries) verified");
+        eprintln!(
+            "{tables} tables ({blocks} blocks, {entries} entries) and {blob_files} blob files \
+             ({records} records) verified"
+        );
         return with_stdout(|out| out.write_all(b"OK\n").map_err(stdout_error));
     }
     Err(CliError::Failed(format!(

@@ -1,5 +1,5 @@
-//! The corruption sweep over a small live database: every file (tables, WAL,
-//! MANIFEST, CURRENT) has bytes XORed, bits flipped, or is truncated, and the
+//! The corruption sweep over a small live database: every file (tables, blob
+//! files, WAL, MANIFEST, CURRENT) has bytes XORed, bits flipped, or is truncated, and the
 //! database is reopened and read in full. Each case must end in the right
 //! answers or a clear error: no panic, no wrong value, no false NotFound, no
 //! hang, no single allocation over 64 MiB. A damaged WAL may cost its tail
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use strata::fs::SimFs;
-use strata::{Db, DbOptions, Error, Fs, WriteBatch, WriteOptions};
+use strata::{BlobOptions, Db, DbOptions, Error, Fs, WriteBatch, WriteOptions};
 
 /// Records the largest single allocation.
 struct Measuring;
@@ -95,11 +95,17 @@ fn options(fs: &SimFs) -> DbOptions {
         ..DbOptions::default()
     };
     o.table.block_size = 512;
+    // Values of 100 bytes and more (about half of them) live in blob files.
+    o.blob = BlobOptions {
+        enable_blob_files: true,
+        min_blob_size: 100,
+        ..BlobOptions::default()
+    };
     o
 }
 
 /// The files of a small database: two flushed tables (and what compaction
-/// made of them), a WAL holding the last batches, the MANIFEST and CURRENT.
+/// made of them) with their blob files, a WAL holding the last batches, the MANIFEST and CURRENT.
 fn build() -> BTreeMap<String, Vec<u8>> {
     let fs = SimFs::new(1);
     let db = Db::open(Path::new("/db"), options(&fs)).unwrap();
@@ -232,6 +238,7 @@ fn damaged_files_give_right_answers_or_clear_errors() {
     let clean = build();
     let names: Vec<String> = clean.keys().cloned().collect();
     assert!(names.iter().any(|n| n.ends_with(".sst")), "{names:?}");
+    assert!(names.iter().any(|n| n.ends_with(".blob")), "{names:?}");
     assert!(names.iter().any(|n| n.ends_with(".log")), "{names:?}");
     assert!(names.iter().any(|n| n.starts_with("MANIFEST")), "{names:?}");
     // The clean files read back in full.

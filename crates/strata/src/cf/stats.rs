@@ -29,6 +29,11 @@ pub struct LevelStats {
     pub jobs: u64,
     pub keys_in: u64,
     pub keys_dropped: u64,
+    /// Of `bytes_written`, the bytes written to blob files (`Wblob`).
+    pub blob_bytes_written: u64,
+    /// Bytes read from blob files by compactions (`Rblob`): values read back
+    /// for relocation, filters and merges.
+    pub blob_bytes_read: u64,
 }
 
 impl LevelStats {
@@ -44,6 +49,8 @@ impl LevelStats {
             jobs: self.jobs + other.jobs,
             keys_in: self.keys_in + other.keys_in,
             keys_dropped: self.keys_dropped + other.keys_dropped,
+            blob_bytes_written: self.blob_bytes_written + other.blob_bytes_written,
+            blob_bytes_read: self.blob_bytes_read + other.blob_bytes_read,
         }
     }
 
@@ -63,6 +70,10 @@ impl LevelStats {
             jobs: self.jobs.saturating_sub(earlier.jobs),
             keys_in: self.keys_in.saturating_sub(earlier.keys_in),
             keys_dropped: self.keys_dropped.saturating_sub(earlier.keys_dropped),
+            blob_bytes_written: self
+                .blob_bytes_written
+                .saturating_sub(earlier.blob_bytes_written),
+            blob_bytes_read: self.blob_bytes_read.saturating_sub(earlier.blob_bytes_read),
         }
     }
 }
@@ -111,11 +122,13 @@ impl CfStats {
         self.flush_bytes.load(Ordering::Relaxed)
     }
 
-    pub fn record_flush(&self, bytes: u64, micros: u64, cpu_micros: u64) {
+    /// Counts a flush that wrote `bytes`, `blob_bytes` of them to blob files.
+    pub fn record_flush(&self, bytes: u64, blob_bytes: u64, micros: u64, cpu_micros: u64) {
         self.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
         self.flushes.fetch_add(1, Ordering::Relaxed);
         let mut levels = self.levels.lock();
         levels[0].bytes_written += bytes;
+        levels[0].blob_bytes_written += blob_bytes;
         levels[0].micros += micros;
         levels[0].cpu_micros += cpu_micros;
         levels[0].jobs += 1;
@@ -129,6 +142,8 @@ impl CfStats {
         level.bytes_read_start += result.bytes_read_start;
         level.bytes_read_output += result.bytes_read_output;
         level.bytes_written += result.bytes_written;
+        level.blob_bytes_written += result.blob_bytes_written;
+        level.blob_bytes_read += result.blob_bytes_read;
         level.bytes_moved += result.bytes_moved;
         level.micros += result.micros;
         level.cpu_micros += result.cpu_micros;

@@ -51,6 +51,8 @@ pub struct SpanBlobs<'a> {
     builder: BlobFileBuilder<'a>,
     tally: GarbageTally,
     gc_cutoff: u64,
+    /// Record bytes read back from blob files.
+    bytes_read: std::cell::Cell<u64>,
 }
 
 /// What a span's blob work produced.
@@ -58,6 +60,7 @@ pub struct SpanBlobs<'a> {
 pub struct SpanBlobOutput {
     pub additions: Vec<BlobFileAddition>,
     pub bytes_written: u64,
+    pub bytes_read: u64,
     pub tally: GarbageTally,
 }
 
@@ -68,6 +71,7 @@ impl<'a> SpanBlobs<'a> {
             builder: BlobFileBuilder::new(out, ctx.options, level),
             tally: GarbageTally::default(),
             gc_cutoff,
+            bytes_read: std::cell::Cell::new(0),
         }
     }
 
@@ -89,9 +93,11 @@ impl<'a> SpanBlobs<'a> {
     /// The value of a `BlobIndex` entry, read from its blob file; `None`
     /// for other entries.
     pub fn resolve(&self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
-        let Some((user_key, _)) = blob_entry(key, value)? else {
+        let Some((user_key, reference)) = blob_entry(key, value)? else {
             return Ok(None);
         };
+        self.bytes_read
+            .set(self.bytes_read.get() + record_bytes(user_key, &reference));
         let read = BlobRead {
             cache: None,
             verify_checksums: true,
@@ -150,6 +156,7 @@ impl<'a> SpanBlobs<'a> {
         Ok(SpanBlobOutput {
             additions,
             bytes_written,
+            bytes_read: self.bytes_read.take(),
             tally: std::mem::take(&mut self.tally),
         })
     }

@@ -84,6 +84,8 @@ pub struct JobResult {
     pub bytes_written: u64,
     /// Of `bytes_written`, the bytes written to blob files.
     pub blob_bytes_written: u64,
+    /// Bytes read from blob files (values relocated, filtered or merged).
+    pub blob_bytes_read: u64,
     /// Bytes moved by a trivial move.
     pub bytes_moved: u64,
     pub counts: DropCounts,
@@ -147,6 +149,7 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
                 outputs.extend(span.finished);
                 blob_additions.extend(span.blobs.additions);
                 result.blob_bytes_written += span.blobs.bytes_written;
+                result.blob_bytes_read += span.blobs.bytes_read;
                 tally.merge(&span.blobs.tally);
                 result.counts.keys_in += span.counts.keys_in;
                 result.counts.keys_dropped += span.counts.keys_dropped;

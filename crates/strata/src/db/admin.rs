@@ -55,6 +55,8 @@ pub(super) fn destroy(dir: &Path, options: &DbOptions) -> Result<()> {
 pub struct ConsistencyReport {
     /// Table files checked (each exists with the size its MANIFEST records).
     pub tables_checked: usize,
+    /// Blob files checked the same way.
+    pub blob_files_checked: usize,
     /// Damage that replaying the WALs found now.
     pub wal_damage: Vec<WalDamage>,
     /// Damaged WALs an earlier read-write open set aside (`NNNNNN.log.corrupt`):
@@ -71,7 +73,7 @@ impl ConsistencyReport {
 
 /// Checks the database in `path` without writing anything (so beside a live
 /// writer too): the MANIFEST replays, every table it lists exists with its
-/// recorded size, and the WALs replay; damaged WALs, now or kept from earlier
+/// recorded size, and so does every blob file it links, and the WALs replay; damaged WALs, now or kept from earlier
 /// opens, are reported. Missing or short tables are an `Error::Corruption`
 /// naming each. Files a concurrent writer deletes in the middle of the check
 /// make it start again on the newer state, never a false alarm.
@@ -80,7 +82,7 @@ pub fn check_consistency(path: impl AsRef<Path>, options: &DbOptions) -> Result<
     let fs = &*options.fs;
     retry_while_changing(fs, dir, || {
         let db = Db::open_read_only(dir, options.clone())?;
-        let mut tables_checked = 0;
+        let (mut tables_checked, mut blob_files_checked) = (0, 0);
         let mut problems = Vec::new();
         let mut comparators = Vec::new();
         for cf in db.column_families() {
@@ -89,6 +91,7 @@ pub fn check_consistency(path: impl AsRef<Path>, options: &DbOptions) -> Result<
             let version = sv.version.clone();
             problems.extend(tables_not_whole(fs, dir, &version)?);
             tables_checked += version.all_files().count();
+            blob_files_checked += version.blob_files().len();
         }
         if !problems.is_empty() {
             // A writer beside the check deletes tables right after the
@@ -102,7 +105,9 @@ pub fn check_consistency(path: impl AsRef<Path>, options: &DbOptions) -> Result<
                 .families()
                 .flat_map(|(id, _)| {
                     let version = newest.current(id);
-                    let numbers: Vec<u64> = version.all_files().map(|(_, f)| f.number).collect();
+                    let mut numbers: Vec<u64> =
+                        version.all_files().map(|(_, f)| f.number).collect();
+                    numbers.extend(version.blob_files().keys().copied());
                     numbers
                 })
                 .collect();
@@ -111,6 +116,7 @@ pub fn check_consistency(path: impl AsRef<Path>, options: &DbOptions) -> Result<
         }
         Ok(ConsistencyReport {
             tables_checked,
+            blob_files_checked,
             wal_damage: db.inner.wal_damage.clone(),
             corrupt_wals: corrupt_wals(fs, dir)?,
         })

@@ -172,7 +172,9 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
     inner.tick(Ticker::BlobFileBytesWritten, out.blob_bytes);
     let micros = u64::try_from(out.micros).unwrap_or(u64::MAX);
     let cpu_micros = thread_cpu_micros().saturating_sub(cpu_start);
-    cf_shared.stats.record_flush(bytes, micros, cpu_micros);
+    cf_shared
+        .stats
+        .record_flush(bytes, out.blob_bytes, micros, cpu_micros);
     inner.stats.record_flush(bytes);
     inner.tick(Ticker::FlushWriteBytes, bytes);
     inner.install_super_version(state, id);

@@ -459,6 +459,17 @@ impl Db {
             .collect()
     }
 
+    /// Every blob file the default family's current version links, as
+    /// `(file number, size in bytes)`, by number.
+    pub fn live_blob_files(&self) -> Vec<(u64, u64)> {
+        let sv = self.inner.default_cf.super_version.load();
+        sv.version
+            .blob_files()
+            .iter()
+            .map(|(&number, b)| (number, b.addition.file_size))
+            .collect()
+    }
+
     /// The last sequence number visible to reads.
     pub fn latest_sequence_number(&self) -> SequenceNumber {
         self.inner.publisher.visible()

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::filename::{
-    current_file_name, manifest_file_name, parse_file_name, read_current_file, table_file_name,
+    blob_file_name, current_file_name, manifest_file_name, parse_file_name, read_current_file, table_file_name,
     FileType,
 };
 use crate::fs::{Fs, ReadFileOptions};
@@ -114,14 +114,14 @@ pub(super) fn check_levels(dir: &Path, version: &Version, num_levels: usize) -> 
     ))
 }
 
-/// Checks that every table of `version` exists with the size the MANIFEST
-/// recorded; the error names every missing or short file.
+/// Checks that every table and blob file of `version` exists with the size
+/// the MANIFEST recorded; the error names every missing or short file.
 pub(super) fn check_live_tables(fs: &dyn Fs, dir: &Path, version: &Version) -> Result<()> {
     not_whole_error(fs, dir, &tables_not_whole(fs, dir, version)?)
 }
 
-/// The tables of `version` missing or of another size than the MANIFEST
-/// recorded: each file number with what is wrong with it.
+/// The tables and blob files of `version` missing or of another size than
+/// the MANIFEST recorded: each file number with what is wrong with it.
 pub(super) fn tables_not_whole(
     fs: &dyn Fs,
     dir: &Path,
@@ -147,6 +147,24 @@ pub(super) fn tables_not_whole(
             Err(e) => return Err(e),
         }
     }
+    for (&number, blob) in version.blob_files() {
+        let path = blob_file_name(dir, number);
+        let recorded = blob.addition.file_size;
+        match fs.file_size(&path) {
+            Ok(size) if size == recorded => {}
+            Ok(size) => problems.push((
+                number,
+                format!(
+                    "{} (blob file) has {size} bytes, the MANIFEST recorded {recorded}",
+                    path.display()
+                ),
+            )),
+            Err(e) if e.is_not_found() => {
+                problems.push((number, format!("{} (blob file) is missing", path.display())))
+            }
+            Err(e) => return Err(e),
+        }
+    }
     Ok(problems)
 }
 
@@ -163,7 +181,7 @@ pub(super) fn not_whole_error(fs: &dyn Fs, dir: &Path, problems: &[(u64, String)
         manifest,
         0,
         format!(
-            "{} table file(s) the MANIFEST lists are not whole: {}",
+            "{} table or blob file(s) the MANIFEST lists are not whole: {}",
             problems.len(),
             listed.join("; ")
         ),

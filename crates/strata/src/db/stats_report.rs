@@ -147,7 +147,10 @@ fn row(out: &mut String, name: &str, shape: &LevelRow, w_amp: f64) {
     let read = s.bytes_read_start + s.bytes_read_output;
     // RocksDB adds a microsecond so that a job of no time divides by non-zero.
     let secs = (s.micros + 1) as f64 / 1e6;
-    let wnew = s.bytes_written.saturating_sub(s.bytes_read_output);
+    // As RocksDB: Write(GB) and Wnew(GB) are table bytes, Wblob(GB) the
+    // blob file bytes; W-Amp counts both.
+    let tables_written = s.bytes_written.saturating_sub(s.blob_bytes_written);
+    let wnew = tables_written.saturating_sub(s.bytes_read_output);
     let _ = writeln!(
         out,
         "{name:>4} {:>6}/{:<3} {:>8} {:5.1} {:8.1} {:7.1} {:8.1} {:9.1} {:8.1} {:9.1} {w_amp:5.1} {:8.1} {:8.1} {:9.2} {:17.2} {:9} {:8.3} {:>7} {:>6} {:9.1} {:9.1}",
@@ -158,7 +161,7 @@ fn row(out: &mut String, name: &str, shape: &LevelRow, w_amp: f64) {
         read as f64 / GIB,
         s.bytes_read_start as f64 / GIB,
         s.bytes_read_output as f64 / GIB,
-        s.bytes_written as f64 / GIB,
+        tables_written as f64 / GIB,
         wnew as f64 / GIB,
         s.bytes_moved as f64 / GIB,
         read as f64 / MIB / secs,
@@ -169,8 +172,8 @@ fn row(out: &mut String, name: &str, shape: &LevelRow, w_amp: f64) {
         if s.jobs == 0 { 0.0 } else { s.micros as f64 / 1e6 / s.jobs as f64 },
         human_count(s.keys_in),
         human_count(s.keys_dropped),
-        0.0,
-        0.0,
+        s.blob_bytes_read as f64 / GIB,
+        s.blob_bytes_written as f64 / GIB,
     );
 }
 
@@ -237,6 +240,8 @@ struct CompactionInput {
     stalls: [u64; STALL_COUNTERS],
     opened_at: Instant,
     at: Instant,
+    /// The family's linked blob files: count, total bytes, garbage bytes.
+    blob_files: (usize, u64, u64),
 }
 
 /// The compaction half: the table, then the uptime, flush, compaction and
@@ -279,9 +284,15 @@ fn render_compaction(
         &interval,
         ratio(interval.stats.bytes_written, interval_flushed),
     );
-    // RocksDB prints its blob file summary here; Strata has no blob files yet.
-    out.push_str(
-        "\nBlob file count: 0, total size: 0.0 GB, garbage size: 0.0 GB, space amp: 0.0\n\n",
+    // RocksDB's blob file summary; space amp is total over live bytes.
+    let (count, total, garbage) = input.blob_files;
+    let _ = write!(
+        out,
+        "\nBlob file count: {count}, total size: {:.1} GB, garbage size: {:.1} GB, space amp: \
+         {:.1}\n\n",
+        total as f64 / GIB,
+        garbage as f64 / GIB,
+        ratio(total, total.saturating_sub(garbage)),
     );
     let uptime = seconds(input.at, input.opened_at);
     let interval_secs = seconds(input.at, earlier.at);
@@ -386,6 +397,10 @@ pub(super) fn cfstats(inner: &DbInner, cf: &CfShared) -> String {
             })
         })
         .collect();
+    let blobs = version.blob_files().values();
+    let blob_files = blobs.fold((0, 0, 0), |(n, total, garbage), b| {
+        (n + 1, total + b.addition.file_size, garbage + b.garbage_bytes)
+    });
     let input = CompactionInput {
         name: cf.name.clone(),
         rows,
@@ -393,6 +408,7 @@ pub(super) fn cfstats(inner: &DbInner, cf: &CfShared) -> String {
         stalls: stats.stall_counts(),
         opened_at: inner.opened_at,
         at: Instant::now(),
+        blob_files,
     };
     let mut marks = inner.stats.marks.lock();
     let earlier = marks

@@ -85,6 +85,10 @@ fn known_rows() -> Vec<LevelRow> {
         jobs: 3,
         keys_in: 40_000,
         keys_dropped: 123,
+        // Of the 3.6 GiB written, 1 GiB went to blob files; 0.5 GiB of
+        // values were read back from them.
+        blob_bytes_written: GIB_U,
+        blob_bytes_read: GIB_U / 2,
     };
     vec![
         level_row(0, 2, 128 << 20, flush),
@@ -107,6 +111,7 @@ fn the_table_parses_back_and_w_amp_is_rocksdbs() {
         stalls: [5, 2, 1, 1, 0, 3, 4, 6],
         opened_at,
         at: opened_at + Duration::from_secs(100),
+        blob_files: (4, 3 * GIB_U, GIB_U),
     };
     let (report, mark) = render_compaction(&input, &CompactionMark::zero(opened_at));
     let rows = parse_table(&report);
@@ -122,7 +127,9 @@ fn the_table_parses_back_and_w_amp_is_rocksdbs() {
     // Sum: everything written (2 + 2.8 + 3.6) over everything flushed (2).
     assert_eq!(cell("Sum", "W-Amp"), "4.2");
     assert_eq!(cell("Sum", "Files"), "72/3");
-    assert_eq!(cell("Sum", "Write(GB)"), "8.4");
+    // Table bytes only: 1 GiB of L2's went to blob files.
+    assert_eq!(cell("Sum", "Write(GB)"), "7.4");
+    assert_eq!(cell("Sum", "Wblob(GB)"), "1.0");
     assert_eq!(cell("Sum", "Read(GB)"), "7.0");
     assert_eq!(cell("Sum", "Rn(GB)"), "3.0");
     assert_eq!(cell("Sum", "Rnp1(GB)"), "4.0");
@@ -140,7 +147,7 @@ fn the_table_parses_back_and_w_amp_is_rocksdbs() {
     assert_eq!(cell("L1", "Rd(MB/s)"), "307.2");
     assert_eq!(cell("L1", "Wr(MB/s)"), "286.7");
     // The first report's interval is everything since open.
-    assert_eq!(cell("Int", "Write(GB)"), "8.4");
+    assert_eq!(cell("Int", "Write(GB)"), "7.4");
     assert_eq!(cell("Int", "W-Amp"), "4.2");
     assert_eq!(cell("Int", "Files"), "0/0");
 
@@ -152,7 +159,18 @@ fn the_table_parses_back_and_w_amp_is_rocksdbs() {
             .to_string()
     };
     assert!(report.contains(" Int "), "{report}");
-    assert!(report.contains("\n\nBlob file count: 0, total size: 0.0 GB"));
+    assert!(
+        report.contains(
+            "\n\nBlob file count: 4, total size: 3.0 GB, garbage size: 1.0 GB, space amp: 1.5\n"
+        ),
+        "{report}"
+    );
+    // Write(GB) is table bytes; blob bytes are in Wblob(GB), and W-Amp
+    // counts both (3.6 over the 1 GiB read from L1).
+    assert_eq!(cell("L2", "Write(GB)"), "2.6");
+    assert_eq!(cell("L2", "Wblob(GB)"), "1.0");
+    assert_eq!(cell("L2", "Rblob(GB)"), "0.5");
+    assert_eq!(cell("L2", "W-Amp"), "3.6");
     assert_eq!(
         line("Uptime(secs)"),
         "Uptime(secs): 100.0 total, 100.0 interval"
@@ -298,6 +316,7 @@ fn a_row_reproduces_the_issues_example() {
         jobs: 2,
         keys_in: 4_494_000,
         keys_dropped: 1_608_000,
+        ..LevelStats::default()
     };
     let mut out = String::new();
     let shape = LevelRow {
