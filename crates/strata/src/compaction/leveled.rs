@@ -21,7 +21,7 @@ use super::{key_range, CompactionReason, CompactionTask};
 use crate::compression::CompressionType;
 use crate::key::user_key;
 use crate::key_order::KeyComparator;
-use crate::options::CompactionOptions;
+use crate::options::{BlobOptions, CompactionOptions};
 use crate::version::{FileMetaData, Version, NUM_LEVELS};
 
 /// Target sizes of the levels, and the base level.
@@ -251,6 +251,70 @@ pub fn manual_task(
         (CompactionReason::Manual, 0.0),
         (level, inputs, output_level),
     )
+}
+
+/// RocksDB's forced blob garbage collection under leveled compaction: when
+/// the blob files within `blob_garbage_collection_age_cutoff` (the oldest
+/// ones) hold garbage of at least `blob_garbage_collection_force_threshold`
+/// of their record bytes, a table that references the oldest of them is
+/// rewritten (into the next level, or in place at the last), which relocates
+/// its values out of those files. `None` when garbage collection is off,
+/// nothing is due, or every such table is busy.
+pub fn pick_forced_blob_gc(
+    version: &Version,
+    options: &CompactionOptions,
+    blob: &BlobOptions,
+    default_compression: CompressionType,
+    busy: &HashSet<u64>,
+) -> Option<CompactionTask> {
+    if !blob.enable_blob_garbage_collection {
+        return None;
+    }
+    let files = version.blob_files();
+    let within = (blob.blob_garbage_collection_age_cutoff * files.len() as f64).floor() as usize;
+    let (garbage, total) = files
+        .values()
+        .take(within)
+        .fold((0u64, 0u64), |(g, t), b| {
+            (g + b.garbage_bytes, t + b.addition.record_bytes)
+        });
+    if within == 0 || (garbage as f64) < blob.blob_garbage_collection_force_threshold * total as f64 {
+        return None;
+    }
+    let oldest = *files.keys().next()?;
+    let targets = level_targets(version, options);
+    let last_level = options.num_levels - 1;
+    let order = version.order();
+    (0..options.num_levels).find_map(|level| {
+        let files = version.files(level);
+        let i = files
+            .iter()
+            .position(|f| f.blob_files.contains(&oldest) && !busy.contains(&f.number))?;
+        let (inputs, output_level) = match level {
+            0 => (
+                with_overlapping_l0(files, vec![files[i].clone()], order),
+                targets.base_level,
+            ),
+            _ if level == last_level => (expand_to_clean_cut(files, i, order), level),
+            _ => (expand_to_clean_cut(files, i, order), level + 1),
+        };
+        if inputs.iter().any(|f| busy.contains(&f.number)) {
+            return None;
+        }
+        let mut task = build_task(
+            version,
+            options,
+            default_compression,
+            &targets,
+            busy,
+            (CompactionReason::ForcedBlobGc, garbage as f64 / total.max(1) as f64),
+            (level, inputs, output_level),
+        )?;
+        // A move would carry the references along: the values must be read
+        // and written again.
+        task.trivial_move = false;
+        Some(task)
+    })
 }
 
 /// `chosen` L0 files plus every L0 file that shares a key with them, again

@@ -332,3 +332,65 @@ fn manual_l0_compaction_takes_the_overlapping_older_files_too() {
     let numbers: Vec<u64> = task.inputs.iter().map(|f| f.number).collect();
     assert_eq!(numbers, vec![3], "files sharing no key stay");
 }
+
+/// Forced blob garbage collection: with the oldest blob files' garbage at
+/// the threshold, the table referencing the oldest one is rewritten (never
+/// moved); below it, or with collection off, nothing is picked.
+#[test]
+fn forced_blob_gc_rewrites_the_tables_of_the_oldest_blob_file() {
+    use crate::version::{BlobFileAddition, BlobFileGarbage};
+    let options = CompactionOptions::default();
+    let with_garbage = |garbage: u64| {
+        let mut edit = VersionEdit::new();
+        let mut old = file(10, 0, 99, MIB, 5);
+        old.blob_files = vec![1];
+        let mut newer = file(11, 100, 199, MIB, 6);
+        newer.blob_files = vec![2, 3];
+        edit.add_file(1, old).add_file(1, newer);
+        for number in 1..=4 {
+            edit.blob_file_additions.push(BlobFileAddition {
+                number,
+                record_count: 100,
+                record_bytes: 1000,
+                file_size: 1056,
+            });
+        }
+        let mut four = file(12, 200, 299, MIB, 7);
+        four.blob_files = vec![4];
+        edit.add_file(2, four);
+        edit.blob_file_garbage.push(BlobFileGarbage {
+            number: 1,
+            count: garbage / 10,
+            bytes: garbage,
+        });
+        Version::default().apply(&edit).unwrap()
+    };
+    let blob = BlobOptions {
+        enable_blob_files: true,
+        enable_blob_garbage_collection: true,
+        // The two oldest of four files; forced at 40% garbage.
+        blob_garbage_collection_age_cutoff: 0.5,
+        blob_garbage_collection_force_threshold: 0.4,
+        ..BlobOptions::default()
+    };
+    let none = HashSet::new();
+    let pick = |v: &Version, b: &BlobOptions, busy: &HashSet<u64>| {
+        pick_forced_blob_gc(v, &options, b, CompressionType::None, busy)
+    };
+    // 700 of the 2000 bytes of files 1 and 2 are garbage: 35%.
+    assert!(pick(&with_garbage(700), &blob, &none).is_none());
+    // 800 of 2000: 40%, due. Table 10 (L1) references file 1.
+    let v = with_garbage(800);
+    let task = pick(&v, &blob, &none).expect("due");
+    assert_eq!(task.reason, CompactionReason::ForcedBlobGc);
+    assert_eq!(task.inputs.iter().map(|f| f.number).collect::<Vec<_>>(), [10]);
+    assert_eq!(task.output_level, 2);
+    assert!(!task.trivial_move, "a move would keep the references");
+    // Busy, or collection off: nothing.
+    assert!(pick(&v, &blob, &HashSet::from([10])).is_none());
+    let off = BlobOptions {
+        enable_blob_garbage_collection: false,
+        ..blob.clone()
+    };
+    assert!(pick(&v, &off, &none).is_none());
+}

@@ -41,6 +41,10 @@ pub enum CompactionReason {
     FifoMaxSize,
     /// FIFO: tables older than `ttl`.
     FifoTtl,
+    /// Leveled with blob garbage collection: the oldest blob files hold
+    /// garbage past `blob_garbage_collection_force_threshold`, and these
+    /// tables reference the oldest of them.
+    ForcedBlobGc,
 }
 
 /// One compaction, as a picker describes it: which files, into which level, and

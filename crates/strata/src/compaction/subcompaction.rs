@@ -48,6 +48,7 @@ fn may_split(task: &CompactionTask) -> bool {
         | CompactionReason::UniversalSizeRatio
         | CompactionReason::UniversalSortedRunNum => true,
         CompactionReason::L0FilesNum | CompactionReason::LevelMaxLevelSize => task.start_level == 0,
+        CompactionReason::ForcedBlobGc => false,
         CompactionReason::FifoMaxSize | CompactionReason::FifoTtl => false,
     }
 }

@@ -114,7 +114,13 @@ pub(super) fn pick_task_of(inner: &DbInner, state: &DbState, id: u32) -> Option<
     let version = state.versions.current(id);
     let codec = family.options.table.compression;
     match options.compaction_style {
-        CompactionStyle::Level => leveled::pick(&version, options, codec, &state.jobs.compacting),
+        CompactionStyle::Level => {
+            let busy = &state.jobs.compacting;
+            leveled::pick(&version, options, codec, busy).or_else(|| {
+                let blob = &family.options.blob;
+                leveled::pick_forced_blob_gc(&version, options, blob, codec, busy)
+            })
+        }
         CompactionStyle::Universal => universal::pick(&version, options, codec, &state.jobs.compacting),
         CompactionStyle::Fifo => {
             let expired = expired_tables(inner, &version, options.ttl);

@@ -703,7 +703,7 @@ fn check_consistency_names_missing_and_short_tables() {
     let err = strata::check_consistency(p("/db"), &sim_options(&fs)).unwrap_err();
     assert!(err.is_corruption(), "{err}");
     let text = err.to_string();
-    assert!(text.contains("2 table file(s)"), "{text}");
+    assert!(text.contains("2 table or blob file(s)"), "{text}");
     assert!(text.contains(&format!("{} (L", tables[0])), "{text}");
     assert!(text.contains("is missing"), "{text}");
     assert!(text.contains(&format!("{} (L", tables[1])), "{text}");

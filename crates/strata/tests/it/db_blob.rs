@@ -386,8 +386,9 @@ fn set_options_turns_blob_files_on() {
     assert_eq!(db.get("b").unwrap().unwrap().to_vec(), big(2));
 }
 
-/// A missing blob file and a damaged record are Corruption naming the blob
-/// file, never a wrong value or a panic.
+/// A damaged record is Corruption naming the blob file on the reads that
+/// meet it, and a missing blob file fails the open naming it: never a wrong
+/// value or a panic.
 #[test]
 fn missing_or_damaged_blob_files_are_corruption() {
     let fs = SimFs::new(8);
@@ -411,15 +412,15 @@ fn missing_or_damaged_blob_files_are_corruption() {
         }
     }
     drop(db);
+    // A missing one stops the open, as a missing table does.
     fs.remove(&path).unwrap();
-    let db = open(&fs, blob_options());
-    match db.get("k") {
+    match Db::open(Path::new("/db"), options(&fs, blob_options())) {
         Err(e @ Error::Corruption { .. }) => {
             assert!(
                 e.to_string().contains(&name) && e.to_string().contains("missing"),
                 "{e}"
             )
         }
-        other => panic!("missing blob file read as {other:?}"),
+        other => panic!("opened without a blob file: {:?}", other.map(|_| ())),
     }
 }

@@ -395,6 +395,8 @@ fn model_with_blob_files() {
             blob_file_starting_level: (seed % 3) as usize,
             enable_blob_garbage_collection: seed % 4 < 2,
             blob_garbage_collection_age_cutoff: 0.5,
+            // And forced collection for a quarter of them.
+            blob_garbage_collection_force_threshold: if seed % 4 == 0 { 0.3 } else { 1.0 },
             ..BlobOptions::default()
         };
         run_with_blobs(seed, 4000, &compaction, &blob);
