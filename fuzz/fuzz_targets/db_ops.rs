@@ -3,8 +3,8 @@
 //! batch across families, get, batched multi_get across families, scan,
 //! prefix seek,
 //! snapshot read, flush, compaction, reopen, crash and reopen) on a small
-//! database with three families on the simulated file system, the third in
-//! reverse bytewise order. Every read must agree with the model, and after a
+//! database with three families on the simulated file system, the second
+//! with its values in blob files, the third in reverse bytewise order. Every read must agree with the model, and after a
 //! crash the database must hold the models' state after some write at or
 //! after the last sync (unsynced writes may or may not survive, in order,
 //! and a batch across families survives or vanishes whole).
@@ -19,7 +19,7 @@ use strata::fs::sim::{CrashMode, DataLoss};
 use strata::fs::SimFs;
 use strata::merge::StringAppendOperator;
 use strata::{
-    ColumnFamily, Db, DbOptions, PrefixExtractor, ReadOptions, ReverseBytewiseComparator,
+    BlobOptions, ColumnFamily, Db, DbOptions, PrefixExtractor, ReadOptions, ReverseBytewiseComparator,
     WriteBatch, WriteOptions,
 };
 
@@ -56,6 +56,16 @@ fn open(fs: &SimFs) -> (Db, [ColumnFamily; 3]) {
     let mut other = options.cf_options();
     other.table.prefix_extractor = Some(OTHER_EXTRACTOR);
     other.table.whole_key_filtering = false;
+    // Its values of 4 bytes and more live in tiny blob files, collected by
+    // every compaction.
+    other.blob = BlobOptions {
+        enable_blob_files: true,
+        min_blob_size: 4,
+        blob_file_size: 1024,
+        enable_blob_garbage_collection: true,
+        blob_garbage_collection_age_cutoff: 1.0,
+        ..BlobOptions::default()
+    };
     let mut rev = options.cf_options();
     rev.comparator = Arc::new(ReverseBytewiseComparator);
     rev.table.prefix_extractor = None;
