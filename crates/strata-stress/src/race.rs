@@ -139,6 +139,7 @@ fn cycle(
         },
         ..DbOptions::default()
     };
+    eprintln!("strata-stress: race: {}", options.blob);
     let side_options = options.cf_options();
     let opened = Db::open(dir.join("db"), options)
         .and_then(|db| Ok((db.create_column_family("side", side_options)?, db)));
