@@ -159,6 +159,15 @@ fn idump_and_sst_dump_show_blob_references() {
     );
 }
 
+/// Flips a byte of the last record's stored value: the file's size still
+/// agrees with the MANIFEST, the record's checksum does not.
+fn flip_value_byte(blob: &Path) {
+    let mut bytes = std::fs::read(blob).expect("read");
+    let at = bytes.len() - 32 - 10;
+    bytes[at] ^= 1;
+    std::fs::write(blob, &bytes).expect("write");
+}
+
 #[test]
 fn checkconsistency_verifies_blob_files() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -170,12 +179,7 @@ fn checkconsistency_verifies_blob_files() {
         "{}",
         stderr(&out)
     );
-    // A flipped byte in the stored value: the sizes still agree, the
-    // record's checksum does not.
-    let mut bytes = std::fs::read(&blob).expect("read");
-    let at = bytes.len() - 32 - 10;
-    bytes[at] ^= 1;
-    std::fs::write(&blob, &bytes).expect("write");
+    flip_value_byte(&blob);
     let out = strata(&[&format!("--db={db}"), "checkconsistency"], "");
     assert!(!out.status.success());
     let name = blob
@@ -184,4 +188,22 @@ fn checkconsistency_verifies_blob_files() {
         .to_string_lossy()
         .into_owned();
     assert!(stderr(&out).contains(&name), "{}", stderr(&out));
+}
+
+#[test]
+fn sst_verify_checks_a_blob_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_, blob) = db_with_blobs(dir.path());
+    let file = format!("--file={}", blob.display());
+    let out = strata(&["sst", "verify", &file], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 blob records checked"),
+        "{}",
+        stderr(&out)
+    );
+    flip_value_byte(&blob);
+    let out = strata(&["sst", "verify", &file], "");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("Corruption"), "{}", stderr(&out));
 }
