@@ -63,6 +63,9 @@ pub enum DbCommand {
     /// Compact the keys in [--from, --to] (all keys by default) down to the
     /// last level; prints nothing on success (as ldb's compact).
     Compact(CompactArgs),
+    /// Make an openable copy of the database in --checkpoint_dir (which must
+    /// not exist), hard-linking its files where it can; prints OK.
+    Checkpoint(CheckpointArgs),
     /// Open the DB, read every WAL and verify every live table; prints OK.
     #[command(name = "checkconsistency")]
     CheckConsistency(FlagsOnly),
@@ -75,6 +78,15 @@ pub enum DbCommand {
     /// Drop the column family named NAME; prints OK.
     #[command(name = "drop_column_family")]
     DropColumnFamily(cf_cmd::FamilyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckpointArgs {
+    #[command(flatten)]
+    flags: DbFlags,
+    /// Where the copy goes.
+    #[arg(long = "checkpoint_dir")]
+    checkpoint_dir: std::path::PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -201,6 +213,7 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
         DbCommand::GetProperty(a) => get_property(&before.merge(&a.flags)?, &a),
         DbCommand::ApproxSize(a) => approx_size(&before.merge(&a.flags)?, &a),
         DbCommand::Compact(a) => compact(&before.merge(&a.flags)?, &a),
+        DbCommand::Checkpoint(a) => checkpoint(&before.merge(&a.flags)?, &a),
         DbCommand::ManifestDump(a) => {
             let flags = before.merge(&a.flags)?;
             inspect::manifest_dump(&flags, &a)
@@ -246,6 +259,14 @@ fn approx_size(flags: &DbFlags, a: &CompactArgs) -> CliResult {
             .map_err(context("approxsize failed"))
     })?;
     with_stdout(|out| writeln!(out, "{size}").map_err(stdout_error))
+}
+
+fn checkpoint(flags: &DbFlags, a: &CheckpointArgs) -> CliResult {
+    with_db(flags, DbOptions::default(), |db, _| {
+        db.create_checkpoint(&a.checkpoint_dir)
+            .map_err(context("Checkpoint failed"))
+    })?;
+    print_ok()
 }
 
 fn compact(flags: &DbFlags, a: &CompactArgs) -> CliResult {

@@ -39,6 +39,7 @@ pub const CRASH_POINTS: &[&str] = &[
     "compaction.output_finished",
     "compaction.before_install",
     "compaction.installed",
+    "blob.gc_before_install",
     "table.delete_obsolete",
     "blob.delete_obsolete",
     "cf.create.applied",

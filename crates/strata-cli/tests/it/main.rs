@@ -6,6 +6,7 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 mod blob;
+mod checkpoint;
 mod db;
 mod idump;
 mod sst;

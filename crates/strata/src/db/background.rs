@@ -236,6 +236,10 @@ fn logs_needed_after_flush(state: &DbState, flushed: u32) -> u64 {
 /// tables named by a durable MANIFEST edit.
 pub(super) fn delete_obsolete_wals(inner: &DbInner, log_number: u64) {
     inner.retired_wals.forget_below(log_number);
+    if inner.state.lock().jobs.deletions_held > 0 {
+        // A checkpoint is copying WALs; the next flush deletes these.
+        return;
+    }
     let Ok(names) = inner.fs.list(&inner.dir) else {
         return;
     };

@@ -325,6 +325,11 @@ fn run_task(
     // once the edit is installed, would stay on disk until the next job.
     drop(version);
     crash_point!("compaction.before_install");
+    if outcome.as_ref().is_ok_and(|r| !r.edit.blob_file_garbage.is_empty()) {
+        // The edit moves blob file garbage (and, with collection on,
+        // relocated values) into the version.
+        crash_point!("blob.gc_before_install");
+    }
     let installed = match outcome {
         Ok(mut result) => {
             let filtered = result.filter_changes > 0;
@@ -584,7 +589,9 @@ pub(super) fn keep_set(state: &mut DbState) -> KeepSet {
     // After a background error nothing is deleted: a MANIFEST append whose
     // sync failed may still be on disk and name files the in-memory version
     // does not have. The next open cleans up against the recovered version.
-    let floor = if state.recovery.bg_error.is_some() {
+    // While a checkpoint is being made nothing is deleted either; the sweep
+    // after it does the work.
+    let floor = if state.recovery.bg_error.is_some() || state.jobs.deletions_held > 0 {
         0
     } else {
         state

@@ -12,6 +12,7 @@
 
 mod admin;
 mod background;
+mod checkpoint;
 mod compact;
 mod db_options;
 mod families;
@@ -468,6 +469,33 @@ impl Db {
             .iter()
             .map(|(&number, b)| (number, b.addition.file_size))
             .collect()
+    }
+
+    /// Makes an openable copy of the database in `dir`, which must not exist,
+    /// while writes go on (RocksDB's `Checkpoint::CreateCheckpoint`): tables
+    /// and blob files hard-linked where the file system allows (copied
+    /// otherwise), the WALs still needed copied, a MANIFEST, CURRENT and the
+    /// OPTIONS file written for the copy. Every write acknowledged before the
+    /// call is in the copy, and a batch is in it whole or not at all.
+    ///
+    /// ```
+    /// use strata::{Db, DbOptions};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Db::open(dir.path().join("db"), DbOptions { create_if_missing: true, ..Default::default() })?;
+    /// db.put("k", "v")?;
+    /// db.create_checkpoint(dir.path().join("copy"))?;
+    /// db.put("k", "later")?;
+    /// let copy = Db::open(dir.path().join("copy"), DbOptions::default())?;
+    /// assert_eq!(copy.get("k")?.as_deref(), Some(&b"v"[..]));
+    /// // An existing directory is refused.
+    /// assert!(db.create_checkpoint(dir.path().join("copy")).is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn create_checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
+        checkpoint::create(&self.inner, dir.as_ref())
     }
 
     /// The last sequence number visible to reads.

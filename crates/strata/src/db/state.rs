@@ -80,6 +80,9 @@ pub(crate) struct JobState {
     /// A MANIFEST write is in flight with the mutex released; other MANIFEST
     /// writers wait for their turn (see `manifest_writer.rs`).
     pub(super) manifest_busy: bool,
+    /// Checkpoints being made: while any is, no obsolete table, blob file or
+    /// WAL is deleted (see `checkpoint.rs`).
+    pub(super) deletions_held: u32,
 }
 
 impl JobState {
@@ -93,6 +96,7 @@ impl JobState {
             compaction_retry_at: None,
             obsolete_held: false,
             flushes_completed: 0,
+            deletions_held: 0,
             manifest_busy: false,
         }
     }

@@ -70,6 +70,13 @@ macro_rules! forward_to_inner {
         fn exists(&self, path: &std::path::Path) -> $crate::error::Result<bool> {
             self.inner.exists(path)
         }
+        fn hard_link(
+            &self,
+            from: &std::path::Path,
+            to: &std::path::Path,
+        ) -> $crate::error::Result<bool> {
+            self.inner.hard_link(from, to)
+        }
     };
 }
 pub(crate) use forward_to_inner;
@@ -235,4 +242,11 @@ pub trait Fs: Send + Sync + fmt::Debug {
     fn file_size(&self, path: &Path) -> Result<u64>;
     /// Whether a file or directory exists.
     fn exists(&self, path: &Path) -> Result<bool>;
+    /// Makes `to` a second name of the file `from` (a hard link). `Ok(false)`
+    /// when this file system cannot link these two (another device, no
+    /// support): the caller copies instead. By default it never links.
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<bool> {
+        let _ = (from, to);
+        Ok(false)
+    }
 }

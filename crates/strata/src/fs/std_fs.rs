@@ -159,6 +159,23 @@ impl Fs for StdFs {
     fn exists(&self, path: &Path) -> Result<bool> {
         path.try_exists().map_err(|e| Error::io("stat", path, e))
     }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<bool> {
+        match std::fs::hard_link(from, to) {
+            Ok(()) => Ok(true),
+            // Another device, a file system without links, or too many of
+            // them: the caller copies.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EXDEV | libc::EPERM | libc::EOPNOTSUPP | libc::EMLINK)
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(Error::io("link", to, e)),
+        }
+    }
 }
 
 /// A file being appended to through a user-space buffer.

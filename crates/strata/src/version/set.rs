@@ -45,6 +45,22 @@ fn open_manifest(fs: &dyn Fs, dir: &Path) -> Result<(u64, PathBuf, LogReader)> {
     Ok((manifest_number, path, reader))
 }
 
+/// Writes MANIFEST `number` in `dir` holding `edits` and syncs it; returns
+/// its writer, for appends. CURRENT is the caller's to switch.
+pub fn write_manifest(
+    fs: &dyn Fs,
+    dir: &Path,
+    number: u64,
+    edits: &[VersionEdit],
+) -> Result<LogWriter> {
+    let mut writer = LogWriter::new(fs.create(&manifest_file_name(dir, number))?);
+    for edit in edits {
+        writer.add_record(&edit.encode())?;
+    }
+    writer.sync()?;
+    Ok(writer)
+}
+
 /// The names of the live families the MANIFEST in `dir` records, by id
 /// (the default family first), read from the records that create and drop
 /// families alone: no version is built, so no family's comparator is
@@ -472,17 +488,24 @@ impl VersionSet {
             }
             self.min_log_number_to_keep = self.min_log_number_to_keep.max(l);
         }
-        let path = manifest_file_name(&self.dir, number);
-        let mut writer = LogWriter::new(self.fs.create(&path)?);
-        for edit in self.snapshot_edits() {
-            writer.add_record(&edit.encode())?;
-        }
-        writer.sync()?;
+        let writer = write_manifest(&*self.fs, &self.dir, number, &self.snapshot_edits())?;
         crash_point!("manifest.new.written");
         set_current_file(&*self.fs, &self.dir, number)?;
         let old = std::mem::replace(&mut self.manifest_number, number);
         self.manifest = Some(Arc::new(Mutex::new(writer)));
         Ok(old)
+    }
+
+    /// The records of a MANIFEST numbered `manifest_number` that holds the
+    /// whole state, for a copy of the database (a checkpoint): the current
+    /// records, with the next file number past `manifest_number`.
+    pub fn manifest_for_copy(&self, manifest_number: u64) -> Vec<VersionEdit> {
+        let mut edits = self.snapshot_edits();
+        if let Some(first) = edits.first_mut() {
+            let next = self.next_file_number.max(manifest_number + 1);
+            first.set_next_file_number(next);
+        }
+        edits
     }
 
     /// Installs the version `edit` produces without writing the MANIFEST: for

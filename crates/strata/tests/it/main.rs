@@ -7,6 +7,7 @@ mod db_bad_input;
 mod db_basic;
 mod db_blob;
 mod db_cache;
+mod db_checkpoint;
 mod db_compaction;
 mod db_compaction_filter;
 mod db_comparator;
