@@ -141,6 +141,11 @@ fn cycle(
     };
     eprintln!("strata-stress: race: {}", options.blob);
     let side_options = options.cf_options();
+    let copies = Arc::new(Checkpoints {
+        dir: dir.to_path_buf(),
+        options: options.clone(),
+        checked: AtomicU64::new(0),
+    });
     let opened = Db::open(dir.join("db"), options)
         .and_then(|db| Ok((db.create_column_family("side", side_options)?, db)));
     let (side, db) = match opened {
@@ -156,8 +161,10 @@ fn cycle(
     }
     let mut threads = Vec::new();
     {
-        let (db, side, shared) = (db.clone(), side.clone(), shared.clone());
-        threads.push(std::thread::spawn(move || churn(&db, &side, &shared)));
+        let (db, side, shared, copies) = (db.clone(), side.clone(), shared.clone(), copies.clone());
+        threads.push(std::thread::spawn(move || {
+            churn(&db, &side, &shared, &copies)
+        }));
     }
     for _ in 0..readers {
         let (db, side, shared) = (db.clone(), side.clone(), shared.clone());
@@ -182,6 +189,10 @@ fn cycle(
             shared.violate("a race thread panicked".into());
         }
     }
+    eprintln!(
+        "strata-stress: race: {} checkpoints taken during writes and checked",
+        copies.checked.load(Ordering::Relaxed)
+    );
     let done = Done {
         writes: n,
         reads: shared.reads.load(Ordering::Relaxed),
@@ -243,8 +254,10 @@ fn write_pair(db: &Db, side: &ColumnFamily, n: u64) -> strata::Result<()> {
     db.write(&strata::WriteOptions::default(), batch)
 }
 
-/// Flushes and compacts both families until the cycle ends.
-fn churn(db: &Db, side: &ColumnFamily, shared: &Shared) {
+/// Flushes and compacts both families until the cycle ends, taking a
+/// checkpoint every fourth round.
+fn churn(db: &Db, side: &ColumnFamily, shared: &Shared, copies: &Checkpoints) {
+    let mut rounds = 0u64;
     while !shared.done.load(Ordering::Relaxed) {
         let round = db
             .flush()
@@ -254,6 +267,64 @@ fn churn(db: &Db, side: &ColumnFamily, shared: &Shared) {
         if let Err(e) = round {
             shared.violate(format!("flush or compaction failed: {e}"));
         }
+        rounds += 1;
+        if rounds % 4 == 0 {
+            if let Err(what) = copies.take_and_check(db, shared, rounds) {
+                shared.violate(what);
+            }
+        }
+    }
+}
+
+/// Checkpoints of the racing database, each opened and checked.
+struct Checkpoints {
+    dir: std::path::PathBuf,
+    options: DbOptions,
+    checked: AtomicU64,
+}
+
+impl Checkpoints {
+    /// Takes a checkpoint while the writer goes on, opens it, and checks it
+    /// holds a whole batch at least as new as the last acknowledged before
+    /// the call, in both families, with the counter merged up to it.
+    fn take_and_check(&self, db: &Db, shared: &Shared, round: u64) -> Result<(), String> {
+        let floor = shared.acked.load(Ordering::SeqCst);
+        let path = self.dir.join(format!("checkpoint-{round}"));
+        db.create_checkpoint(&path)
+            .map_err(|e| format!("checkpoint failed: {e}"))?;
+        let side_options = self.options.cf_options();
+        let copy = Db::open_cf(&path, self.options.clone(), [("side", side_options)])
+            .map_err(|e| format!("opening checkpoint {}: {e}", path.display()))?;
+        let side = copy
+            .cf_handle("side")
+            .ok_or("the checkpoint lacks family side")?;
+        let k = number(copy.get(b"k"), "k in the checkpoint")?;
+        let k2 = number(copy.get(b"k2"), "k2 in the checkpoint")?;
+        let side_k = number(copy.get_cf(&side, b"k"), "side k in the checkpoint")?;
+        if k != k2 || k != side_k {
+            return Err(format!(
+                "the checkpoint holds half a batch: k={k} k2={k2} side k={side_k}"
+            ));
+        }
+        if k < floor {
+            return Err(format!(
+                "the checkpoint holds batch {k}, older than the acknowledged {floor}"
+            ));
+        }
+        let counter = copy
+            .get(COUNTER)
+            .map_err(|e| format!("reading the counter in the checkpoint: {e}"))?;
+        if counter.as_deref() != Some(&counter_after(k).to_le_bytes()[..]) {
+            return Err(format!(
+                "the checkpoint's counter at batch {k} reads {}",
+                shown(COUNTER, counter.as_deref())
+            ));
+        }
+        drop(copy);
+        // Best effort: the cycle's directory goes at its end anyway.
+        let _ = std::fs::remove_dir_all(&path);
+        self.checked.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 }
 
