@@ -322,7 +322,7 @@ fn verify_table(
 /// Checks blob file `number` of `dir` record by record: its size is the
 /// MANIFEST's and every record's checksums hold. Returns the records.
 fn verify_blob_file(dir: &Path, number: u64, expected_size: u64) -> strata::Result<u64> {
-    let path = dir.join(format!("{number:06}.blob"));
+    let path = strata::filename::blob_file_name(dir, number);
     let size = StdFs.file_size(&path)?;
     if size != expected_size {
         return Err(Error::corruption(

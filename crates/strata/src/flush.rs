@@ -95,16 +95,13 @@ fn build(
     it.seek_to_first();
     while it.valid() {
         let (key, value) = (it.key(), it.value());
-        match (blobs.as_deref_mut(), ParsedInternalKey::parse(key)) {
-            (Some(b), Some(parsed))
-                if parsed.value_type() == Some(ValueType::Put) && b.separates(value.len()) =>
-            {
-                let reference = b.add(parsed.user_key, value)?;
-                blob_key.clear();
-                append_internal_key(&mut blob_key, parsed.user_key, parsed.seq, ValueType::BlobIndex);
-                builder.add(&blob_key, &reference.encode())?;
-            }
-            _ => builder.add(key, value)?,
+        let reference = match blobs.as_deref_mut() {
+            Some(b) => separate(b, key, value, &mut blob_key)?,
+            None => None,
+        };
+        match reference {
+            Some(reference) => builder.add(&blob_key, &reference)?,
+            None => builder.add(key, value)?,
         }
         it.next();
     }
@@ -122,4 +119,25 @@ fn build(
         largest_seqno: props.largest_seqno,
         blob_files: built.blob_files,
     })
+}
+
+/// With `key` a put whose value `blobs` separates: writes the value to the
+/// blob file, sets `blob_key` to the entry's key as a blob index, and returns
+/// the reference to store in its place. `None` for every other entry.
+fn separate(
+    blobs: &mut BlobFileBuilder<'_>,
+    key: &[u8],
+    value: &[u8],
+    blob_key: &mut Vec<u8>,
+) -> Result<Option<Vec<u8>>> {
+    let Some(parsed) = ParsedInternalKey::parse(key) else {
+        return Ok(None);
+    };
+    if parsed.value_type() != Some(ValueType::Put) || !blobs.separates(value.len()) {
+        return Ok(None);
+    }
+    let reference = blobs.add(parsed.user_key, value)?;
+    blob_key.clear();
+    append_internal_key(blob_key, parsed.user_key, parsed.seq, ValueType::BlobIndex);
+    Ok(Some(reference.encode()))
 }

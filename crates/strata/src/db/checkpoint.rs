@@ -25,7 +25,7 @@
 //! it is made leaves a directory without CURRENT: with files in it, opening
 //! it fails as a damaged database; still empty, it is no database at all.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::info_log::info;
 use super::DbInner;
@@ -45,8 +45,8 @@ const COPY_CHUNK: usize = 1 << 20;
 struct Capture {
     manifest_number: u64,
     edits: Vec<crate::version::VersionEdit>,
-    /// Tables and blob files: source path and name in the checkpoint.
-    linked: Vec<(PathBuf, String)>,
+    /// Tables and blob files, by number: `true` for a table.
+    linked: Vec<(bool, u64)>,
     /// WALs to copy.
     wals: Vec<u64>,
     options_file: Option<u64>,
@@ -132,14 +132,8 @@ fn capture(inner: &DbInner) -> Result<Capture> {
     let mut linked = Vec::new();
     for (id, _) in versions.families() {
         let version = versions.current(id);
-        for (_, table) in version.all_files() {
-            let name = format!("{:06}.sst", table.number);
-            linked.push((table_file_name(&inner.dir, table.number), name));
-        }
-        for &number in version.blob_files().keys() {
-            let name = format!("{number:06}.blob");
-            linked.push((blob_file_name(&inner.dir, number), name));
-        }
+        linked.extend(version.all_files().map(|(_, table)| (true, table.number)));
+        linked.extend(version.blob_files().keys().map(|&number| (false, number)));
     }
     drop(state);
     let mut wals = Vec::new();
@@ -165,10 +159,11 @@ fn capture(inner: &DbInner) -> Result<Capture> {
 fn write_copy(inner: &DbInner, dir: &Path, capture: &Capture) -> Result<()> {
     let fs = &*inner.fs;
     let mut copied = 0;
-    for (from, name) in &capture.linked {
-        let to = dir.join(name);
-        if !fs.hard_link(from, &to)? {
-            copy_file(fs, from, &to)?;
+    for &(table, number) in &capture.linked {
+        let name = if table { table_file_name } else { blob_file_name };
+        let (from, to) = (name(&inner.dir, number), name(dir, number));
+        if !fs.hard_link(&from, &to)? {
+            copy_file(fs, &from, &to)?;
             copied += 1;
         }
     }

@@ -172,7 +172,7 @@ pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<Str
             let sum: u64 = match name {
                 "total-blob-file-size" => files.map(|b| b.addition.file_size).sum(),
                 "live-blob-file-size" => files
-                    .map(|b| b.addition.record_bytes - b.garbage_bytes)
+                    .map(|b| b.addition.record_bytes.saturating_sub(b.garbage_bytes))
                     .sum(),
                 _ => files.map(|b| b.garbage_bytes).sum(),
             };

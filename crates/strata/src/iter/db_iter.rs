@@ -83,10 +83,11 @@ fn parse_entry(ikey: &[u8]) -> Result<Entry<'_>> {
             ),
         ));
     };
-    let value_type = match parsed.value_type() {
-        Some(ValueType::Put | ValueType::BlobIndex) => PointType::Put,
-        Some(ValueType::Delete) => PointType::Delete,
-        Some(ValueType::Merge) => PointType::Merge,
+    let (value_type, blob) = match parsed.value_type() {
+        Some(ValueType::Put) => (PointType::Put, false),
+        Some(ValueType::BlobIndex) => (PointType::Put, true),
+        Some(ValueType::Delete) => (PointType::Delete, false),
+        Some(ValueType::Merge) => (PointType::Merge, false),
         Some(ValueType::RangeDeletion) => {
             return Err(Error::corruption(
                 "",
@@ -112,7 +113,7 @@ fn parse_entry(ikey: &[u8]) -> Result<Entry<'_>> {
         user_key: parsed.user_key,
         seq: parsed.seq,
         value_type,
-        blob: parsed.value_type() == Some(ValueType::BlobIndex),
+        blob,
     })
 }
 

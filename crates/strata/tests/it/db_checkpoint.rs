@@ -33,8 +33,7 @@ fn scan_cf(db: &Db, name: &str) -> BTreeMap<Vec<u8>, Vec<u8>> {
 /// Two writers put numbered keys into two families with one batch each,
 /// while the checkpoint is taken: the copy holds every batch acknowledged
 /// before the call, each writer's batches form a prefix, and every batch is
-/// in both families or in neither. On the real file system, so tables are
-/// hard-linked.
+/// in both families or in neither.
 #[test]
 fn checkpoint_during_writes_holds_every_acknowledged_batch() {
     let dir = tempfile::tempdir().unwrap();
@@ -119,19 +118,44 @@ fn checkpoint_during_writes_holds_every_acknowledged_batch() {
             "writer {w}: not a prefix"
         );
     }
-    // Tables were linked, not copied: those the database still has are the
-    // same files.
+}
+
+/// On the real file system the copy's tables and blob files are hard links
+/// to the database's: the same inodes.
+#[test]
+fn checkpoint_hard_links_tables_and_blob_files() {
     use std::os::unix::fs::MetadataExt;
-    let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| m.ino());
-    let shared = std::fs::read_dir(&copy)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
-        .filter(|p| inode(p) == inode(&dir.path().join("db").join(p.file_name().unwrap())))
-        .count();
-    assert!(
-        shared > 0,
-        "no table of the copy is linked to the database's"
+    let dir = tempfile::tempdir().unwrap();
+    let options = DbOptions {
+        create_if_missing: true,
+        blob: BlobOptions {
+            enable_blob_files: true,
+            min_blob_size: 100,
+            ..BlobOptions::default()
+        },
+        ..DbOptions::default()
+    };
+    let db = Db::open(dir.path().join("db"), options).unwrap();
+    db.put("small", "s").unwrap();
+    db.put("big", "b".repeat(500)).unwrap();
+    db.flush().unwrap();
+    let copy = dir.path().join("copy");
+    db.create_checkpoint(&copy).unwrap();
+    let inode = |p: &Path| std::fs::metadata(p).unwrap().ino();
+    let mut linked = 0;
+    for entry in std::fs::read_dir(&copy).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|x| x == "sst" || x == "blob") {
+            let original = dir.path().join("db").join(path.file_name().unwrap());
+            assert_eq!(inode(&path), inode(&original), "{path:?} was copied");
+            linked += 1;
+        }
+    }
+    assert_eq!(linked, 2, "one table and one blob file");
+    let copy = Db::open(&copy, DbOptions::default()).unwrap();
+    assert_eq!(
+        copy.get("big").unwrap().unwrap().to_vec(),
+        "b".repeat(500).as_bytes()
     );
 }
 
