@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -31,8 +33,8 @@ pub struct Stats {
     pub writes: u64,
     /// YCSB's operations by kind (read, update, insert, scan, rmw).
     pub kinds: [u64; 5],
-    /// Advanced every `PROGRESS_STEP` operations, on a terminal.
-    pub progress: Option<indicatif::ProgressBar>,
+    /// Advanced every `PROGRESS_STEP` operations.
+    pub progress: Option<Progress>,
     /// All threads' operations so far, advanced every `COUNT_STEP`, for the
     /// interval samples.
     pub shared_ops: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
@@ -76,8 +78,8 @@ impl Stats {
                 ops.fetch_add(COUNT_STEP, std::sync::atomic::Ordering::Relaxed);
             }
             if self.done % PROGRESS_STEP == 0 {
-                if let Some(bar) = &self.progress {
-                    bar.inc(PROGRESS_STEP);
+                if let Some(progress) = &self.progress {
+                    progress.inc(PROGRESS_STEP);
                 }
             }
         }
@@ -156,22 +158,98 @@ const PROGRESS_STEP: u64 = 4096;
 /// read (a multiple of nothing else: `PROGRESS_STEP` must be a multiple of it).
 const COUNT_STEP: u64 = 256;
 
-/// A spinner counting a benchmark's operations and their rate on stderr,
-/// when stderr is a terminal; `None` otherwise (logs and pipes stay clean).
-pub fn progress_bar(name: &str) -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return None;
+/// How a running benchmark shows its progress on stderr.
+#[derive(Debug, Clone)]
+pub enum Progress {
+    /// On a terminal: a bar with the total, percentage, rate and time left
+    /// (a spinner with the count and rate when the total is unknown).
+    Bar(indicatif::ProgressBar),
+    /// Off a terminal (logs, pipes): db_bench's `... finished N ops` lines,
+    /// at db_bench's growing steps.
+    Lines(Arc<ProgressLines>),
+}
+
+/// The state of [`Progress::Lines`]: operations so far, and the count at
+/// which the next line is due.
+#[derive(Debug, Default)]
+pub struct ProgressLines {
+    done: AtomicU64,
+    next: AtomicU64,
+}
+
+/// db_bench's next report after `done` operations: every 100 up to 1,000,
+/// then 500, 1,000, 5,000, 10,000, 50,000 and 100,000 apart.
+fn next_report(done: u64) -> u64 {
+    let step = match done {
+        0..1_000 => 100,
+        1_000..5_000 => 500,
+        5_000..10_000 => 1_000,
+        10_000..50_000 => 5_000,
+        50_000..100_000 => 10_000,
+        100_000..500_000 => 50_000,
+        _ => 100_000,
+    };
+    (done / step + 1) * step
+}
+
+impl Progress {
+    /// The progress of benchmark `name`, of `total` operations when known.
+    pub fn new(name: &str, total: Option<u64>) -> Progress {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() {
+            let lines = ProgressLines::default();
+            lines.next.store(next_report(0), Ordering::Relaxed);
+            return Progress::Lines(Arc::new(lines));
+        }
+        let (bar, template) = match total {
+            Some(total) => (
+                indicatif::ProgressBar::new(total),
+                "{msg} [{bar:30}] {human_pos}/{human_len} ({percent}%) {per_sec}, {eta} left",
+            ),
+            None => (
+                indicatif::ProgressBar::new_spinner(),
+                "{spinner} {msg} {human_pos} ops ({per_sec}) {elapsed}",
+            ),
+        };
+        let style = indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner());
+        bar.set_style(style);
+        bar.set_message(name.to_string());
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        Progress::Bar(bar)
     }
-    let bar = indicatif::ProgressBar::new_spinner();
-    let style = indicatif::ProgressStyle::with_template(
-        "{spinner} {msg} {human_pos} ops ({per_sec}) {elapsed}",
-    )
-    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner());
-    bar.set_style(style);
-    bar.set_message(name.to_string());
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    Some(bar)
+
+    /// Counts `n` more operations.
+    pub fn inc(&self, n: u64) {
+        match self {
+            Progress::Bar(bar) => bar.inc(n),
+            Progress::Lines(lines) => {
+                let done = lines.done.fetch_add(n, Ordering::Relaxed) + n;
+                let due = lines.next.load(Ordering::Relaxed);
+                // One thread prints each line: the one that moves `next` on.
+                if done >= due
+                    && lines
+                        .next
+                        .compare_exchange(
+                            due,
+                            next_report(done),
+                            Ordering::Relaxed,
+                            Ordering::Relaxed,
+                        )
+                        .is_ok()
+                {
+                    eprintln!("... finished {done} ops");
+                }
+            }
+        }
+    }
+
+    /// Clears the bar once the benchmark is done (lines stay).
+    pub fn finish(&self) {
+        if let Progress::Bar(bar) = self {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 /// A benchmark's headline figures, as its result line prints them.
@@ -492,6 +570,45 @@ pub fn header(flags: &Flags, db: &Path, engine: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// db_bench's report points: 100 apart up to 1,000, then ever wider.
+    #[test]
+    fn progress_lines_follow_db_benchs_steps() {
+        let mut at = 0;
+        let mut points = Vec::new();
+        while at < 700_000 {
+            at = next_report(at);
+            points.push(at);
+        }
+        assert_eq!(
+            &points[..11],
+            &[100, 200, 300, 400, 500, 600, 700, 800, 900, 1_000, 1_500]
+        );
+        for window in points.windows(2) {
+            let step = window[1] - window[0];
+            let want = match window[0] {
+                0..1_000 => 100,
+                1_000..5_000 => 500,
+                5_000..10_000 => 1_000,
+                10_000..50_000 => 5_000,
+                50_000..100_000 => 10_000,
+                100_000..500_000 => 50_000,
+                _ => 100_000,
+            };
+            assert_eq!(step, want, "after {}", window[0]);
+        }
+        // Counted in steps that jump several report points, the next one
+        // due is the first past the count.
+        let lines = ProgressLines::default();
+        lines.next.store(next_report(0), Ordering::Relaxed);
+        let progress = Progress::Lines(Arc::new(lines));
+        progress.inc(4_096);
+        progress.inc(4_096);
+        let Progress::Lines(lines) = &progress else {
+            unreachable!()
+        };
+        assert_eq!(lines.next.load(Ordering::Relaxed), 9_000);
+    }
 
     fn stats(done: u64, secs: f64, bytes: u64) -> Stats {
         let mut s = Stats::new(false).unwrap();

@@ -64,6 +64,31 @@ enum Reader {
 }
 
 impl Bench {
+    /// The operations all threads run, where the flags fix them (not for
+    /// timed runs, scans of whatever the database holds, or the mixed
+    /// benchmarks): the total a progress bar shows.
+    fn expected_ops(self, flags: &Flags) -> Option<u64> {
+        if flags.duration > 0 {
+            return None;
+        }
+        let threads = flags.threads as u64;
+        match self {
+            Bench::FillSeq | Bench::FillRandom | Bench::FillUniqueRandom | Bench::Overwrite => {
+                Some(flags.num * threads)
+            }
+            Bench::ReadRandom
+            | Bench::ReadMissing
+            | Bench::ReadHot
+            | Bench::MultiReadRandom
+            | Bench::SeekRandom
+            | Bench::Range { .. }
+            | Bench::WhileWriting(_) => Some(flags.reads * threads),
+            Bench::YcsbLoad => Some(flags.ycsb_records()),
+            Bench::Ycsb(_) => Some(flags.ycsb_operations() * threads),
+            _ => None,
+        }
+    }
+
     fn from_name(name: &str) -> Option<Bench> {
         Some(match name {
             "fillseq" => Bench::FillSeq,
@@ -132,7 +157,7 @@ struct Ctx<'a, E: Engine> {
     /// YCSB: records loaded plus inserted so far (new records take the next
     /// number; reads pick among the acknowledged ones).
     records: InsertCounter,
-    progress: Option<indicatif::ProgressBar>,
+    progress: Option<report::Progress>,
     /// Operations of all threads so far, when throughput is sampled.
     ops: Option<Arc<AtomicU64>>,
 }
@@ -331,7 +356,7 @@ fn run_all<E: Engine>(
             db,
             pool: &pool,
             records: InsertCounter::new(flags.ycsb_records()),
-            progress: report::progress_bar(name),
+            progress: Some(report::Progress::new(name, bench.expected_ops(flags))),
             ops: (sample_every(flags).is_some() || flags.stats_interval_seconds > 0)
                 .then(Arc::default),
         };
@@ -350,8 +375,8 @@ fn run_all<E: Engine>(
             out.series.push(s);
         }
         let after = Usage::now()?;
-        if let Some(bar) = &ctx.progress {
-            bar.finish_and_clear();
+        if let Some(progress) = &ctx.progress {
+            progress.finish();
         }
         let writes = db
             .write_counters()
