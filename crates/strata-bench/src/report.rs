@@ -580,23 +580,21 @@ mod tests {
             at = next_report(at);
             points.push(at);
         }
+        // db_bench's landmarks: 100 apart to 1,000, 500 apart to 5,000,
+        // then 1,000, 5,000, 10,000, 50,000 and 100,000 apart.
         assert_eq!(
             &points[..11],
             &[100, 200, 300, 400, 500, 600, 700, 800, 900, 1_000, 1_500]
         );
-        for window in points.windows(2) {
-            let step = window[1] - window[0];
-            let want = match window[0] {
-                0..1_000 => 100,
-                1_000..5_000 => 500,
-                5_000..10_000 => 1_000,
-                10_000..50_000 => 5_000,
-                50_000..100_000 => 10_000,
-                100_000..500_000 => 50_000,
-                _ => 100_000,
-            };
-            assert_eq!(step, want, "after {}", window[0]);
+        for due in [
+            5_000, 6_000, 10_000, 15_000, 50_000, 60_000, 100_000, 150_000, 600_000,
+        ] {
+            assert!(points.contains(&due), "{due} missing from {points:?}");
         }
+        for skipped in [1_100, 5_500, 10_500, 55_000, 110_000, 550_000] {
+            assert!(!points.contains(&skipped), "{skipped} in {points:?}");
+        }
+        assert_eq!(points.len(), 10 + 8 + 5 + 8 + 5 + 8 + 2, "{points:?}");
         // Counted in steps that jump several report points, the next one
         // due is the first past the count.
         let lines = ProgressLines::default();
