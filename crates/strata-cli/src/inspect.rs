@@ -306,32 +306,34 @@ fn verify_table(
     expected_size: u64,
 ) -> strata::Result<(u64, u64)> {
     let path = table_file_name(dir, number);
-    let size = StdFs.file_size(&path)?;
-    if size != expected_size {
-        return Err(Error::corruption(
-            &path,
-            size.min(expected_size),
-            format!("L{level} table is {size} bytes but the MANIFEST says {expected_size}"),
-        ));
-    }
-    let file = StdFs.open(&path, ReadFileOptions::default())?;
+    let file = open_whole(&path, expected_size, &format!("L{level} table"))?;
     let report = TableReader::open(file, &path)?.verify()?;
     Ok((report.blocks, report.entries))
+}
+
+/// Opens the live file `path` (`what`, for the error) after checking it has
+/// the size the MANIFEST recorded.
+fn open_whole(
+    path: &Path,
+    expected_size: u64,
+    what: &str,
+) -> strata::Result<std::sync::Arc<dyn strata::fs::RandomAccessFile>> {
+    let size = StdFs.file_size(path)?;
+    if size != expected_size {
+        return Err(Error::corruption(
+            path,
+            size.min(expected_size),
+            format!("{what} is {size} bytes but the MANIFEST says {expected_size}"),
+        ));
+    }
+    StdFs.open(path, ReadFileOptions::default())
 }
 
 /// Checks blob file `number` of `dir` record by record: its size is the
 /// MANIFEST's and every record's checksums hold. Returns the records.
 fn verify_blob_file(dir: &Path, number: u64, expected_size: u64) -> strata::Result<u64> {
     let path = strata::filename::blob_file_name(dir, number);
-    let size = StdFs.file_size(&path)?;
-    if size != expected_size {
-        return Err(Error::corruption(
-            &path,
-            size.min(expected_size),
-            format!("blob file is {size} bytes but the MANIFEST says {expected_size}"),
-        ));
-    }
-    let file = StdFs.open(&path, ReadFileOptions::default())?;
+    let file = open_whole(&path, expected_size, "blob file")?;
     let reader = strata::blob::BlobFileReader::open(file, &path)?;
     reader.verify()?;
     Ok(reader.footer().record_count)

@@ -76,13 +76,7 @@ impl Bench {
             Bench::FillSeq | Bench::FillRandom | Bench::FillUniqueRandom | Bench::Overwrite => {
                 Some(flags.num * threads)
             }
-            Bench::ReadRandom
-            | Bench::ReadMissing
-            | Bench::ReadHot
-            | Bench::MultiReadRandom
-            | Bench::SeekRandom
-            | Bench::Range { .. }
-            | Bench::WhileWriting(_) => Some(flags.reads * threads),
+            _ if self.reads_points() => Some(flags.reads * threads),
             Bench::YcsbLoad => Some(flags.ycsb_records()),
             Bench::Ycsb(_) => Some(flags.ycsb_operations() * threads),
             _ => None,
@@ -130,16 +124,25 @@ impl Bench {
         )
     }
 
+    /// Whether each thread runs `--reads` point reads or seeks, counting
+    /// what they found.
+    fn reads_points(self) -> bool {
+        matches!(
+            self,
+            Bench::ReadRandom
+                | Bench::ReadMissing
+                | Bench::ReadHot
+                | Bench::MultiReadRandom
+                | Bench::SeekRandom
+                | Bench::Range { .. }
+                | Bench::WhileWriting(_)
+        )
+    }
+
     /// What the result line ends with.
     fn suffix(self) -> Suffix {
         match self {
-            Bench::ReadRandom
-            | Bench::ReadMissing
-            | Bench::ReadHot
-            | Bench::MultiReadRandom
-            | Bench::SeekRandom
-            | Bench::Range { .. }
-            | Bench::WhileWriting(_) => Suffix::Found,
+            _ if self.reads_points() => Suffix::Found,
             Bench::ReadRandomWriteRandom | Bench::ReadRandomMergeRandom => Suffix::ReadsWrites,
             Bench::MergeRandom => Suffix::Updates,
             Bench::UpdateRandom => Suffix::Updates,
