@@ -118,6 +118,7 @@ fn build(
         smallest_seqno: props.smallest_seqno,
         largest_seqno: props.largest_seqno,
         blob_files: built.blob_files,
+        global_seqno: None,
     })
 }
 

@@ -125,8 +125,9 @@ pub use key::{SequenceNumber, ValueType};
 pub use merge::{merge_operator_from_name, MergeError, MergeOperator};
 pub use options::{
     load_latest_options, BlobOptions, CfOptions, CompactionOptions, CompactionStyle, DbOptions,
-    FifoOptions, IndexType, LoadOptions, PrefixExtractor, PrepopulateBlobCache, ReadOptions,
+    FifoOptions, IndexType, IngestExternalFileOptions, LoadOptions, PrefixExtractor, PrepopulateBlobCache, ReadOptions,
     TableOptions, UniversalOptions, WalRecoveryMode, WriteOptions,
 };
 pub use statistics::{Histogram, Statistics, Ticker};
+pub use table::sst_file_writer::{ExternalSstFileInfo, SstFileWriter};
 pub use write::batch::{WriteBatch, MAX_KEY_SIZE, MAX_VALUE_SIZE};

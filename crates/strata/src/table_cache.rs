@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::fs::{Fs, ReadFileOptions};
 use crate::key_order::KeyComparator;
+use crate::version::FileMetaData;
 use crate::statistics::Statistics;
 use crate::table::{MetaPinning, TableReader};
 
@@ -143,8 +144,9 @@ impl TableCache {
         self.shard(number).read().get(&number).map(|e| e.reader.clone())
     }
 
-    /// The reader of table `number`, opening it on first use. `expected_size` is
+    /// The reader of table `file`, opening it on first use. The file must be
     /// the size the MANIFEST recorded; a file of another size is corruption.
+    /// An ingested table is read at its global seqno.
     /// `level` is where the version holds the file: a table first opened at L0
     /// pins its cached index and filter if so configured, and keeps them pinned
     /// until the reader closes, even if compaction moves the file down (as
@@ -152,11 +154,11 @@ impl TableCache {
     /// family, which the table must be in.
     pub fn get(
         &self,
-        number: u64,
-        expected_size: u64,
+        file: &FileMetaData,
         level: usize,
         order: &KeyComparator,
     ) -> Result<Arc<TableReader>> {
+        let (number, expected_size) = (file.number, file.file_size);
         let shard = self.shard(number);
         if let Some(entry) = shard.read().get(&number) {
             // Recency matters only when a limit evicts, and without one the
@@ -170,6 +172,7 @@ impl TableCache {
         // Open without the lock so one slow open does not block other reads; two
         // threads may race to open the same file, and the first insert wins.
         let path = table_file_name(&self.dir, number);
+        let global_seqno = file.global_seqno;
         let file = self.fs.open(&path, self.read_options)?;
         if file.len() != expected_size {
             return Err(Error::corruption(
@@ -201,6 +204,10 @@ impl TableCache {
                 )?
             }
             None => TableReader::open_in_order(file, &path, order)?,
+        };
+        let table = match global_seqno {
+            Some(seq) => table.with_global_seqno(seq)?,
+            None => table,
         };
         let table = Arc::new(table);
         let mut open = shard.write();
@@ -248,6 +255,10 @@ mod tests {
     use crate::options::TableOptions;
     use crate::table::TableBuilder;
 
+    fn meta(number: u64, file_size: u64) -> FileMetaData {
+        FileMetaData { number, file_size, ..FileMetaData::default() }
+    }
+
     /// Five one-entry tables in a fresh directory, and their sizes.
     fn five_tables() -> (Arc<SimFs>, Vec<u64>) {
         let fs = Arc::new(SimFs::new(3));
@@ -270,18 +281,18 @@ mod tests {
         let cache = TableCache::new(fs.clone(), "/db".into(), ReadFileOptions::default())
             .with_max_open_files(2);
         for (i, &size) in sizes.iter().enumerate() {
-            let table = cache.get(i as u64 + 1, size, 1, &KeyComparator::Bytewise).unwrap();
+            let table = cache.get(&meta(i as u64 + 1, size), 1, &KeyComparator::Bytewise).unwrap();
             assert_eq!(table.properties().num_entries, 1);
             assert!(cache.open_count() <= 2);
         }
         // A closed reader reopens on demand.
-        assert!(cache.get(1, sizes[0], 1, &KeyComparator::Bytewise).is_ok());
+        assert!(cache.get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise).is_ok());
         assert_eq!(cache.open_count(), 2);
 
         let unlimited = TableCache::new(fs, "/db".into(), ReadFileOptions::default())
             .with_max_open_files(-1);
         for (i, &size) in sizes.iter().enumerate() {
-            unlimited.get(i as u64 + 1, size, 1, &KeyComparator::Bytewise).unwrap();
+            unlimited.get(&meta(i as u64 + 1, size), 1, &KeyComparator::Bytewise).unwrap();
         }
         assert_eq!(unlimited.open_count(), 5);
     }
@@ -291,20 +302,20 @@ mod tests {
         let (fs, sizes) = five_tables();
         let cache = TableCache::new(fs, "/db".into(), ReadFileOptions::default())
             .with_max_open_files(2);
-        let first = cache.get(1, sizes[0], 1, &KeyComparator::Bytewise).unwrap();
-        cache.get(2, sizes[1], 1, &KeyComparator::Bytewise).unwrap();
+        let first = cache.get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise).unwrap();
+        cache.get(&meta(2, sizes[1]), 1, &KeyComparator::Bytewise).unwrap();
         // Table 1 was opened first but used last: table 2 makes room.
-        assert!(Arc::ptr_eq(&first, &cache.get(1, sizes[0], 1, &KeyComparator::Bytewise).unwrap()));
-        cache.get(3, sizes[2], 1, &KeyComparator::Bytewise).unwrap();
+        assert!(Arc::ptr_eq(&first, &cache.get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise).unwrap()));
+        cache.get(&meta(3, sizes[2]), 1, &KeyComparator::Bytewise).unwrap();
         assert!(
-            Arc::ptr_eq(&first, &cache.get(1, sizes[0], 1, &KeyComparator::Bytewise).unwrap()),
+            Arc::ptr_eq(&first, &cache.get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise).unwrap()),
             "the reader used most recently stayed open"
         );
-        let second = cache.get(2, sizes[1], 1, &KeyComparator::Bytewise).unwrap();
+        let second = cache.get(&meta(2, sizes[1]), 1, &KeyComparator::Bytewise).unwrap();
         assert!(!Arc::ptr_eq(&first, &second));
         assert_eq!(cache.open_count(), 2);
         // A wrong size is corruption, and opens nothing.
-        let err = cache.get(4, sizes[3] + 1, 1, &KeyComparator::Bytewise).unwrap_err();
+        let err = cache.get(&meta(4, sizes[3] + 1), 1, &KeyComparator::Bytewise).unwrap_err();
         assert!(err.to_string().contains("MANIFEST recorded"), "{err}");
         assert_eq!(cache.open_count(), 2);
     }

@@ -261,6 +261,7 @@ mod tests {
                 smallest_seqno: 1,
                 largest_seqno: 1,
                 blob_files: Vec::new(),
+                global_seqno: None,
             },
         );
         let version = Version::default().apply(&edit).unwrap();

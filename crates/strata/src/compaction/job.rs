@@ -332,7 +332,7 @@ fn merge_inputs(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<MergingIt
     };
     let mut children: Vec<BoxedIterator> = Vec::new();
     for (level, f) in task.all_inputs() {
-        let table = ctx.table_cache.get(f.number, f.file_size, level, ctx.version.order())?;
+        let table = ctx.table_cache.get(f, level, ctx.version.order())?;
         children.push(Box::new(table.iter(&read)));
     }
     Ok(MergingIterator::with_order(children, ctx.version.order().clone()))
@@ -608,6 +608,7 @@ impl OutputWriter<'_, '_> {
             smallest_seqno: props.smallest_seqno,
             largest_seqno: props.largest_seqno,
             blob_files,
+            global_seqno: None,
         });
         Ok(())
     }

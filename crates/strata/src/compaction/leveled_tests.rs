@@ -20,6 +20,7 @@ fn file(number: u64, lo: u64, hi: u64, size: u64, seq: u64) -> FileMetaData {
         smallest_seqno: seq,
         largest_seqno: seq,
         blob_files: Vec::new(),
+        global_seqno: None,
     }
 }
 

@@ -26,7 +26,7 @@ pub fn input_tombstones(
 ) -> Result<FragmentedRangeTombstones> {
     let mut sets = Vec::new();
     for (level, f) in task.all_inputs() {
-        let table = ctx.table_cache.get(f.number, f.file_size, level, ctx.version.order())?;
+        let table = ctx.table_cache.get(f, level, ctx.version.order())?;
         if !table.range_tombstones().is_empty() {
             sets.push(table.range_tombstones().clone());
         }

@@ -122,6 +122,7 @@ mod tests {
             smallest_seqno: 1,
             largest_seqno: 1,
             blob_files: Vec::new(),
+            global_seqno: None,
         })
     }
 

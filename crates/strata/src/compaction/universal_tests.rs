@@ -16,6 +16,7 @@ fn file(number: u64, size: u64, seqs: (u64, u64)) -> FileMetaData {
         smallest_seqno: seqs.0,
         largest_seqno: seqs.1,
         blob_files: Vec::new(),
+        global_seqno: None,
     }
 }
 

@@ -186,7 +186,7 @@ fn write_copy(inner: &DbInner, dir: &Path, capture: &Capture) -> Result<()> {
 }
 
 /// Copies `from` to `to` and syncs the copy.
-fn copy_file(fs: &dyn Fs, from: &Path, to: &Path) -> Result<()> {
+pub(super) fn copy_file(fs: &dyn Fs, from: &Path, to: &Path) -> Result<()> {
     let source = fs.open(from, ReadFileOptions::default())?;
     let total = source.len();
     let mut out = fs.create(to)?;

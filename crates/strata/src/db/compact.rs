@@ -25,7 +25,7 @@ use crate::filename::{blob_file_name, parse_file_name, table_file_name, FileType
 use crate::options::{CfOptions, CompactionStyle};
 use crate::statistics::{Histogram, Ticker};
 use crate::key_order::KeyComparator;
-use crate::version::Version;
+use crate::version::{FileMetaData, Version};
 
 /// Starts the compaction threads numbered `numbers`.
 pub(super) fn spawn_compaction_threads(
@@ -81,6 +81,24 @@ impl RunningCompaction {
 /// The user keys `task`'s inputs span, in the family's `order`.
 fn input_range<'a>(task: &'a CompactionTask, order: &KeyComparator) -> Option<(&'a [u8], &'a [u8])> {
     crate::compaction::key_range(task.all_inputs().map(|(_, f)| f), order)
+}
+
+/// Whether a running compaction of `family` writes into `level` within the
+/// user keys `[lo, hi]` (ingestion must not put a file where one will land).
+pub(super) fn compaction_writes_into(
+    state: &DbState,
+    family: u32,
+    level: usize,
+    lo: &[u8],
+    hi: &[u8],
+    order: &KeyComparator,
+) -> bool {
+    state.jobs.running_compactions.iter().any(|r| {
+        r.family == family
+            && r.output_level == level
+            && order.le(&r.smallest, hi)
+            && order.le(lo, &r.largest)
+    })
 }
 
 /// Whether `task` would write into a key range of its output level that a
@@ -158,7 +176,7 @@ fn expired_tables(inner: &DbInner, version: &Version, ttl: u64) -> HashSet<u64> 
 /// opened is left to reads to report, and one the table cache closes again
 /// (`max_open_files`) waits for the next round.
 fn open_fifo_ttl_tables(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) {
-    let closed: Vec<(u64, u64, usize, Arc<Version>)> = state
+    let closed: Vec<(Arc<FileMetaData>, usize, Arc<Version>)> = state
         .cfs
         .iter()
         .filter(|(_, family)| {
@@ -170,7 +188,7 @@ fn open_fifo_ttl_tables(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) {
             let files: Vec<_> = version
                 .all_files()
                 .filter(|(_, f)| inner.table_cache.get_if_open(f.number).is_none())
-                .map(|(level, f)| (f.number, f.file_size, level, version.clone()))
+                .map(|(level, f)| (f.clone(), level, version.clone()))
                 .collect();
             files
         })
@@ -179,8 +197,8 @@ fn open_fifo_ttl_tables(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) {
         return;
     }
     MutexGuard::unlocked(state, || {
-        for (number, size, level, version) in &closed {
-            let _ = inner.table_cache.get(*number, *size, *level, version.order());
+        for (file, level, version) in &closed {
+            let _ = inner.table_cache.get(file, *level, version.order());
         }
     });
 }

@@ -422,7 +422,7 @@ impl Db {
             let table = self
                 .inner
                 .table_cache
-                .get(file.number, file.file_size, level, order)?;
+                .get(file, level, order)?;
             let from = table.approximate_offset_of(start)?;
             let to = table.approximate_offset_of(end)?;
             total += to.saturating_sub(from);

@@ -16,6 +16,7 @@ mod checkpoint;
 mod compact;
 mod db_options;
 mod families;
+mod ingest;
 pub(crate) mod info_log;
 pub mod key_range;
 mod key_versions;

@@ -276,7 +276,7 @@ fn read_group(
         // Every entry of the file is newer than the read, or nothing to ask.
         return;
     }
-    let table = match inner.table_cache.get(file.number, file.file_size, level, order) {
+    let table = match inner.table_cache.get(file, level, order) {
         Ok(table) => table,
         Err(e) => {
             for p in group.iter_mut().filter(|p| !p.done()) {

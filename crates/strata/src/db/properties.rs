@@ -76,7 +76,7 @@ fn estimate_num_keys(inner: &DbInner, sv: &SuperVersion) -> u64 {
         .all_files()
         .filter_map(|(level, f)| {
             let order = sv.version.order();
-            inner.table_cache.get(f.number, f.file_size, level, order).ok()
+            inner.table_cache.get(f, level, order).ok()
         })
         .fold((0u64, 0u64), |(e, d), t| {
             let p = t.properties();

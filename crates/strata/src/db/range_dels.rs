@@ -120,7 +120,7 @@ pub(super) fn iterator_tombstones(
         for (level, file) in version.all_files() {
             let table = inner
                 .table_cache
-                .get(file.number, file.file_size, level, version.order())?;
+                .get(file, level, version.order())?;
             if !table.range_tombstones().is_empty() {
                 sets.push(table.range_tombstones().clone());
             }

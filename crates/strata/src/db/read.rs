@@ -178,7 +178,7 @@ fn get_from_tables(
         }
         let table = inner
             .table_cache
-            .get(file.number, file.file_size, level, sv.version.order())?;
+            .get(file, level, sv.version.order())?;
         let mut lookup = TableLookup::new(&table, options);
         let probe = TableProbe {
             options,
@@ -395,7 +395,7 @@ pub(super) fn point_sources(
         !(below || above || file.smallest_seqno > seq)
     };
     for file in sv.version.files(0).iter().filter(|f| relevant(f)) {
-        match inner.table_cache.get(file.number, file.file_size, 0, order) {
+        match inner.table_cache.get(file, 0, order) {
             Ok(table) => children.push(Box::new(table.iter(options))),
             Err(e) => children.push(Box::new(FailedIterator(e))),
         }

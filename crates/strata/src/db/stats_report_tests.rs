@@ -261,6 +261,7 @@ fn file(number: u64, size: u64) -> FileMetaData {
         smallest_seqno: number,
         largest_seqno: number,
         blob_files: Vec::new(),
+        global_seqno: None,
     }
 }
 

@@ -99,6 +99,48 @@ pub(crate) fn flush(inner: &DbInner, cf: &CfShared) -> Result<()> {
     }
 }
 
+/// Runs `f` under the DB mutex with writes stopped: it leads the write queue
+/// (so no write is numbered meanwhile) and every numbered write is in its
+/// memtable and published. `f` may release the mutex (to wait for a flush)
+/// and keeps the lead. Ingestion uses it to see the memtables and the last
+/// sequence number hold still while it decides and installs.
+pub(crate) fn with_writes_stopped<T>(
+    inner: &DbInner,
+    f: impl FnOnce(&mut MutexGuard<'_, DbState>) -> Result<T>,
+) -> Result<T> {
+    let request = Arc::new(WriteRequest::exclusive());
+    let mut state = match take_turn(inner, &request) {
+        Turn::Finished(result) => return result.and_then(|()| Err(lost_lead())),
+        Turn::Lead(state) => state,
+    };
+    MutexGuard::unlocked(&mut state, || inner.publisher.wait_idle());
+    let result = f(&mut state);
+    state.commit.writers.pass_the_lead();
+    result
+}
+
+fn lost_lead() -> crate::Error {
+    crate::Error::invalid_argument("write queue", "an exclusive request was completed as a write")
+}
+
+/// Switches family `id`'s memtable if it holds anything, from a caller that
+/// leads the write queue ([`with_writes_stopped`]); waits while every
+/// memtable of it is full.
+pub(super) fn switch_memtable_of(
+    inner: &DbInner,
+    state: &mut MutexGuard<'_, DbState>,
+    id: u32,
+) -> Result<()> {
+    make_room(inner, state, Some(id), false)
+}
+
+/// How a queued request left the wait: done (as a follower, or failed by a
+/// leader), or at the front of the queue with the DB mutex.
+enum Turn<'a> {
+    Finished(Result<()>),
+    Lead(MutexGuard<'a, DbState>),
+}
+
 fn submit(
     inner: &DbInner,
     options: &WriteOptions,
@@ -106,16 +148,24 @@ fn submit(
     force_flush: Option<u32>,
 ) -> Result<()> {
     let request = Arc::new(WriteRequest::new(options, batch, force_flush));
+    match take_turn(inner, &request) {
+        Turn::Finished(result) => result,
+        Turn::Lead(state) => lead(inner, state, &request),
+    }
+}
+
+/// Queues `request` and waits until it leads or is done.
+fn take_turn<'a>(inner: &'a DbInner, request: &Arc<WriteRequest>) -> Turn<'a> {
     let mut state = inner.state.lock();
     if request.no_slowdown && (state.commit.writes_stopped || stall::current(&state).is_some()) {
-        return Err(stall_error());
+        return Turn::Finished(Err(stall_error()));
     }
     state.commit.writers.push(request.clone());
     // Whether this wait has spun already: spin once, re-check, then block.
     let mut spun = false;
     loop {
         if let Some(outcome) = request.outcome.lock().take() {
-            return outcome;
+            return Turn::Finished(outcome);
         }
         let job = request.job.lock().take();
         if let Some(job) = job {
@@ -123,9 +173,9 @@ fn submit(
             // needs no DB mutex.
             drop(state);
             DbStats::add(&inner.stats.parallel_inserts, 1);
-            return complete(inner, &request, &job);
+            return Turn::Finished(complete(inner, request, &job));
         }
-        let position = state.commit.writers.position(&request);
+        let position = state.commit.writers.position(request);
         if position == Some(0) {
             break;
         }
@@ -143,7 +193,7 @@ fn submit(
         request.cv.wait(&mut state);
         spun = false;
     }
-    lead(inner, state, &request)
+    Turn::Lead(state)
 }
 
 /// Runs with the lock held by the writer at the front of the queue.

@@ -67,7 +67,7 @@ impl LevelIterator {
         let Some(file) = self.files.get(i) else {
             return false;
         };
-        match self.cache.get(file.number, file.file_size, self.level, self.version.order()) {
+        match self.cache.get(file, self.level, self.version.order()) {
             Ok(table) => {
                 self.current = Some((i, table.iter(&self.read_options)));
                 true

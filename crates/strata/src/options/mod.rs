@@ -12,6 +12,7 @@ mod catalog;
 mod column_family;
 mod compaction;
 mod file;
+mod ingest;
 pub mod ini;
 mod mutable;
 mod prefix;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 pub use blob::{BlobOptions, PrepopulateBlobCache};
 pub use column_family::{CfOptions, MIN_WRITE_BUFFER_SIZE};
 pub use compaction::{CompactionOptions, CompactionStyle, FifoOptions, UniversalOptions};
+pub use ingest::IngestExternalFileOptions;
 pub use file::{
     load_latest_options, load_latest_options_with_fs, load_options_file, options_file_text,
     write_options_file, LoadOptions, ROCKSDB_VERSION,

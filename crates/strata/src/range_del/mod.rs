@@ -90,6 +90,12 @@ impl RangeTombstone {
         self.seq
     }
 
+    /// The same range at sequence number `seq` (an ingested table's
+    /// tombstones read at its global seqno).
+    pub(crate) fn with_seq(self, seq: SequenceNumber) -> RangeTombstone {
+        RangeTombstone { seq, ..self }
+    }
+
     /// True when `user_key` lies in `[start, end)` in `order`.
     pub fn contains(&self, user_key: &[u8], order: &KeyComparator) -> bool {
         order.le(&self.start, user_key) && order.lt(user_key, &self.end)

@@ -136,6 +136,15 @@ impl TableBuilder {
         self
     }
 
+    /// Marks the table as written for ingestion (`SstFileWriter`): every
+    /// entry at sequence number 0, read at the global seqno the database
+    /// gives it.
+    pub(crate) fn for_ingestion(mut self) -> Self {
+        self.props.external_sst_file_version =
+            crate::table::properties::EXTERNAL_SST_FILE_VERSION;
+        self
+    }
+
     /// Records `secs` (since the Unix epoch) as the creation time instead of the
     /// clock, for reproducible files.
     pub fn with_creation_time(mut self, secs: u64) -> Self {

@@ -2,11 +2,18 @@
 //! inside the current one. With a two-level index the index is itself a
 //! two-level walk (top level, then index partition), so a scan crosses
 //! partition boundaries as it crosses block boundaries.
+//!
+//! An ingested table read at a global seqno stores every entry at sequence
+//! number 0 and shows it at the global one: the iterator rewrites the
+//! current key's tag into a buffer, and seeks by user key (each user key is
+//! in such a table once), then steps past the one entry the rewrite may put
+//! on the wrong side of the target.
 
 use std::sync::Arc;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
+use crate::key::{pack_tag, seek_key, user_key, MAX_SEQUENCE_NUMBER, TAG_LEN};
 use crate::options::{PrefixExtractor, ReadOptions};
 use crate::table::block::{Block, BlockOrigin};
 use crate::table::format::BlockHandle;
@@ -23,6 +30,9 @@ pub struct TableIterator {
     /// The last seek was confined to a prefix the table's filter proved
     /// absent: invalid until the next positioning call.
     skipped: bool,
+    /// With a global seqno, the current key with its sequence number
+    /// rewritten (empty when not valid); unused otherwise.
+    patched: Vec<u8>,
 }
 
 /// Data blocks read for an iterator: from the cache, else through its
@@ -72,7 +82,45 @@ impl TableIterator {
             inner: TwoLevelIter::new(index, data, table.order.clone(), error),
             table,
             skipped: false,
+            patched: Vec::new(),
         }
+    }
+
+    /// Rewrites the current key's sequence number to the table's global
+    /// seqno, if it has one. A key too short for a tag is copied as it is,
+    /// for whoever parses it to report.
+    fn patch(&mut self) {
+        let Some(seq) = self.table.global_seqno else {
+            return;
+        };
+        self.patched.clear();
+        if !self.inner.valid() {
+            return;
+        }
+        let key = self.inner.key();
+        match key.len().checked_sub(TAG_LEN) {
+            Some(at) => {
+                let type_code = key[at];
+                self.patched.extend_from_slice(&key[..at]);
+                self.patched.extend_from_slice(&pack_tag(seq, type_code).to_le_bytes());
+            }
+            None => self.patched.extend_from_slice(key),
+        }
+    }
+
+    fn seek_any(&mut self, target: &[u8]) {
+        if self.table.global_seqno.is_none() {
+            return self.inner.seek(target);
+        }
+        // The stored keys are at 0, below any target of their user key:
+        // land on the user key, then step over it if its global seqno puts
+        // it before the target.
+        self.inner.seek(&seek_key(user_key(target), MAX_SEQUENCE_NUMBER));
+        self.patch();
+        if self.inner.valid() && self.table.order.compare_internal(&self.patched, target).is_lt() {
+            self.inner.next();
+        }
+        self.patch();
     }
 }
 
@@ -84,16 +132,18 @@ impl InternalIterator for TableIterator {
     fn seek_to_first(&mut self) {
         self.skipped = false;
         self.inner.seek_to_first();
+        self.patch();
     }
 
     fn seek_to_last(&mut self) {
         self.skipped = false;
         self.inner.seek_to_last();
+        self.patch();
     }
 
     fn seek(&mut self, target: &[u8]) {
         self.skipped = false;
-        self.inner.seek(target);
+        self.seek_any(target);
     }
 
     fn seek_in_prefix(&mut self, target: &[u8], extractor: &PrefixExtractor, prefix: &[u8]) {
@@ -103,24 +153,42 @@ impl InternalIterator for TableIterator {
             .table
             .prefix_may_match(extractor, crate::key::user_key(target), prefix);
         if !self.skipped {
-            self.inner.seek(target);
+            self.seek_any(target);
         }
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.skipped = false;
-        self.inner.seek_for_prev(target);
+        if self.table.global_seqno.is_none() {
+            return self.inner.seek_for_prev(target);
+        }
+        // The last stored entry at or before the target's user key (tag 0
+        // sorts last among its versions), stepped back over if its global
+        // seqno puts it after the target.
+        let mut last_of_user_key = user_key(target).to_vec();
+        last_of_user_key.extend_from_slice(&[0; TAG_LEN]);
+        self.inner.seek_for_prev(&last_of_user_key);
+        self.patch();
+        if self.inner.valid() && self.table.order.compare_internal(&self.patched, target).is_gt() {
+            self.inner.prev();
+        }
+        self.patch();
     }
 
     fn next(&mut self) {
         self.inner.next();
+        self.patch();
     }
 
     fn prev(&mut self) {
         self.inner.prev();
+        self.patch();
     }
 
     fn key(&self) -> &[u8] {
+        if self.table.global_seqno.is_some() {
+            return &self.patched;
+        }
         self.inner.key()
     }
 

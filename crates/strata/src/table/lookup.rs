@@ -91,6 +91,11 @@ impl<'t> TableLookup<'t> {
         seq: SequenceNumber,
         operands: &mut Vec<Bytes>,
     ) -> Result<Option<TableEntry>> {
+        // An ingested table's entries all carry its global seqno: newer
+        // than the read, the whole table is invisible to it.
+        if self.table.global_seqno.is_some_and(|g| g > seq) {
+            return Ok(None);
+        }
         let lookup = seek_key(user_key, seq);
         let mut index = match self.index.take() {
             Some(index) => index,
@@ -146,7 +151,7 @@ impl<'t> TableLookup<'t> {
                     }
                 };
                 return Ok(Some(TableEntry {
-                    seq: parsed.seq,
+                    seq: table.global_seqno.unwrap_or(parsed.seq),
                     value_type,
                     value: it.value_bytes(),
                 }));

@@ -15,6 +15,7 @@ pub mod lookup;
 pub mod partitioned_filter;
 mod partitioned_index;
 mod partitioner;
+pub mod sst_file_writer;
 pub mod prefetch;
 pub mod properties;
 pub mod reader;
@@ -28,6 +29,7 @@ pub use partitioned_filter::{FilterQuery, TableFilter};
 pub use properties::TableProperties;
 pub use cached::MetaPinning;
 pub use reader::{TableEntry, TableReader};
+pub use sst_file_writer::{ExternalSstFileInfo, SstFileWriter};
 pub use verify::VerifyReport;
 
 #[cfg(test)]

@@ -72,10 +72,20 @@ pub struct TableProperties {
     /// so a table without it (every table before comparators existed) is
     /// bytewise; decoding fills the name in.
     pub comparator_name: String,
+    /// 2 for a file written by `SstFileWriter` for ingestion, whose entries
+    /// are all at sequence number 0 (RocksDB's
+    /// `rocksdb.external_sst_file.version`; as in its version 2, the global
+    /// seqno is not in the file but in the MANIFEST); 0 for every other table.
+    pub external_sst_file_version: u64,
 }
+
+/// [`TableProperties::external_sst_file_version`] of the files
+/// `SstFileWriter` writes.
+pub const EXTERNAL_SST_FILE_VERSION: u64 = 2;
 
 // Property names, in bytewise order as a block requires.
 const COMPARATOR: &str = "rocksdb.comparator";
+const EXTERNAL_SST_FILE_VERSION_NAME: &str = "rocksdb.external_sst_file.version";
 const WHOLE_KEY_FILTERING: &str = "rocksdb.block.based.table.whole.key.filtering";
 const INDEX_PARTITIONS: &str = "rocksdb.index.partitions";
 const NUM_RANGE_DELETIONS: &str = "rocksdb.num.range-deletions";
@@ -148,6 +158,10 @@ impl TableProperties {
         if !self.comparator_name.is_empty() && self.comparator_name != BYTEWISE_COMPARATOR_NAME {
             entries.insert(COMPARATOR, self.comparator_name.clone().into_bytes());
         }
+        // And only files written for ingestion say so.
+        if self.external_sst_file_version > 0 {
+            entries.insert(EXTERNAL_SST_FILE_VERSION_NAME, varint(self.external_sst_file_version));
+        }
         entries.insert(CHECKSUM, self.checksum.clone().into_bytes());
         entries.insert(COMPRESSION, self.compression.clone().into_bytes());
         entries.insert(LARGEST_KEY, self.largest_user_key.clone());
@@ -196,6 +210,7 @@ impl TableProperties {
                 SMALLEST_SEQNO => p.smallest_seqno = number()?,
                 PREFIX_EXTRACTOR => p.prefix_extractor_name = text()?,
                 COMPARATOR => p.comparator_name = text()?,
+                EXTERNAL_SST_FILE_VERSION_NAME => p.external_sst_file_version = number()?,
                 WHOLE_KEY_FILTERING => p.filter_without_whole_keys = value == b"0",
                 _ => {}
             }
@@ -241,6 +256,9 @@ impl TableProperties {
         line("creation time", self.creation_time.to_string());
         line("format version", self.format_version.to_string());
         line("comparator", self.comparator_name.clone());
+        if self.external_sst_file_version > 0 {
+            line("external sst file version", self.external_sst_file_version.to_string());
+        }
         if !self.prefix_extractor_name.is_empty() {
             line("prefix extractor", self.prefix_extractor_name.clone());
             line(
@@ -291,6 +309,7 @@ mod tests {
             prefix_extractor_name: "rocksdb.FixedPrefix.4".into(),
             filter_without_whole_keys: true,
             comparator_name: "rocksdb.ReverseBytewiseComparator".into(),
+            external_sst_file_version: EXTERNAL_SST_FILE_VERSION,
         };
         let origin = BlockOrigin {
             file: Arc::from(Path::new("t.sst")),
@@ -301,6 +320,7 @@ mod tests {
         let lines = p.to_lines(|k| String::from_utf8_lossy(k).into_owned());
         assert!(lines.contains("# entries: 10\n"));
         assert!(lines.contains("comparator: rocksdb.ReverseBytewiseComparator\n"));
+        assert!(lines.contains("external sst file version: 2\n"));
         assert!(lines.contains("prefix extractor: rocksdb.FixedPrefix.4\nwhole key filtering: false\n"));
     }
 }

@@ -91,6 +91,10 @@ pub struct TableReader {
     pub(super) pinned_meta: Vec<CacheHandle>,
     /// The order of the table's keys, which every block seek uses.
     pub(super) order: KeyComparator,
+    /// An ingested table's global sequence number: every entry and range
+    /// tombstone, stored at sequence number 0, reads as this one (see
+    /// [`with_global_seqno`](Self::with_global_seqno)).
+    pub(super) global_seqno: Option<SequenceNumber>,
 }
 
 impl TableReader {
@@ -245,7 +249,29 @@ impl TableReader {
             range_tombstones: Arc::new(range_tombstones),
             pinned_meta: Vec::new(),
             order,
+            global_seqno: None,
         })
+    }
+
+    /// The table as the database reads an ingested file: every entry and
+    /// range tombstone at sequence number `seq` rather than the 0 the file
+    /// stores (RocksDB's global seqno). The file must hold each user key at
+    /// most once, as `SstFileWriter` writes it; ingestion checks that every
+    /// stored sequence number is 0.
+    pub fn with_global_seqno(mut self, seq: SequenceNumber) -> Result<TableReader> {
+        if let Some(handle) = self.range_del_handle {
+            let block = self.fetcher.read_block(handle, true, None)?;
+            let tombstones = read_range_tombstones(&block, self.path(), handle, &self.order)?;
+            let at_seq = tombstones.into_iter().map(|t| t.with_seq(seq));
+            self.range_tombstones = Arc::new(FragmentedRangeTombstones::new(at_seq, &self.order));
+        }
+        self.global_seqno = Some(seq);
+        Ok(self)
+    }
+
+    /// The global sequence number this reader applies, if any.
+    pub fn global_seqno(&self) -> Option<SequenceNumber> {
+        self.global_seqno
     }
 
     /// Every index and filter partition, for a table that holds them.

@@ -51,7 +51,9 @@
 //! rewrites the MANIFEST). Per-file fields work the same way inside `new_file`,
 //! with bit 0x40 as their ignorable bit. Field 1 lists the blob files a table
 //! references (`blob_files.rs`); it is not ignorable, since a reader that
-//! dropped it could delete blob files the table still needs.
+//! dropped it could delete blob files the table still needs. Field 2 is an
+//! ingested table's global sequence number (varint64), with which its
+//! entries, stored at sequence number 0, are read; not ignorable either.
 //!
 //! Column families: an edit applies to one family, named by tag 200 (absent
 //! means the default family, id 0, so a MANIFEST written before families
@@ -112,6 +114,10 @@ pub const TAG_IGNORABLE: u32 = 1 << 13;
 
 /// Ends the per-file fields of a `new_file` payload.
 const FILE_FIELD_END: u32 = 0;
+/// Per-file field of `new_file`: the global sequence number of an ingested
+/// table (varint64). Not ignorable: a reader that dropped it would read the
+/// table's entries at sequence number 0, under older versions of their keys.
+const FILE_FIELD_GLOBAL_SEQNO: u32 = 2;
 /// Per-file field ids with this bit set may be skipped by readers that do not
 /// know them.
 pub const FILE_FIELD_IGNORABLE: u32 = 1 << 6;
@@ -134,6 +140,12 @@ pub struct FileMetaData {
     /// The blob files the table's references point into, strictly
     /// increasing; empty for a table without references.
     pub blob_files: Vec<u64>,
+    /// For a table ingested from outside (`SstFileWriter`), whose entries
+    /// are stored with sequence number 0: the sequence number every entry
+    /// and range tombstone of it is read with (RocksDB's global seqno).
+    /// `None` for every other table, and for an ingested one read as stored.
+    /// When set, `smallest_seqno` and `largest_seqno` equal it.
+    pub global_seqno: Option<SequenceNumber>,
 }
 
 impl FileMetaData {
@@ -188,6 +200,15 @@ impl FileMetaData {
         }
         if self.blob_files.windows(2).any(|w| w[0] >= w[1]) {
             return Err(format!("file #{n}: blob file numbers are not strictly increasing"));
+        }
+        if let Some(seq) = self.global_seqno {
+            if seq == 0 || self.smallest_seqno != seq || self.largest_seqno != seq {
+                return Err(format!(
+                    "file #{n}: global seqno {seq} must be above 0 and equal smallest_seqno {} \
+                     and largest_seqno {}",
+                    self.smallest_seqno, self.largest_seqno
+                ));
+            }
         }
         Ok(())
     }
@@ -384,6 +405,12 @@ impl VersionEdit {
                 put_varint32(&mut dst, FILE_FIELD_BLOB_FILES);
                 put_length_prefixed(&mut dst, &encode_blob_numbers(&meta.blob_files));
             }
+            if let Some(seq) = meta.global_seqno {
+                put_varint32(&mut dst, FILE_FIELD_GLOBAL_SEQNO);
+                let mut payload = Vec::new();
+                put_varint64(&mut payload, seq);
+                put_length_prefixed(&mut dst, &payload);
+            }
             put_varint32(&mut dst, FILE_FIELD_END);
         }
         for addition in &self.blob_file_additions {
@@ -543,6 +570,7 @@ fn decode_new_file(d: &mut Decoder<'_>, at: usize) -> Result<FileMetaData> {
     let smallest_seqno = need(d.varint64(), at, "new file smallest_seqno")?;
     let largest_seqno = need(d.varint64(), at, "new file largest_seqno")?;
     let mut blob_files = None;
+    let mut global_seqno = None;
     loop {
         let field_at = d.position();
         let id = need(d.varint32(), field_at, "per-file field id")?;
@@ -554,6 +582,15 @@ fn decode_new_file(d: &mut Decoder<'_>, at: usize) -> Result<FileMetaData> {
             let numbers = decode_blob_numbers(payload)
                 .map_err(|r| corrupt(field_at, format!("file #{number}: {r}")))?;
             set_once(&mut blob_files, numbers, field_at, "blob_files")?;
+            continue;
+        }
+        if id == FILE_FIELD_GLOBAL_SEQNO {
+            let mut p = Decoder::new(payload);
+            let seq = p
+                .varint64()
+                .filter(|_| p.is_empty())
+                .ok_or_else(|| corrupt(field_at, format!("file #{number}: bad global_seqno")))?;
+            set_once(&mut global_seqno, seq, field_at, "global_seqno")?;
             continue;
         }
         if id & FILE_FIELD_IGNORABLE == 0 {
@@ -571,6 +608,7 @@ fn decode_new_file(d: &mut Decoder<'_>, at: usize) -> Result<FileMetaData> {
         smallest_seqno,
         largest_seqno,
         blob_files: blob_files.unwrap_or_default(),
+        global_seqno,
     };
     meta.check().map_err(|r| corrupt(at, r))?;
     Ok(meta)
@@ -674,6 +712,9 @@ impl fmt::Display for VersionEdit {
             if !m.blob_files.is_empty() {
                 let numbers: Vec<String> = m.blob_files.iter().map(|n| format!("#{n}")).collect();
                 let _ = write!(line, " blob_files=[{}]", numbers.join(","));
+            }
+            if let Some(seq) = m.global_seqno {
+                let _ = write!(line, " global_seqno={seq}");
             }
             lines.push(line);
         }

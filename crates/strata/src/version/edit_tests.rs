@@ -14,6 +14,7 @@ fn meta(number: u64, small: (&[u8], u64), large: (&[u8], u64)) -> FileMetaData {
         smallest_seqno: 1,
         largest_seqno: 500,
         blob_files: Vec::new(),
+        global_seqno: None,
     }
 }
 
@@ -188,6 +189,29 @@ fn golden_blob_bytes() {
 }
 
 #[test]
+fn golden_global_seqno_bytes() {
+    let mut e = VersionEdit::new();
+    let mut table = meta(13, (b"a", 7), (b"b", 7));
+    (table.smallest_seqno, table.largest_seqno, table.global_seqno) = (7, 7, Some(7));
+    e.add_file(6, table);
+    let bytes = e.encode();
+    #[rustfmt::skip]
+    let tail: &[u8] = &[
+        7, 7,       // smallest_seqno 7, largest_seqno 7
+        2, 1, 7,    // global_seqno: 1 byte, 7
+        0,          // end of per-file fields
+    ];
+    assert!(bytes.ends_with(tail), "{bytes:?}");
+    assert_eq!(VersionEdit::decode(&bytes).unwrap(), e);
+    assert!(e.to_string().contains(" global_seqno=7"), "{e}");
+    // A global seqno that is not the file's seqnos cannot be right.
+    let mut bad = bytes.clone();
+    let at = bad.len() - tail.len();
+    bad[at] = 6;
+    assert!(VersionEdit::decode(&bad).is_err());
+}
+
+#[test]
 fn per_file_fields() {
     let plain = {
         let mut e = VersionEdit::new();
@@ -297,15 +321,19 @@ fn ikey() -> impl Strategy<Value = Vec<u8>> {
 prop_compose! {
     fn file_meta()(number in any::<u64>(), file_size in any::<u64>(), a in ikey(), b in ikey(),
                    s1 in 0..=MAX_SEQUENCE_NUMBER, s2 in 0..=MAX_SEQUENCE_NUMBER,
-                   blob_files in proptest::collection::btree_set(any::<u64>(), 0..4)) -> FileMetaData {
+                   blob_files in proptest::collection::btree_set(any::<u64>(), 0..4),
+                   ingested in any::<bool>()) -> FileMetaData {
         let (smallest, largest) = match crate::key::compare_internal(&a, &b) {
             Ordering::Greater => (b, a),
             _ => (a, b),
         };
+        // An ingested table's seqnos are its global seqno (above 0).
+        let (lo, hi) = if ingested { (s2.max(1), s2.max(1)) } else { (s1.min(s2), s1.max(s2)) };
         FileMetaData {
             number, file_size, smallest, largest,
-            smallest_seqno: s1.min(s2), largest_seqno: s1.max(s2),
+            smallest_seqno: lo, largest_seqno: hi,
             blob_files: blob_files.into_iter().collect(),
+            global_seqno: ingested.then_some(hi),
         }
     }
 }

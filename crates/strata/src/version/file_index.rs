@@ -138,6 +138,7 @@ mod tests {
             smallest_seqno: 5,
             largest_seqno: 5,
             blob_files: Vec::new(),
+            global_seqno: None,
         })
     }
 

@@ -290,6 +290,7 @@ mod tests {
             smallest_seqno: seq,
             largest_seqno: seq,
             blob_files: Vec::new(),
+            global_seqno: None,
         }
     }
 

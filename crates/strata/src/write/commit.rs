@@ -37,6 +37,9 @@ pub(crate) struct WriteRequest {
     pub(crate) no_slowdown: bool,
     /// A request to switch this family's memtable, carrying no batch.
     pub(crate) force_flush: Option<u32>,
+    /// A request to hold the lead, carrying no batch: while it leads, no
+    /// write is numbered (ingestion; see `db::write::with_writes_stopped`).
+    pub(crate) exclusive: bool,
     /// Set by a leader that fails this request before it is numbered.
     pub(crate) outcome: Mutex<Option<Result<()>>>,
     /// Set by the leader once this request's group is in the WAL.
@@ -61,10 +64,19 @@ impl WriteRequest {
             disable_wal: options.disable_wal,
             no_slowdown: options.no_slowdown,
             force_flush,
+            exclusive: false,
             outcome: Mutex::new(None),
             job: Mutex::new(None),
             cv: Condvar::new(),
             signalled: AtomicBool::new(false),
+        }
+    }
+
+    /// A request that stops writes while it leads.
+    pub(crate) fn exclusive() -> WriteRequest {
+        WriteRequest {
+            exclusive: true,
+            ..WriteRequest::new(&WriteOptions::default(), WriteBatch::new(), None)
         }
     }
 
@@ -147,7 +159,7 @@ impl WriteQueue {
 
     /// The leader plus the writers behind it that can share its WAL record:
     /// same `disable_wal`, not a sync write under a non-sync leader, no flush
-    /// requests, `batch_ok` (its families are live), at most
+    /// or exclusive requests, `batch_ok` (its families are live), at most
     /// `MAX_GROUP_BYTES` in all. Stops at the first writer that cannot join,
     /// so records stay in queue order. The leader must be at the front.
     pub(crate) fn take_group(
@@ -161,6 +173,7 @@ impl WriteQueue {
         let mut bytes = leader.batch.lock().approximate_size();
         for w in self.writers.iter().skip(1) {
             let compatible = w.force_flush.is_none()
+                && !w.exclusive
                 && w.disable_wal == leader.disable_wal
                 && (leader.sync || !w.sync)
                 && batch_ok(&w.batch.lock());

@@ -47,6 +47,7 @@ fn level(fs: &Arc<SimFs>, sizes: &[usize]) -> (Arc<TableCache>, Vec<Arc<FileMeta
             smallest_seqno: 7,
             largest_seqno: 7,
             blob_files: Vec::new(),
+            global_seqno: None,
         }));
         all.extend(entries);
     }
