@@ -125,8 +125,9 @@ pub use key::{SequenceNumber, ValueType};
 pub use merge::{merge_operator_from_name, MergeError, MergeOperator};
 pub use options::{
     load_latest_options, BlobOptions, CfOptions, CompactionOptions, CompactionStyle, DbOptions,
-    FifoOptions, IndexType, IngestExternalFileOptions, LoadOptions, PrefixExtractor, PrepopulateBlobCache, ReadOptions,
-    TableOptions, UniversalOptions, WalRecoveryMode, WriteOptions,
+    FifoOptions, IndexType, IngestExternalFileOptions, LoadOptions, PrefixExtractor,
+    PrepopulateBlobCache, ReadOptions, TableOptions, UniversalOptions, WalRecoveryMode,
+    WriteOptions,
 };
 pub use statistics::{Histogram, Statistics, Ticker};
 pub use table::sst_file_writer::{ExternalSstFileInfo, SstFileWriter};

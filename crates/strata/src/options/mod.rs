@@ -23,11 +23,11 @@ use std::sync::Arc;
 pub use blob::{BlobOptions, PrepopulateBlobCache};
 pub use column_family::{CfOptions, MIN_WRITE_BUFFER_SIZE};
 pub use compaction::{CompactionOptions, CompactionStyle, FifoOptions, UniversalOptions};
-pub use ingest::IngestExternalFileOptions;
 pub use file::{
     load_latest_options, load_latest_options_with_fs, load_options_file, options_file_text,
     write_options_file, LoadOptions, ROCKSDB_VERSION,
 };
+pub use ingest::IngestExternalFileOptions;
 pub use mutable::{
     apply_cf_option, apply_db_option, is_mutable_cf_option, is_mutable_db_option,
     mutable_cf_option_names,

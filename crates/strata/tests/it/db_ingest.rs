@@ -30,6 +30,7 @@ fn puts_file(fs: &SimFs, name: &str, range: std::ops::Range<u32>, tag: &str) -> 
         w.put(format!("key{i:05}"), format!("{tag}{i}")).unwrap();
     }
     w.finish().unwrap();
+    fs.sync_dir(Path::new("/in")).unwrap();
     path
 }
 
@@ -46,7 +47,12 @@ fn write_all(fs: &SimFs, path: &Path, bytes: &[u8]) {
 
 fn level_counts(db: &Db) -> Vec<usize> {
     (0..7)
-        .map(|l| db.property(&format!("rocksdb.num-files-at-level{l}")).unwrap().parse().unwrap())
+        .map(|l| {
+            db.property(&format!("rocksdb.num-files-at-level{l}"))
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
         .collect()
 }
 
@@ -61,7 +67,8 @@ fn into_an_empty_database_files_go_to_the_last_level_at_sequence_zero() {
     let files: Vec<PathBuf> = (0..3)
         .map(|f| puts_file(&fs, &format!("{f}.sst"), f * 100..f * 100 + 100, "v"))
         .collect();
-    db.ingest_external_file(&files, &IngestExternalFileOptions::default()).unwrap();
+    db.ingest_external_file(&files, &IngestExternalFileOptions::default())
+        .unwrap();
     assert_eq!(level_counts(&db), vec![0, 0, 0, 0, 0, 0, 3]);
     let all = scan(&db);
     assert_eq!(all.len(), 300);
@@ -88,17 +95,35 @@ fn over_flushed_data_the_files_get_a_global_seqno_and_win() {
     db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
     let before = db.snapshot();
     let file = puts_file(&fs, "a.sst", 50..150, "new");
-    db.ingest_external_file(&[&file], &IngestExternalFileOptions::default()).unwrap();
+    db.ingest_external_file(&[&file], &IngestExternalFileOptions::default())
+        .unwrap();
     let all = scan(&db);
     for i in 0..200 {
-        let want: &[u8] = if (50..150).contains(&i) { format!("new{i}").leak().as_bytes() } else { b"old" };
-        assert_eq!(all.get(&key(i)).map(|v| v.as_slice()), Some(want), "key {i}");
+        let want: &[u8] = if (50..150).contains(&i) {
+            format!("new{i}").leak().as_bytes()
+        } else {
+            b"old"
+        };
+        assert_eq!(
+            all.get(&key(i)).map(|v| v.as_slice()),
+            Some(want),
+            "key {i}"
+        );
     }
     // The snapshot taken before does not see the files.
-    let ro = ReadOptions { snapshot: Some(before), ..ReadOptions::default() };
-    assert_eq!(db.get_opt(&ro, key(60)).unwrap().as_deref(), Some(&b"old"[..]));
+    let ro = ReadOptions {
+        snapshot: Some(before),
+        ..ReadOptions::default()
+    };
+    assert_eq!(
+        db.get_opt(&ro, key(60)).unwrap().as_deref(),
+        Some(&b"old"[..])
+    );
     let old: Vec<_> = db.range_opt(&ro, ..).map(|r| r.unwrap()).collect();
-    assert!(old.iter().all(|(_, v)| &v[..] == b"old"), "snapshot iteration saw ingested data");
+    assert!(
+        old.iter().all(|(_, v)| &v[..] == b"old"),
+        "snapshot iteration saw ingested data"
+    );
     // Backward iteration and seeks see the same data.
     let mut it = db.iter();
     it.seek_for_prev(&key(100));
@@ -127,19 +152,40 @@ fn an_overlapping_memtable_is_flushed_first_unless_forbidden() {
     db.put(key(10), "mem").unwrap();
     db.put(key(900), "elsewhere").unwrap();
     let file = puts_file(&fs, "a.sst", 0..20, "file");
-    let refuse = IngestExternalFileOptions { allow_blocking_flush: false, ..Default::default() };
+    let refuse = IngestExternalFileOptions {
+        allow_blocking_flush: false,
+        ..Default::default()
+    };
     let err = db.ingest_external_file(&[&file], &refuse).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
     assert_eq!(db.get(key(10)).unwrap().as_deref(), Some(&b"mem"[..]));
-    assert_eq!(db.get(key(11)).unwrap(), None, "a refused file left data behind");
-    assert_eq!(fs.list(Path::new("/db")).unwrap().iter().filter(|n| n.ends_with(".sst")).count(), 0);
+    assert_eq!(
+        db.get(key(11)).unwrap(),
+        None,
+        "a refused file left data behind"
+    );
+    assert_eq!(
+        fs.list(Path::new("/db"))
+            .unwrap()
+            .iter()
+            .filter(|n| n.ends_with(".sst"))
+            .count(),
+        0
+    );
 
-    db.ingest_external_file(&[&file], &IngestExternalFileOptions::default()).unwrap();
+    db.ingest_external_file(&[&file], &IngestExternalFileOptions::default())
+        .unwrap();
     assert_eq!(db.get(key(10)).unwrap().as_deref(), Some(&b"file10"[..]));
-    assert_eq!(db.get(key(900)).unwrap().as_deref(), Some(&b"elsewhere"[..]));
+    assert_eq!(
+        db.get(key(900)).unwrap().as_deref(),
+        Some(&b"elsewhere"[..])
+    );
     // Without a global seqno the overlap cannot be ingested.
     let again = puts_file(&fs, "b.sst", 5..8, "again");
-    let no_seqno = IngestExternalFileOptions { allow_global_seqno: false, ..Default::default() };
+    let no_seqno = IngestExternalFileOptions {
+        allow_global_seqno: false,
+        ..Default::default()
+    };
     let err = db.ingest_external_file(&[&again], &no_seqno).unwrap_err();
     assert!(err.to_string().contains("global sequence number"), "{err}");
     assert_eq!(db.get(key(6)).unwrap().as_deref(), Some(&b"file6"[..]));
@@ -152,7 +198,10 @@ fn range_deletions_and_merges_apply_over_older_data() {
         merge_operator: Some(merge_operator_from_name("uint64add").unwrap()),
         ..CfOptions::default()
     };
-    let options = DbOptions { merge_operator: counters.merge_operator.clone(), ..sim_options(&fs) };
+    let options = DbOptions {
+        merge_operator: counters.merge_operator.clone(),
+        ..sim_options(&fs)
+    };
     let db = Db::open("/db", options).unwrap();
     for i in 0..10u32 {
         db.put(key(i), 1u64.to_le_bytes()).unwrap();
@@ -169,9 +218,14 @@ fn range_deletions_and_merges_apply_over_older_data() {
     w.put(key(6), 7u64.to_le_bytes()).unwrap();
     let info = w.finish().unwrap();
     assert_eq!((info.num_entries, info.num_range_del_entries), (3, 1));
-    db.ingest_external_file(&[path], &IngestExternalFileOptions::default()).unwrap();
+    db.ingest_external_file(&[path], &IngestExternalFileOptions::default())
+        .unwrap();
     let check = |db: &Db| {
-        let got = |i| db.get(key(i)).unwrap().map(|v| u64::from_le_bytes(v[..].try_into().unwrap()));
+        let got = |i| {
+            db.get(key(i))
+                .unwrap()
+                .map(|v| u64::from_le_bytes(v[..].try_into().unwrap()))
+        };
         assert_eq!(got(0), Some(1));
         assert_eq!(got(1), Some(42));
         assert_eq!(got(2), None);
@@ -189,19 +243,31 @@ fn range_deletions_and_merges_apply_over_older_data() {
 #[test]
 fn move_files_removes_the_sources_and_a_family_takes_files_too() {
     let dir = tempfile::tempdir().unwrap();
-    let options = DbOptions { create_if_missing: true, ..DbOptions::default() };
+    let options = DbOptions {
+        create_if_missing: true,
+        ..DbOptions::default()
+    };
     let db = Db::open(dir.path().join("db"), options).unwrap();
-    let cf = db.create_column_family("side", CfOptions::default()).unwrap();
+    let cf = db
+        .create_column_family("side", CfOptions::default())
+        .unwrap();
     let path = dir.path().join("bulk.sst");
     let mut w = SstFileWriter::create(&path, &CfOptions::default()).unwrap();
     w.put("a", "1").unwrap();
     w.put("b", "2").unwrap();
     w.finish().unwrap();
-    let moving = IngestExternalFileOptions { move_files: true, ..Default::default() };
+    let moving = IngestExternalFileOptions {
+        move_files: true,
+        ..Default::default()
+    };
     db.ingest_external_file_cf(&cf, &[&path], &moving).unwrap();
     assert!(!path.exists(), "move_files left the source");
     assert_eq!(db.get_cf(&cf, "b").unwrap().as_deref(), Some(&b"2"[..]));
-    assert_eq!(db.get("b").unwrap(), None, "the default family got the file");
+    assert_eq!(
+        db.get("b").unwrap(),
+        None,
+        "the default family got the file"
+    );
 }
 
 #[test]
@@ -212,11 +278,17 @@ fn bad_files_are_refused_and_change_nothing() {
     db.flush().unwrap();
     let before = scan(&db);
     let tables = |fs: &SimFs| {
-        fs.list(Path::new("/db")).unwrap().into_iter().filter(|n| n.ends_with(".sst")).count()
+        fs.list(Path::new("/db"))
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.ends_with(".sst"))
+            .count()
     };
     let tables_before = tables(&fs);
     let fails = |paths: &[PathBuf], what: &str| -> Error {
-        let err = db.ingest_external_file(paths, &IngestExternalFileOptions::default()).unwrap_err();
+        let err = db
+            .ingest_external_file(paths, &IngestExternalFileOptions::default())
+            .unwrap_err();
         assert_eq!(scan(&db), before, "{what}: the database changed");
         assert_eq!(tables(&fs), tables_before, "{what}: files were left behind");
         err
@@ -227,7 +299,10 @@ fn bad_files_are_refused_and_change_nothing() {
     let err = fails(&[a.clone(), b], "overlapping files");
     assert!(err.to_string().contains("overlap"), "{err}");
     // A missing file.
-    fails(&[a.clone(), PathBuf::from("/in/missing.sst")], "missing file");
+    fails(
+        &[a.clone(), PathBuf::from("/in/missing.sst")],
+        "missing file",
+    );
     // The database's own table: not written for ingestion.
     let own = fs
         .list(Path::new("/db"))
@@ -238,7 +313,10 @@ fn bad_files_are_refused_and_change_nothing() {
     let err = fails(&[Path::new("/db").join(own)], "a database table");
     assert!(err.to_string().contains("SstFileWriter"), "{err}");
     // Another comparator.
-    let reverse = CfOptions { comparator: std::sync::Arc::new(ReverseBytewiseComparator), ..CfOptions::default() };
+    let reverse = CfOptions {
+        comparator: std::sync::Arc::new(ReverseBytewiseComparator),
+        ..CfOptions::default()
+    };
     let path = Path::new("/in/rev.sst");
     let mut w = SstFileWriter::create_with_fs(&fs, path, &reverse).unwrap();
     w.put("b", "1").unwrap();
@@ -262,15 +340,104 @@ fn bad_files_are_refused_and_change_nothing() {
     // No files at all.
     fails(&[], "no files");
     // The writer refuses what ingestion could not take.
-    let mut w = SstFileWriter::create_with_fs(&fs, Path::new("/in/u.sst"), &CfOptions::default()).unwrap();
+    let mut w =
+        SstFileWriter::create_with_fs(&fs, Path::new("/in/u.sst"), &CfOptions::default()).unwrap();
     w.put("b", "1").unwrap();
     assert!(w.put("a", "1").is_err(), "out of order");
     assert!(w.put("b", "2").is_err(), "the same key twice");
     assert!(w.delete_range("z", "y").is_err(), "inverted range");
-    let empty = SstFileWriter::create_with_fs(&fs, Path::new("/in/e.sst"), &CfOptions::default()).unwrap();
+    let empty =
+        SstFileWriter::create_with_fs(&fs, Path::new("/in/e.sst"), &CfOptions::default()).unwrap();
     assert!(empty.finish().is_err(), "an empty file");
-    assert!(SstFileWriter::create_with_fs(&fs, &a, &CfOptions::default()).is_err(), "existing path");
+    assert!(
+        SstFileWriter::create_with_fs(&fs, &a, &CfOptions::default()).is_err(),
+        "existing path"
+    );
     // And the database still takes a good file.
-    db.ingest_external_file(&[a], &IngestExternalFileOptions::default()).unwrap();
+    db.ingest_external_file(&[a], &IngestExternalFileOptions::default())
+        .unwrap();
     assert_eq!(db.get(key(3)).unwrap().as_deref(), Some(&b"a3"[..]));
+}
+
+fn table_files(fs: &SimFs) -> usize {
+    fs.list(Path::new("/db"))
+        .unwrap()
+        .iter()
+        .filter(|n| n.ends_with(".sst"))
+        .count()
+}
+
+/// Each file creation, append and sync of an ingestion fails in turn: the
+/// ingestion is all or nothing, before and after a power loss, leaves no
+/// stray file once reopened, and a finished one survives a power loss.
+#[test]
+fn failures_and_power_loss_during_ingestion_keep_it_all_or_nothing() {
+    use strata::fs::sim::{CrashMode, Fault, OpKind};
+    for (round, op) in [OpKind::Create, OpKind::Append, OpKind::Sync]
+        .into_iter()
+        .enumerate()
+    {
+        let fs = SimFs::new(40 + round as u64);
+        let mut db = Db::open("/db", sim_options(&fs)).unwrap();
+        for i in 0..300 {
+            db.put(key(i), "old").unwrap();
+        }
+        db.flush().unwrap();
+        let files = [
+            puts_file(&fs, "a.sst", 0..100, "a"),
+            puts_file(&fs, "b.sst", 200..250, "b"),
+        ];
+        let before = scan(&db);
+        let mut after = before.clone();
+        for i in (0..100).chain(200..250) {
+            let tag = if i < 100 { "a" } else { "b" };
+            after.insert(key(i), format!("{tag}{i}").into_bytes());
+        }
+        let mut failed = 0;
+        for n in 1..100 {
+            fs.inject(Fault::ErrorOnNth { op, n });
+            let result = db.ingest_external_file(&files, &IngestExternalFileOptions::default());
+            fs.clear_faults();
+            if result.is_ok() {
+                assert_eq!(scan(&db), after);
+                break;
+            }
+            assert!(n < 99, "{op:?}: the ingestion keeps failing: {result:?}");
+            failed += 1;
+            let now = scan(&db);
+            assert!(
+                now == before || now == after,
+                "{op:?} #{n}: a partial ingestion"
+            );
+            // Whatever the failure left, a power loss and a reopen keep all
+            // or nothing, with no table but the live ones.
+            fs.halt();
+            drop(db);
+            fs.crash(CrashMode::POWER_LOSS);
+            db = Db::open("/db", sim_options(&fs)).unwrap();
+            let reopened = scan(&db);
+            assert!(
+                reopened == before || reopened == after,
+                "{op:?} #{n}: partial after power loss"
+            );
+            assert_eq!(
+                table_files(&fs),
+                db.live_files().len(),
+                "{op:?} #{n}: stray tables"
+            );
+            if reopened == after {
+                break;
+            }
+        }
+        assert!(failed >= 1, "{op:?}: no operation of the ingestion failed");
+        fs.halt();
+        drop(db);
+        fs.crash(CrashMode::POWER_LOSS);
+        let db = Db::open("/db", sim_options(&fs)).unwrap();
+        assert_eq!(
+            scan(&db),
+            after,
+            "{op:?}: a finished ingestion lost at power loss"
+        );
+    }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
-use strata::fs::SimFs;
+use strata::fs::{Fs, SimFs};
 
 use strata::{
     BlobOptions, CompactionOptions, CompressionType, Db, DbOptions, ReadOptions, WriteBatch,
@@ -168,15 +168,66 @@ fn model_options(fs: &SimFs, compaction: &CompactionOptions, blob: &BlobOptions)
 /// returns the number of files per level (counted after the wait, so the
 /// shape does not depend on how far compaction got on a loaded machine).
 fn run(seed: u64, steps: usize, compaction: &CompactionOptions) -> Vec<usize> {
-    run_with_blobs(seed, steps, compaction, &BlobOptions::default())
+    run_with(seed, steps, compaction, &BlobOptions::default(), false)
 }
 
-/// [`run`] with key-value separation set by `blob`.
-fn run_with_blobs(
+/// Ingests one to three `SstFileWriter` files of random puts and deletes
+/// (some with a range deletion over their own span) and applies them to the
+/// model: a file's range deletion removes older data, then its entries land.
+fn ingest_random(db: &Db, fs: &SimFs, rng: &mut SmallRng, model: &mut Model, step: usize) {
+    let mut keys: Vec<Vec<u8>> = (0..rng.gen_range(1..40)).map(|_| random_key(rng)).collect();
+    keys.sort();
+    keys.dedup();
+    let files = rng.gen_range(1..=3usize).min(keys.len());
+    let per_file = keys.len().div_ceil(files);
+    fs.create_dir_all(Path::new("/in")).unwrap();
+    let mut paths = Vec::new();
+    for (i, chunk) in keys.chunks(per_file).enumerate() {
+        let path = Path::new("/in").join(format!("{step}-{i}.sst"));
+        let mut w = strata::SstFileWriter::create_with_fs(fs, &path, &Default::default()).unwrap();
+        let (first, last) = (&chunk[0], &chunk[chunk.len() - 1]);
+        if first < last && rng.gen_bool(0.3) {
+            w.delete_range(first, last).unwrap();
+            let covered: Vec<Vec<u8>> = model
+                .range(first.clone()..last.clone())
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in covered {
+                model.remove(&k);
+            }
+        }
+        for k in chunk {
+            if rng.gen_bool(0.25) {
+                w.delete(k).unwrap();
+                model.remove(k);
+            } else {
+                let v = random_value(rng);
+                w.put(k, &v).unwrap();
+                model.insert(k.clone(), v);
+            }
+        }
+        w.finish().unwrap();
+        paths.push(path);
+    }
+    let options = strata::IngestExternalFileOptions {
+        move_files: rng.gen_bool(0.5),
+        verify_checksums_before_ingest: rng.gen_bool(0.5),
+        ..Default::default()
+    };
+    db.ingest_external_file(&paths, &options).unwrap();
+    for path in &paths {
+        let _ = fs.remove(path);
+    }
+}
+
+/// [`run`] with key-value separation set by `blob`, and with `ingest`
+/// ingestion of `SstFileWriter` files among the operations.
+fn run_with(
     seed: u64,
     steps: usize,
     compaction: &CompactionOptions,
     blob: &BlobOptions,
+    ingest: bool,
 ) -> Vec<usize> {
     let fs = SimFs::new(seed);
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -238,6 +289,7 @@ fn run_with_blobs(
                 }
             }
             94..=96 => db.flush().unwrap(),
+            97 if ingest => ingest_random(&db, &fs, &mut rng, &mut model, step),
             _ => {
                 // Reopen: snapshots do not survive it.
                 snapshots.clear();
@@ -399,6 +451,31 @@ fn model_with_blob_files() {
             blob_garbage_collection_force_threshold: if seed % 4 == 0 { 0.3 } else { 1.0 },
             ..BlobOptions::default()
         };
-        run_with_blobs(seed, 4000, &compaction, &blob);
+        run_with(seed, 4000, &compaction, &blob, true);
+    }
+}
+
+/// Ingestion mixed into writes, snapshots, reopens and background
+/// compaction, leveled (dynamic levels for half) and universal: files land
+/// at sequence number 0 where nothing overlaps them, else above every write
+/// so far, and every read matches the model.
+#[test]
+fn model_with_ingestion() {
+    for seed in 5000..5008u64 {
+        let compaction = CompactionOptions {
+            compaction_style: if seed % 3 == 2 {
+                strata::CompactionStyle::Universal
+            } else {
+                strata::CompactionStyle::Level
+            },
+            level0_file_num_compaction_trigger: 2,
+            max_bytes_for_level_base: 64 << 10,
+            max_bytes_for_level_multiplier: 2.0,
+            target_file_size_base: 16 << 10,
+            level_compaction_dynamic_level_bytes: seed % 2 == 0,
+            max_background_jobs: 3,
+            ..CompactionOptions::default()
+        };
+        run_with(seed, 4000, &compaction, &BlobOptions::default(), true);
     }
 }
