@@ -66,6 +66,10 @@ pub enum DbCommand {
     /// Make an openable copy of the database in --checkpoint_dir (which must
     /// not exist), hard-linking its files where it can; prints OK.
     Checkpoint(CheckpointArgs),
+    /// Ingest table files written by SstFileWriter (or `strata sst build`)
+    /// into the family, atomically; prints OK (as ldb's ingest_extern_sst).
+    #[command(name = "ingest_extern_sst")]
+    IngestExternSst(IngestArgs),
     /// Open the DB, read every WAL and verify every live table; prints OK.
     #[command(name = "checkconsistency")]
     CheckConsistency(FlagsOnly),
@@ -87,6 +91,30 @@ pub struct CheckpointArgs {
     /// Where the copy goes.
     #[arg(long = "checkpoint_dir")]
     checkpoint_dir: std::path::PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    #[command(flatten)]
+    flags: DbFlags,
+    /// The files to ingest.
+    #[arg(required = true)]
+    files: Vec<std::path::PathBuf>,
+    /// Hard-link the files in and remove them once ingested.
+    #[arg(long = "move_files")]
+    move_files: bool,
+    /// Snapshots taken before do not see the files (true by default).
+    #[arg(long = "snapshot_consistency", num_args = 0..=1, default_value_t = true, default_missing_value = "true", action = clap::ArgAction::Set)]
+    snapshot_consistency: bool,
+    /// Allow a global sequence number where the files overlap data (true by default).
+    #[arg(long = "allow_global_seqno", num_args = 0..=1, default_value_t = true, default_missing_value = "true", action = clap::ArgAction::Set)]
+    allow_global_seqno: bool,
+    /// Allow flushing an overlapping memtable first (true by default).
+    #[arg(long = "allow_blocking_flush", num_args = 0..=1, default_value_t = true, default_missing_value = "true", action = clap::ArgAction::Set)]
+    allow_blocking_flush: bool,
+    /// Read and check every block of the files first (true by default).
+    #[arg(long = "verify_checksums_before_ingest", num_args = 0..=1, default_value_t = true, default_missing_value = "true", action = clap::ArgAction::Set)]
+    verify_checksums_before_ingest: bool,
 }
 
 #[derive(Debug, Args)]
@@ -214,6 +242,7 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
         DbCommand::ApproxSize(a) => approx_size(&before.merge(&a.flags)?, &a),
         DbCommand::Compact(a) => compact(&before.merge(&a.flags)?, &a),
         DbCommand::Checkpoint(a) => checkpoint(&before.merge(&a.flags)?, &a),
+        DbCommand::IngestExternSst(a) => ingest(&before.merge(&a.flags)?, &a),
         DbCommand::ManifestDump(a) => {
             let flags = before.merge(&a.flags)?;
             inspect::manifest_dump(&flags, &a)
@@ -265,6 +294,21 @@ fn checkpoint(flags: &DbFlags, a: &CheckpointArgs) -> CliResult {
     with_db(flags, DbOptions::default(), |db, _| {
         db.create_checkpoint(&a.checkpoint_dir)
             .map_err(context("Checkpoint failed"))
+    })?;
+    print_ok()
+}
+
+fn ingest(flags: &DbFlags, a: &IngestArgs) -> CliResult {
+    let options = strata::IngestExternalFileOptions {
+        move_files: a.move_files,
+        snapshot_consistency: a.snapshot_consistency,
+        allow_global_seqno: a.allow_global_seqno,
+        allow_blocking_flush: a.allow_blocking_flush,
+        verify_checksums_before_ingest: a.verify_checksums_before_ingest,
+    };
+    with_db(flags, DbOptions::default(), |db, cf| {
+        db.ingest_external_file_cf(cf, &a.files, &options)
+            .map_err(context("Ingestion failed"))
     })?;
     print_ok()
 }

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use strata::fs::{Fs, ReadFileOptions, StdFs};
 use strata::iter::InternalIterator;
-use strata::key::{internal_key, ParsedInternalKey, ValueType};
-use strata::table::{TableBuilder, TableReader};
-use strata::{ChecksumType, CompressionType, ReadOptions, TableOptions};
+use strata::key::{ParsedInternalKey, ValueType};
+use strata::table::TableReader;
+use strata::{CfOptions, ChecksumType, CompressionType, ReadOptions, SstFileWriter, TableOptions};
 
 use crate::hex;
 use crate::kv_line::parse_line;
@@ -164,23 +164,26 @@ fn build(args: BuildArgs) -> CliResult {
     };
     options.validate().map_err(|e| e.to_string())?;
     let entries = read_input(&args)?;
-    let fs = StdFs;
-    let file = fs.create(&args.output).map_err(|e| e.to_string())?;
-    let mut builder = TableBuilder::new(file, options).map_err(|e| e.to_string())?;
-    let mut ikey = Vec::new();
-    for (key, value) in &entries {
-        // Tables built by hand hold one version per key at sequence number 0, as
-        // RocksDB's SstFileWriter does.
-        ikey.clear();
-        ikey.extend_from_slice(&internal_key(key, 0, ValueType::Put));
-        builder.add(&ikey, value).map_err(|e| e.to_string())?;
+    // Written as SstFileWriter writes (every key once, at sequence number
+    // 0), so the file can be ingested (`strata ingest_extern_sst`).
+    let cf = CfOptions {
+        table: options,
+        ..CfOptions::default()
+    };
+    // As before SstFileWriter, an existing output is replaced.
+    if args.output.exists() {
+        std::fs::remove_file(&args.output)
+            .map_err(|e| format!("cannot replace {}: {e}", args.output.display()))?;
     }
-    let built = builder.finish().map_err(|e| e.to_string())?;
-    let (size, props) = (built.file_size, built.properties);
+    let mut writer = SstFileWriter::create(&args.output, &cf).map_err(|e| e.to_string())?;
+    for (key, value) in &entries {
+        writer.put(key, value).map_err(|e| e.to_string())?;
+    }
+    let info = writer.finish().map_err(|e| e.to_string())?;
     eprintln!(
-        "wrote {} entries, {} data blocks, {size} bytes to {}",
-        props.num_entries,
-        props.num_data_blocks,
+        "wrote {} entries, {} bytes to {}",
+        info.num_entries,
+        info.file_size,
         args.output.display()
     );
     Ok(())

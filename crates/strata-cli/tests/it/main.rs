@@ -9,6 +9,7 @@ mod blob;
 mod checkpoint;
 mod db;
 mod idump;
+mod ingest;
 mod sst;
 
 /// Runs `strata` with `args`, feeding it `stdin`.
