@@ -67,6 +67,7 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "stats",
     "levelstats",
     "sstables",
+    "ingest",
 ];
 
 /// The suite run when `--benchmarks` is not given: db_bench's core benchmarks,
@@ -84,6 +85,8 @@ pub const DEFAULT_SEED: u64 = 301;
 pub struct Flags {
     pub benchmarks: Vec<String>,
     pub num: u64,
+    /// Table files the `ingest` benchmark writes the keys into.
+    pub ingest_files: u64,
     /// Already resolved: a negative `--reads` means `num`, as in db_bench.
     pub reads: u64,
     pub key_size: usize,
@@ -237,6 +240,7 @@ impl Default for Flags {
         Flags {
             benchmarks: DEFAULT_BENCHMARKS.split(',').map(String::from).collect(),
             num: 1_000_000,
+            ingest_files: 10,
             reads: 1_000_000,
             key_size: 16,
             value_size: 100,
@@ -519,12 +523,16 @@ Benchmarks (run in the order given, each timed separately):
                F 50/50 read/read-modify-write; zipfian 0.99 unless noted or
                --ycsb_request_distribution=zipfian|latest|uniform says
   compact, flush, waitforcompaction, stats, levelstats, sstables  as db_bench
+  ingest       num keys in key order written into --ingest_files files with the
+               engine's SST writer, then ingested in one call (build and ingest
+               timed apart; over a fill's data, or into an empty database)
 With --threads=N every thread does the full count (as db_bench) on one shared DB.
 Fill benchmarks are skipped with --use_existing_db=1 (as db_bench).
 
 Flags (default in brackets):
   --benchmarks=LIST          [{benchmarks}]
   --num=N                    keys per fill, key range of reads [{num}]
+  --ingest_files=N           files the ingest benchmark builds and ingests [10]
   --reads=N                  reads per thread; -1 means num [-1]
   --key_size=N               [{key_size}]  keys are db_bench's: the number as 8
                              big-endian bytes, padded with '0' to key_size

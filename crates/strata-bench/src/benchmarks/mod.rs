@@ -1,6 +1,7 @@
 //! The benchmarks, with db_bench's semantics: what each one writes or reads, how
 //! many operations it counts, and when the DB is destroyed first.
 
+mod ingest;
 mod micro;
 mod ops;
 
@@ -330,6 +331,13 @@ fn run_all<E: Engine>(
                 .as_ref()
                 .ok_or_else(|| format!("{name}: the database is not open"))?;
             utility.run(name, db, dir)?;
+            continue;
+        }
+        if name == "ingest" {
+            let db = db_slot
+                .as_ref()
+                .ok_or_else(|| format!("{name}: the database is not open"))?;
+            ingest::run(flags, db, dir, &pool, &mut out.records)?;
             continue;
         }
         if let Some(micro) = Micro::from_name(name) {

@@ -10,7 +10,7 @@ mod fjall_engine;
 mod rocks;
 mod strata_engine;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::flags::Flags;
 use crate::report::WriteCounters;
@@ -24,6 +24,10 @@ pub use strata_engine::StrataEngine;
 /// An engine's error, as the benchmark reports it.
 pub type OpError = Box<dyn std::error::Error + Send + Sync>;
 pub type OpResult<T = ()> = Result<T, OpError>;
+/// Takes one key and value of an SST file being written, keys in order.
+pub type SstSink<'a> = dyn FnMut(&[u8], &[u8]) -> OpResult + 'a;
+/// Fills an SST file through the sink it is handed.
+pub type SstFill<'a> = dyn FnMut(&mut SstSink<'_>) -> OpResult + 'a;
 
 /// Which engine `--engine` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +105,18 @@ pub trait Engine: Sized + Sync {
     /// Bytes ingested and written to the WAL and tables so far, when the
     /// engine counts them.
     fn write_counters(&self) -> Option<WriteCounters>;
+    /// Writes a table file for ingestion at `path` with the engine's own SST
+    /// writer: `fill` is handed a sink taking keys in increasing order.
+    fn write_sst(&self, path: &Path, fill: &mut SstFill<'_>) -> OpResult {
+        let _ = (path, fill);
+        Err(format!("{} has no SST writer", Self::describe()).into())
+    }
+    /// Ingests `paths` (from [`write_sst`](Self::write_sst)), copying them,
+    /// without reading them whole first (RocksDB's defaults).
+    fn ingest(&self, paths: &[PathBuf]) -> OpResult {
+        let _ = paths;
+        Err(format!("{} cannot ingest table files", Self::describe()).into())
+    }
 }
 
 /// A positioned iterator in RocksDB's style. An engine whose iterators only

@@ -14,7 +14,7 @@ use rocksdb::{
 };
 use strata::CompactionStyle;
 
-use super::{Cursor, Engine, OpError, OpResult};
+use super::{Cursor, Engine, OpError, OpResult, SstFill};
 use crate::flags::blob::BlobFlags;
 use crate::flags::Flags;
 use crate::report::WriteCounters;
@@ -346,6 +346,21 @@ impl Engine for RocksEngine {
     fn merge(&self, key: &[u8], operand: &[u8]) -> OpResult {
         self.db
             .merge_opt(key, operand, &self.write_options)
+            .map_err(op_error)
+    }
+
+    fn write_sst(&self, path: &Path, fill: &mut SstFill<'_>) -> OpResult {
+        let writer = rocksdb::SstFileWriter::create(&self.options);
+        let mut writer = writer;
+        writer.open(path).map_err(op_error)?;
+        fill(&mut |key, value| writer.put(key, value).map_err(op_error))?;
+        writer.finish().map_err(op_error)
+    }
+
+    fn ingest(&self, paths: &[std::path::PathBuf]) -> OpResult {
+        let options = rocksdb::IngestExternalFileOptions::default();
+        self.db
+            .ingest_external_file_opts(&options, paths.to_vec())
             .map_err(op_error)
     }
 

@@ -8,7 +8,7 @@ use strata::{
     ColumnFamily, Db, DbIterator, DbOptions, ReadOptions, Statistics, WriteBatch, WriteOptions,
 };
 
-use super::{Cursor, Engine, OpResult};
+use super::{Cursor, Engine, OpResult, SstFill};
 use crate::flags::Flags;
 use crate::report::WriteCounters;
 
@@ -20,6 +20,8 @@ pub struct StrataEngine {
     families: Vec<ColumnFamily>,
     write_options: WriteOptions,
     read_options: ReadOptions,
+    /// The families' options, which SST files for ingestion are written with.
+    cf_options: strata::CfOptions,
 }
 
 /// What every database of a run shares: statistics and the block cache.
@@ -69,6 +71,21 @@ fn options_from_file(flags: &Flags, path: &Path, env: &StrataEnv) -> Result<DbOp
 }
 
 impl Engine for StrataEngine {
+    fn write_sst(&self, path: &Path, fill: &mut SstFill<'_>) -> OpResult {
+        let mut writer = strata::SstFileWriter::create(path, &self.cf_options)?;
+        fill(&mut |key, value| Ok(writer.put(key, value)?))?;
+        writer.finish()?;
+        Ok(())
+    }
+
+    fn ingest(&self, paths: &[std::path::PathBuf]) -> OpResult {
+        let options = strata::IngestExternalFileOptions {
+            verify_checksums_before_ingest: false,
+            ..Default::default()
+        };
+        Ok(self.db.ingest_external_file(paths, &options)?)
+    }
+
     type Env = StrataEnv;
     type Batch = WriteBatch;
     type Cursor<'a> = DbIterator;
@@ -132,6 +149,7 @@ impl Engine for StrataEngine {
                 no_slowdown: false,
             },
             read_options: flags.read_options(),
+            cf_options,
         })
     }
 

@@ -97,6 +97,7 @@ where
                 }
             }
             "num" => flags.num = number(name, value)?,
+            "ingest_files" => flags.ingest_files = number(name, value)?,
             "reads" => reads = number(name, value)?,
             "key_size" => flags.key_size = number(name, value)?,
             "value_size" => flags.value_size = number(name, value)?,
@@ -334,6 +335,7 @@ fn is_known(name: &str) -> bool {
         name,
         "benchmarks"
             | "num"
+            | "ingest_files"
             | "reads"
             | "key_size"
             | "value_size"

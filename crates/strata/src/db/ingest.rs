@@ -11,7 +11,8 @@
 //!    the directory synced.
 //! 3. With writes stopped (the call leads the write queue and every numbered
 //!    write is published), a memtable overlapping a file is flushed
-//!    (`allow_blocking_flush`). Then, under the DB mutex, each file is given
+//!    (`allow_blocking_flush`) and the WAL synced, so the files never outlive
+//!    a write acknowledged before them. Then, under the DB mutex, each file is given
 //!    the deepest level it fits in above the first level holding data in its
 //!    range, and one sequence number for the whole call: 0 when nothing in
 //!    the database overlaps any file and no snapshot must be kept from seeing
@@ -278,7 +279,7 @@ fn inspect(fs: &dyn Fs, path: &Path, order: &KeyComparator, verify: bool) -> Res
     }
     let tombstones = table.range_tombstones();
     let first_start = tombstones.tombstones().next().map(|t| t.internal_start_key());
-    let last_end = tombstones.largest_end().map(|end| range_end_sentinel(end));
+    let last_end = tombstones.largest_end().map(range_end_sentinel);
     let smallest = [first, first_start]
         .into_iter()
         .flatten()
@@ -372,6 +373,11 @@ fn install(
         }
         flush_family(inner, state, cf)?;
     }
+    // Every write before the files must be durable before they are: a
+    // power loss after the MANIFEST record must not keep the files and lose
+    // an earlier write, so recovery keeps a prefix of what was acknowledged.
+    // No write comes meanwhile (this leads the write queue).
+    MutexGuard::unlocked(state, || inner.flush_wal(true))?;
     manifest_writer::wait_for_turn(inner, state);
     let version = state.versions.current(cf.id);
     let compaction = inner.family(state, cf)?.options.compaction.clone();

@@ -521,28 +521,7 @@ impl Db {
     /// A failed sync stops writes, as a failed WAL write does.
     pub fn flush_wal(&self, sync: bool) -> Result<()> {
         self.inner.check_writable()?;
-        let mut wal = self.inner.wal.lock();
-        let Some(writer) = wal.as_mut() else {
-            return Ok(());
-        };
-        // The retired WALs first: every write before the call, in whichever
-        // WAL, must be durable.
-        let result = writer.flush().and_then(|()| {
-            if sync {
-                self.inner.retired_wals.sync_below(u64::MAX)?;
-                writer.sync()
-            } else {
-                Ok(())
-            }
-        });
-        drop(wal);
-        if let Err(e) = &result {
-            let mut state = self.inner.state.lock();
-            self.inner.set_bg_error(&mut state, e.clone());
-        } else if sync {
-            stats::DbStats::add(&self.inner.stats.wal_syncs, 1);
-        }
-        result
+        self.inner.flush_wal(sync)
     }
 
     /// Makes every WAL byte written so far durable (RocksDB's `SyncWAL`):
@@ -686,6 +665,33 @@ impl DbInner {
     }
 
     /// Fails on a read-only handle, and once the database is closed.
+    /// [`Db::flush_wal`], for a caller that checked the handle is writable
+    /// (not holding the DB mutex: a failure takes it to stop writes).
+    fn flush_wal(&self, sync: bool) -> Result<()> {
+        let mut wal = self.wal.lock();
+        let Some(writer) = wal.as_mut() else {
+            return Ok(());
+        };
+        // The retired WALs first: every write before the call, in whichever
+        // WAL, must be durable.
+        let result = writer.flush().and_then(|()| {
+            if sync {
+                self.retired_wals.sync_below(u64::MAX)?;
+                writer.sync()
+            } else {
+                Ok(())
+            }
+        });
+        drop(wal);
+        if let Err(e) = &result {
+            let mut state = self.state.lock();
+            self.set_bg_error(&mut state, e.clone());
+        } else if sync {
+            stats::DbStats::add(&self.stats.wal_syncs, 1);
+        }
+        result
+    }
+
     fn check_writable(&self) -> Result<()> {
         if self.read_only {
             return Err(crate::Error::invalid_argument(

@@ -223,9 +223,13 @@ fn per_file_fields() {
     assert_eq!(VersionEdit::decode(&bytes).unwrap(), plain);
     // Others must be understood.
     assert_corrupt(
-        &new_file_with_fields(&[0x02, 1, 7]),
-        "unknown per-file field 2",
+        &new_file_with_fields(&[0x03, 1, 7]),
+        "unknown per-file field 3",
     );
+    // Field 2 is an ingested table's global seqno, which must be its seqnos
+    // (1..500 here), and well formed.
+    assert_corrupt(&new_file_with_fields(&[0x02, 1, 7]), "global seqno 7");
+    assert_corrupt(&new_file_with_fields(&[0x02, 2, 7, 7]), "bad global_seqno");
     // Field 1 lists blob files: count, first number, then deltas.
     let with_blobs = VersionEdit::decode(&new_file_with_fields(&[0x01, 3, 2, 9, 3])).unwrap();
     assert_eq!(with_blobs.new_files[0].1.blob_files, vec![9, 12]);
