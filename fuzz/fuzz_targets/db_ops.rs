@@ -2,7 +2,8 @@
 //! input is read as a list of operations (put, delete, delete_range, merge,
 //! batch across families, get, batched multi_get across families, scan,
 //! prefix seek,
-//! snapshot read, flush, compaction, reopen, crash and reopen) on a small
+//! snapshot read, flush, compaction, ingestion of an `SstFileWriter` file,
+//! reopen, crash and reopen) on a small
 //! database with three families on the simulated file system, the second
 //! with its values in blob files, the third in reverse bytewise order. Every read must agree with the model, and after a
 //! crash the database must hold the models' state after some write at or
@@ -18,9 +19,10 @@ use libfuzzer_sys::fuzz_target;
 use strata::fs::sim::{CrashMode, DataLoss};
 use strata::fs::SimFs;
 use strata::merge::StringAppendOperator;
+use strata::fs::Fs;
 use strata::{
-    BlobOptions, ColumnFamily, Db, DbOptions, PrefixExtractor, ReadOptions, ReverseBytewiseComparator,
-    WriteBatch, WriteOptions,
+    BlobOptions, CfOptions, ColumnFamily, Db, DbOptions, IngestExternalFileOptions, PrefixExtractor,
+    ReadOptions, ReverseBytewiseComparator, SstFileWriter, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -50,9 +52,8 @@ fn options(fs: &SimFs) -> DbOptions {
 /// The other family's extractor: keys are 3 bytes, so a prefix is a key.
 const OTHER_EXTRACTOR: PrefixExtractor = PrefixExtractor::Capped(3);
 
-/// Opens (or reopens) the database with every family.
-fn open(fs: &SimFs) -> (Db, [ColumnFamily; 3]) {
-    let options = options(fs);
+/// The options of the "other" and "rev" families.
+fn family_options(options: &DbOptions) -> (CfOptions, CfOptions) {
     let mut other = options.cf_options();
     other.table.prefix_extractor = Some(OTHER_EXTRACTOR);
     other.table.whole_key_filtering = false;
@@ -69,6 +70,13 @@ fn open(fs: &SimFs) -> (Db, [ColumnFamily; 3]) {
     let mut rev = options.cf_options();
     rev.comparator = Arc::new(ReverseBytewiseComparator);
     rev.table.prefix_extractor = None;
+    (other, rev)
+}
+
+/// Opens (or reopens) the database with every family.
+fn open(fs: &SimFs) -> (Db, [ColumnFamily; 3]) {
+    let options = options(fs);
+    let (other, rev) = family_options(&options);
     let db = Db::open_cf(Path::new("/db"), options, [("other", other), ("rev", rev)])
         .expect("open");
     let families = [
@@ -323,6 +331,51 @@ fuzz_target!(|data: &[u8]| {
                 } else {
                     db.flush_cf(&families[input.family()]).expect("flush");
                 }
+            }
+            10 if input.byte() % 2 == 0 => {
+                // An SstFileWriter file of puts, deletes and merges over a
+                // few keys, in the family's order, ingested: it lands above
+                // every earlier write, and (the WAL synced first) is a
+                // durable point.
+                let f = input.family();
+                let options = options(&fs);
+                let (other, rev) = family_options(&options);
+                let cf_options = [options.cf_options(), other, rev];
+                let mut keys: Vec<Vec<u8>> = (0..1 + input.byte() % 6).map(|_| input.key()).collect();
+                keys.sort();
+                keys.dedup();
+                if f == REV {
+                    keys.reverse();
+                }
+                let path = Path::new("/in.sst");
+                let mut writer = SstFileWriter::create_with_fs(&fs, path, &cf_options[f]).expect("writer");
+                for k in keys {
+                    match input.byte() % 4 {
+                        0 => {
+                            writer.delete(&k).expect("file delete");
+                            models[f].remove(&k);
+                        }
+                        1 => {
+                            let v = input.value();
+                            writer.merge(&k, &v).expect("file merge");
+                            let merged = match models[f].get(&k) {
+                                Some(old) => [old.as_slice(), b",", &v].concat(),
+                                None => v,
+                            };
+                            models[f].insert(k, merged);
+                        }
+                        _ => {
+                            let v = input.value();
+                            writer.put(&k, &v).expect("file put");
+                            models[f].insert(k, v);
+                        }
+                    }
+                }
+                writer.finish().expect("finish");
+                db.ingest_external_file_cf(&families[f], &[path], &IngestExternalFileOptions::default())
+                    .expect("ingest");
+                fs.remove(path).expect("remove the file");
+                history = vec![models.clone()];
             }
             10 => {
                 let f = input.family();

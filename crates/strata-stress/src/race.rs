@@ -18,6 +18,13 @@
 //! has lived through a round of compactions. Any miss, split or older value
 //! is a violation.
 //!
+//! The flushing thread also ingests, every other round, one `SstFileWriter`
+//! file into `side` that rewrites 64 keys with the round's number: each
+//! ingestion overlaps the one before, so it lands above it with a global
+//! sequence number while compactions run, and readers must never see two
+//! rounds among those keys at one snapshot, nor a round older than the last
+//! ingestion acknowledged.
+//!
 //! `x` may be gone when a snapshot is taken (the filter removed it), but
 //! once a snapshot has read it, it must keep reading it: the engine redoes a
 //! compaction whose filter changed what a snapshot taken meanwhile sees
@@ -31,8 +38,8 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use strata::{
-    BlobOptions, ColumnFamily, CompactionOptions, Db, DbOptions, PrefixExtractor, ReadOptions,
-    TableOptions, WriteBatch,
+    BlobOptions, ColumnFamily, CompactionOptions, Db, DbOptions, IngestExternalFileOptions,
+    PrefixExtractor, ReadOptions, SstFileWriter, TableOptions, WriteBatch,
 };
 
 use crate::model::{show, ExpiredFilter, MergeKind, MARK};
@@ -145,6 +152,7 @@ fn cycle(
         dir: dir.to_path_buf(),
         options: options.clone(),
         checked: AtomicU64::new(0),
+        ingested: AtomicU64::new(0),
     });
     let opened = Db::open(dir.join("db"), options)
         .and_then(|db| Ok((db.create_column_family("side", side_options)?, db)));
@@ -190,8 +198,9 @@ fn cycle(
         }
     }
     eprintln!(
-        "strata-stress: race: {} checkpoints taken during writes and checked",
-        copies.checked.load(Ordering::Relaxed)
+        "strata-stress: race: {} checkpoints taken during writes and checked, {} files ingested",
+        copies.checked.load(Ordering::Relaxed),
+        copies.ingested.load(Ordering::Relaxed)
     );
     let done = Done {
         writes: n,
@@ -209,6 +218,8 @@ const MIN_READS: u64 = 150_000;
 struct Shared {
     /// The last number whose batch was acknowledged.
     acked: AtomicU64,
+    /// The round of the last ingestion acknowledged.
+    ingested: AtomicU64,
     done: AtomicBool,
     reads: AtomicU64,
     violations: AtomicU64,
@@ -268,6 +279,11 @@ fn churn(db: &Db, side: &ColumnFamily, shared: &Shared, copies: &Checkpoints) {
             shared.violate(format!("flush or compaction failed: {e}"));
         }
         rounds += 1;
+        if rounds % 2 == 1 {
+            if let Err(what) = copies.ingest(db, side, shared, rounds) {
+                shared.violate(what);
+            }
+        }
         if rounds % 4 == 0 {
             if let Err(what) = copies.take_and_check(db, shared, rounds) {
                 shared.violate(what);
@@ -276,14 +292,53 @@ fn churn(db: &Db, side: &ColumnFamily, shared: &Shared, copies: &Checkpoints) {
     }
 }
 
-/// Checkpoints of the racing database, each opened and checked.
+/// Checkpoints of the racing database, each opened and checked, and the
+/// files ingested into it.
 struct Checkpoints {
     dir: std::path::PathBuf,
     options: DbOptions,
     checked: AtomicU64,
+    ingested: AtomicU64,
+}
+
+/// Keys of `side` each ingestion rewrites, all with its round.
+const INGESTED_KEYS: u32 = 64;
+
+fn ingested_key(i: u32) -> Vec<u8> {
+    format!("ing{i:03}").into_bytes()
 }
 
 impl Checkpoints {
+    /// Writes every ingested key with `round` into one file and ingests it
+    /// into `side` (moving it every other time), then publishes the round.
+    fn ingest(
+        &self,
+        db: &Db,
+        side: &ColumnFamily,
+        shared: &Shared,
+        round: u64,
+    ) -> Result<(), String> {
+        let path = self.dir.join(format!("ingest-{round}.sst"));
+        let value = round.to_string();
+        let written = SstFileWriter::create(&path, &self.options.cf_options()).and_then(|mut w| {
+            for i in 0..INGESTED_KEYS {
+                w.put(ingested_key(i), &value)?;
+            }
+            w.finish()
+        });
+        written.map_err(|e| format!("writing {}: {e}", path.display()))?;
+        let options = IngestExternalFileOptions {
+            move_files: round % 4 == 1,
+            ..IngestExternalFileOptions::default()
+        };
+        db.ingest_external_file_cf(side, &[&path], &options)
+            .map_err(|e| format!("ingesting round {round}: {e}"))?;
+        let _ = std::fs::remove_file(&path);
+        shared.ingested.store(round, Ordering::SeqCst);
+        self.ingested.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// Takes a checkpoint while the writer goes on, opens it, and checks it
     /// holds a whole batch at least as new as the last acknowledged before
     /// the call, in both families, with the counter merged up to it.
@@ -380,6 +435,7 @@ fn check_held(db: &Db, held: Option<Held>) -> Result<(), String> {
 /// state: one batch wrote all three, so they must read the same number, no
 /// older than what was acknowledged before the read.
 fn check_across(db: &Db, side: &ColumnFamily, shared: &Shared) -> Result<(), String> {
+    check_ingested(db, side, shared)?;
     let floor = shared.acked.load(Ordering::SeqCst);
     let default = db.default_cf();
     let keys: [(&ColumnFamily, &[u8]); 3] = [(&default, b"k"), (side, b"k"), (&default, b"k2")];
@@ -398,6 +454,36 @@ fn check_across(db: &Db, side: &ColumnFamily, shared: &Shared) -> Result<(), Str
         return Err(format!(
             "multi_get_cfs read {}, older than the acknowledged {floor}",
             numbers[0]
+        ));
+    }
+    Ok(())
+}
+
+/// The first, a middle and the last ingested key of `side` at one snapshot:
+/// one file wrote them, so they read one round (or none yet), no older than
+/// the last ingestion acknowledged before the read.
+fn check_ingested(db: &Db, side: &ColumnFamily, shared: &Shared) -> Result<(), String> {
+    let floor = shared.ingested.load(Ordering::SeqCst);
+    let at = ReadOptions {
+        snapshot: Some(db.snapshot()),
+        ..ReadOptions::default()
+    };
+    let keys: Vec<Vec<u8>> = [0, INGESTED_KEYS / 2, INGESTED_KEYS - 1]
+        .map(ingested_key)
+        .into();
+    let pairs: Vec<(&ColumnFamily, &Vec<u8>)> = keys.iter().map(|k| (side, k)).collect();
+    let mut rounds = Vec::new();
+    for result in db.multi_get_cfs(&at, &pairs) {
+        let value = result.map_err(|e| format!("reading ingested keys: {e}"))?;
+        rounds.push(value.map(|v| parse(&v)).transpose()?);
+    }
+    if rounds.iter().any(|r| *r != rounds[0]) {
+        return Err(format!("one snapshot saw two ingestions: {rounds:?}"));
+    }
+    if rounds[0].unwrap_or(0) < floor {
+        return Err(format!(
+            "ingested keys read round {:?}, older than the acknowledged {floor}",
+            rounds[0]
         ));
     }
     Ok(())
