@@ -1,5 +1,5 @@
-//! Statistics: tickers (counters) and latency histograms with RocksDB's names
-//! under the `strata.` prefix, printed in RocksDB's layout.
+//! Statistics: tickers (counters) and latency histograms with RocksDB's names,
+//! printed in RocksDB's layout under its `rocksdb.` prefix.
 //!
 //! Cheap enough to leave on: counts go to one of several cache-line-aligned
 //! shards, chosen per thread, so threads on different cores do not bounce a
@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-/// The counters. Names as RocksDB's, printed with the `strata.` prefix.
+/// The counters. Names as RocksDB's, printed with its `rocksdb.` prefix.
 ///
 /// ```
 /// use strata::{Statistics, Ticker};
@@ -58,11 +58,24 @@ pub enum Ticker {
     BlobFileBytesWritten,
     BlobGcKeysRelocated,
     BlobGcBytesRelocated,
+    GetHitL0,
+    GetHitL1,
+    GetHitL2AndUp,
+    CompactionKeyDropNewerEntry,
+    CompactionKeyDropObsolete,
+    CompactionKeyDropRangeDel,
+    CompactionKeyDropUser,
+    WalFileSynced,
+    WalFileBytes,
+    NumberDbSeek,
+    NoFileOpens,
+    NumberMultigetCalls,
+    NumberMultigetKeysRead,
 }
 
 impl Ticker {
     /// Every ticker, in printing order.
-    pub const ALL: [Ticker; 30] = [
+    pub const ALL: [Ticker; 43] = [
         Ticker::BlockCacheMiss,
         Ticker::BlockCacheHit,
         Ticker::BlockCacheAdd,
@@ -93,6 +106,19 @@ impl Ticker {
         Ticker::BlobFileBytesWritten,
         Ticker::BlobGcKeysRelocated,
         Ticker::BlobGcBytesRelocated,
+        Ticker::GetHitL0,
+        Ticker::GetHitL1,
+        Ticker::GetHitL2AndUp,
+        Ticker::CompactionKeyDropNewerEntry,
+        Ticker::CompactionKeyDropObsolete,
+        Ticker::CompactionKeyDropRangeDel,
+        Ticker::CompactionKeyDropUser,
+        Ticker::WalFileSynced,
+        Ticker::WalFileBytes,
+        Ticker::NumberDbSeek,
+        Ticker::NoFileOpens,
+        Ticker::NumberMultigetCalls,
+        Ticker::NumberMultigetKeysRead,
     ];
 
     /// RocksDB's name without its prefix.
@@ -128,6 +154,19 @@ impl Ticker {
             Ticker::BlobFileBytesWritten => "blobdb.blob.file.bytes.written",
             Ticker::BlobGcKeysRelocated => "blobdb.gc.num.keys.relocated",
             Ticker::BlobGcBytesRelocated => "blobdb.gc.bytes.relocated",
+            Ticker::GetHitL0 => "l0.hit",
+            Ticker::GetHitL1 => "l1.hit",
+            Ticker::GetHitL2AndUp => "l2andup.hit",
+            Ticker::CompactionKeyDropNewerEntry => "compaction.key.drop.new",
+            Ticker::CompactionKeyDropObsolete => "compaction.key.drop.obsolete",
+            Ticker::CompactionKeyDropRangeDel => "compaction.key.drop.range_del",
+            Ticker::CompactionKeyDropUser => "compaction.key.drop.user",
+            Ticker::WalFileSynced => "wal.synced",
+            Ticker::WalFileBytes => "wal.bytes",
+            Ticker::NumberDbSeek => "number.db.seek",
+            Ticker::NoFileOpens => "no.file.opens",
+            Ticker::NumberMultigetCalls => "number.multiget.get",
+            Ticker::NumberMultigetKeysRead => "number.multiget.keys.read",
         }
     }
 }
@@ -155,16 +194,28 @@ pub enum Histogram {
     /// Per compaction that merges (not a trivial move or a deletion), the
     /// key ranges it was split into (`max_subcompactions`).
     NumSubcompactionsScheduled,
+    /// Per compaction that ran (not a trivial move), its wall time.
+    CompactionTime,
+    /// Per flush, its wall time.
+    FlushTime,
+    /// Per WAL fsync (of a sync write or `flush_wal(true)`).
+    WalFileSyncMicros,
+    /// Per table the table cache opens: reading its footer, index, filter and properties.
+    TableOpenIoMicros,
 }
 
 impl Histogram {
     /// Every histogram, in printing order.
-    pub const ALL: [Histogram; 5] = [
+    pub const ALL: [Histogram; 9] = [
         Histogram::DbGetMicros,
         Histogram::DbWriteMicros,
         Histogram::DbMultiGetMicros,
         Histogram::DbSeekMicros,
         Histogram::NumSubcompactionsScheduled,
+        Histogram::CompactionTime,
+        Histogram::FlushTime,
+        Histogram::WalFileSyncMicros,
+        Histogram::TableOpenIoMicros,
     ];
 
     /// RocksDB's name without its prefix.
@@ -175,6 +226,10 @@ impl Histogram {
             Histogram::DbMultiGetMicros => "db.multiget.micros",
             Histogram::DbSeekMicros => "db.seek.micros",
             Histogram::NumSubcompactionsScheduled => "num.subcompactions.scheduled",
+            Histogram::CompactionTime => "compaction.times.micros",
+            Histogram::FlushTime => "db.flush.micros",
+            Histogram::WalFileSyncMicros => "wal.file.sync.micros",
+            Histogram::TableOpenIoMicros => "table.open.io.micros",
         }
     }
 }
@@ -363,19 +418,20 @@ impl Statistics {
         }
     }
 
-    /// Every ticker and histogram in RocksDB's `statistics` layout:
-    /// `strata.block.cache.miss COUNT : 12` and
-    /// `strata.db.get.micros P50 : 1.2 P95 : 3.4 P99 : 5.6 P100 : 78 COUNT : 9 SUM : 40`.
+    /// Every ticker and histogram in RocksDB's `statistics` layout and under
+    /// its names, so tools that read db_bench's `--statistics` output read
+    /// this: `rocksdb.block.cache.miss COUNT : 12` and
+    /// `rocksdb.db.get.micros P50 : 1.2 P95 : 3.4 P99 : 5.6 P100 : 78 COUNT : 9 SUM : 40`.
     pub fn report(&self) -> String {
         let mut out = String::new();
         for t in Ticker::ALL {
-            let _ = writeln!(out, "strata.{} COUNT : {}", t.name(), self.ticker(t));
+            let _ = writeln!(out, "rocksdb.{} COUNT : {}", t.name(), self.ticker(t));
         }
         for h in Histogram::ALL {
             let d = self.histogram(h);
             let _ = writeln!(
                 out,
-                "strata.{} P50 : {:.6} P95 : {:.6} P99 : {:.6} P100 : {:.6} COUNT : {} SUM : {}",
+                "rocksdb.{} P50 : {:.6} P95 : {:.6} P99 : {:.6} P100 : {:.6} COUNT : {} SUM : {}",
                 h.name(),
                 d.p50,
                 d.p95,
@@ -487,10 +543,13 @@ mod tests {
         stats.record(Histogram::DbWriteMicros, 7);
         let report = stats.report();
         assert!(
-            report.contains("strata.block.cache.miss COUNT : 1234\n"),
+            report.contains("rocksdb.block.cache.miss COUNT : 1234\n"),
             "{report}"
         );
-        assert!(report.contains("strata.db.write.micros P50 : "), "{report}");
+        assert!(
+            report.contains("rocksdb.db.write.micros P50 : "),
+            "{report}"
+        );
         assert!(
             report.contains(" P100 : 7.000000 COUNT : 1 SUM : 7\n"),
             "{report}"

@@ -26,7 +26,7 @@ use crate::filename::table_file_name;
 use crate::fs::{Fs, ReadFileOptions};
 use crate::key_order::KeyComparator;
 use crate::version::FileMetaData;
-use crate::statistics::Statistics;
+use crate::statistics::{micros_since, Histogram, Statistics, Ticker};
 use crate::table::{MetaPinning, TableReader};
 
 /// Shards when the number of open readers is not bounded, or bounded high.
@@ -173,6 +173,7 @@ impl TableCache {
         // threads may race to open the same file, and the first insert wins.
         let path = table_file_name(&self.dir, number);
         let global_seqno = file.global_seqno;
+        let opened_at = std::time::Instant::now();
         let file = self.fs.open(&path, self.read_options)?;
         if file.len() != expected_size {
             return Err(Error::corruption(
@@ -209,6 +210,10 @@ impl TableCache {
             Some(seq) => table.with_global_seqno(seq)?,
             None => table,
         };
+        if let Some(stats) = &self.statistics {
+            stats.add(Ticker::NoFileOpens, 1);
+            stats.record(Histogram::TableOpenIoMicros, micros_since(opened_at));
+        }
         let table = Arc::new(table);
         let mut open = shard.write();
         if let Some(winner) = open.get(&number) {

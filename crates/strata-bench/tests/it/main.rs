@@ -6,6 +6,7 @@
 use std::process::{Command, Output};
 
 mod destroy;
+mod statistics;
 
 fn bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_strata-bench"))

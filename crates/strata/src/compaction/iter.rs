@@ -66,7 +66,25 @@ impl DeeperLevels {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DropCounts {
     pub keys_in: u64,
+    /// Every entry dropped: the three kinds below.
     pub keys_dropped: u64,
+    /// Hidden by a newer entry of the key in the same snapshot stripe.
+    pub dropped_newer: u64,
+    /// Deletions with nothing below them to delete.
+    pub dropped_obsolete: u64,
+    /// Covered by a range tombstone.
+    pub dropped_range_del: u64,
+}
+
+impl DropCounts {
+    /// Adds `other`'s counts (another subcompaction's).
+    pub fn add(&mut self, other: &DropCounts) {
+        self.keys_in += other.keys_in;
+        self.keys_dropped += other.keys_dropped;
+        self.dropped_newer += other.dropped_newer;
+        self.dropped_obsolete += other.dropped_obsolete;
+        self.dropped_range_del += other.dropped_range_del;
+    }
 }
 
 /// Decides, entry by entry, what the compaction keeps.
@@ -178,6 +196,14 @@ impl DropRules {
         let range_deleted = !shadowed && self.range_deleted(parsed.user_key, parsed.seq);
         if shadowed || obsolete_tombstone || range_deleted {
             self.counts.keys_dropped += 1;
+            let kind = if shadowed {
+                &mut self.counts.dropped_newer
+            } else if obsolete_tombstone {
+                &mut self.counts.dropped_obsolete
+            } else {
+                &mut self.counts.dropped_range_del
+            };
+            *kind += 1;
             return Ok(false);
         }
         Ok(true)
@@ -222,7 +248,12 @@ mod tests {
             f.counts,
             DropCounts {
                 keys_in: 5,
-                keys_dropped: 3
+                keys_dropped: 3,
+                // a@5 under a@9, b@3 under b's deletion; the deletion itself
+                // has nothing below it.
+                dropped_newer: 2,
+                dropped_obsolete: 1,
+                dropped_range_del: 0,
             }
         );
     }

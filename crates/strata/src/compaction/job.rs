@@ -91,6 +91,8 @@ pub struct JobResult {
     pub counts: DropCounts,
     /// Values the compaction filter removed or changed.
     pub filter_changes: u64,
+    /// Of `filter_changes`, the values it removed.
+    pub filter_removals: u64,
     pub micros: u64,
     /// CPU time of the job's threads (all its subcompactions').
     pub cpu_micros: u64,
@@ -151,9 +153,9 @@ pub fn run(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<JobResult> {
                 result.blob_bytes_written += span.blobs.bytes_written;
                 result.blob_bytes_read += span.blobs.bytes_read;
                 tally.merge(&span.blobs.tally);
-                result.counts.keys_in += span.counts.keys_in;
-                result.counts.keys_dropped += span.counts.keys_dropped;
+                result.counts.add(&span.counts);
                 result.filter_changes += span.filter_changes;
+                result.filter_removals += span.filter_removals;
                 if i > 0 {
                     other_threads_cpu += span.cpu_micros;
                 }
@@ -205,6 +207,7 @@ struct SpanOutput {
     blobs: super::blobs::SpanBlobOutput,
     counts: DropCounts,
     filter_changes: u64,
+    filter_removals: u64,
     cpu_micros: u64,
 }
 
@@ -268,6 +271,7 @@ fn run_span(task: &CompactionTask, ctx: &JobContext<'_>, span: &KeySpan) -> Resu
         span,
         output_lower: span.lower.clone(),
         filter_changes: 0,
+        filter_removals: 0,
         blobs: SpanBlobs::new(
             ctx.blobs,
             BlobOutput {
@@ -290,6 +294,7 @@ fn run_span(task: &CompactionTask, ctx: &JobContext<'_>, span: &KeySpan) -> Resu
             blobs,
             counts,
             filter_changes: writer.filter_changes,
+            filter_removals: writer.filter_removals,
             cpu_micros: thread_cpu_micros().saturating_sub(cpu_start),
         })
     });
@@ -413,6 +418,8 @@ struct OutputWriter<'a, 'b> {
     output_lower: Option<Vec<u8>>,
     /// Values the compaction filter removed or changed.
     filter_changes: u64,
+    /// Of `filter_changes`, the values it removed.
+    filter_removals: u64,
     /// Values going to blob files, references passing through.
     blobs: SpanBlobs<'a>,
 }
@@ -469,6 +476,9 @@ impl OutputWriter<'_, '_> {
             if keep {
                 let filtered = apply_filter(ctx, task, key, it.value(), &self.blobs)?;
                 self.filter_changes += u64::from(filtered.is_some());
+                self.filter_removals += u64::from(filtered.as_ref().is_some_and(|(k, _)| {
+                    ParsedInternalKey::parse(k).is_some_and(|p| p.value_type() == Some(ValueType::Delete))
+                }));
                 let (key, value) = match &filtered {
                     Some((k, v)) => (k.as_slice(), v.as_slice()),
                     None => (key, it.value()),

@@ -177,6 +177,9 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         .record_flush(bytes, out.blob_bytes, micros, cpu_micros);
     inner.stats.record_flush(bytes);
     inner.tick(Ticker::FlushWriteBytes, bytes);
+    if let Some(stats) = &inner.options.statistics {
+        stats.record(crate::statistics::Histogram::FlushTime, micros);
+    }
     inner.install_super_version(state, id);
     let log_number = state.versions.min_log_number_to_keep();
     crash_point!("flush.installed");

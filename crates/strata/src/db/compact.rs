@@ -394,6 +394,15 @@ fn run_task(
             inner.tick(Ticker::CompactReadBytes, read);
             inner.tick(Ticker::CompactWriteBytes, result.bytes_written);
             inner.tick(Ticker::BlobFileBytesWritten, result.blob_bytes_written);
+            inner.tick(Ticker::CompactionKeyDropNewerEntry, result.counts.dropped_newer);
+            inner.tick(Ticker::CompactionKeyDropObsolete, result.counts.dropped_obsolete);
+            inner.tick(Ticker::CompactionKeyDropRangeDel, result.counts.dropped_range_del);
+            inner.tick(Ticker::CompactionKeyDropUser, result.filter_removals);
+            if result.bytes_moved == 0 {
+                if let Some(stats) = &inner.options.statistics {
+                    stats.record(Histogram::CompactionTime, result.micros);
+                }
+            }
             if result.subcompactions > 0 {
                 if let Some(stats) = &inner.options.statistics {
                     let n = result.subcompactions as u64;

@@ -668,6 +668,7 @@ impl DbInner {
     /// [`Db::flush_wal`], for a caller that checked the handle is writable
     /// (not holding the DB mutex: a failure takes it to stop writes).
     fn flush_wal(&self, sync: bool) -> Result<()> {
+        let start = std::time::Instant::now();
         let mut wal = self.wal.lock();
         let Some(writer) = wal.as_mut() else {
             return Ok(());
@@ -688,8 +689,19 @@ impl DbInner {
             self.set_bg_error(&mut state, e.clone());
         } else if sync {
             stats::DbStats::add(&self.stats.wal_syncs, 1);
+            self.record_wal_sync(start);
         }
         result
+    }
+
+    /// Counts a WAL fsync that began at `start` (`rocksdb.wal.synced` and
+    /// its latency histogram).
+    fn record_wal_sync(&self, start: std::time::Instant) {
+        if let Some(stats) = &self.options.statistics {
+            stats.add(crate::statistics::Ticker::WalFileSynced, 1);
+            let micros = crate::statistics::micros_since(start);
+            stats.record(crate::statistics::Histogram::WalFileSyncMicros, micros);
+        }
     }
 
     fn check_writable(&self) -> Result<()> {

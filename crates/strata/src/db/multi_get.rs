@@ -163,6 +163,8 @@ fn batch(
         }
     };
     count(Ticker::NumberKeysRead, keys.len() as u64);
+    count(Ticker::NumberMultigetCalls, 1);
+    count(Ticker::NumberMultigetKeysRead, keys.len() as u64);
     // In the family's order, which files and blocks are searched in.
     let key_order = sv.version.order();
     let mut by_key: Vec<usize> = (0..keys.len()).collect();
@@ -292,6 +294,7 @@ fn read_group(
             key: p.key,
             seq,
             blob_cache,
+            level,
         };
         match probe.run(inner, &table, &mut lookup, &mut p.cover, &mut p.operands) {
             Ok(base) => p.base = base,

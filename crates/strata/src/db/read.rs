@@ -185,6 +185,7 @@ fn get_from_tables(
             key,
             seq,
             blob_cache: sv.options.blob.blob_cache.as_ref(),
+            level,
         };
         if let Some(base) = probe.run(inner, &table, &mut lookup, &mut cover, operands)? {
             return Ok(Some(base));
@@ -200,6 +201,8 @@ pub(super) struct TableProbe<'a> {
     pub seq: SequenceNumber,
     /// The family's blob cache, for separated values.
     pub blob_cache: Option<&'a Arc<dyn Cache>>,
+    /// The table's level, for the get-hit-per-level tickers.
+    pub level: usize,
 }
 
 impl TableProbe<'_> {
@@ -248,6 +251,13 @@ impl TableProbe<'_> {
         let Some(entry) = lookup.get(key, seq, operands)? else {
             return Ok(None);
         };
+        if matches!(entry.value_type, ValueType::Put | ValueType::BlobIndex) {
+            count(match self.level {
+                0 => Ticker::GetHitL0,
+                1 => Ticker::GetHitL1,
+                _ => Ticker::GetHitL2AndUp,
+            });
+        }
         match entry.value_type {
             ValueType::Put => Ok(Some(Some(entry.value))),
             ValueType::Delete => Ok(Some(None)),

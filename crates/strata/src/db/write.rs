@@ -394,13 +394,16 @@ fn write_wal(inner: &DbInner, group: &[Arc<WriteRequest>], first_seq: u64) -> Re
         crash_point!("wal.append.after");
         DbStats::add(&stats.wal_bytes, wal.len() - before);
         DbStats::add(&stats.wal_writes, group.len() as u64);
+        inner.tick(Ticker::WalFileBytes, wal.len() - before);
         if leader.sync {
             crash_point!("wal.sync.before");
+            let start = Instant::now();
             // WALs retired unsynced hold earlier writes: durable first.
             inner.retired_wals.sync_below(u64::MAX)?;
             wal.sync()?;
             crash_point!("wal.sync.after");
             DbStats::add(&stats.wal_syncs, 1);
+            inner.record_wal_sync(start);
         }
     }
     Ok(())

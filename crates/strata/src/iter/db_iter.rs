@@ -44,7 +44,7 @@ use crate::iter::prefix_seek::PrefixSeek;
 use crate::merge::MergeOperator;
 use crate::options::{PrefixExtractor, ReadOptions};
 use crate::range_del::FragmentedRangeTombstones;
-use crate::statistics::{micros_since, Histogram, Statistics};
+use crate::statistics::{micros_since, Histogram, Statistics, Ticker};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Direction {
@@ -408,6 +408,7 @@ impl DbIterator {
         self.seek_untimed(target);
         if let Some((stats, start)) = timer {
             stats.record(Histogram::DbSeekMicros, micros_since(start));
+            stats.add(Ticker::NumberDbSeek, 1);
         }
     }
 
@@ -450,6 +451,7 @@ impl DbIterator {
         self.seek_for_prev_untimed(target);
         if let Some((stats, start)) = timer {
             stats.record(Histogram::DbSeekMicros, micros_since(start));
+            stats.add(Ticker::NumberDbSeek, 1);
         }
     }
 

@@ -368,10 +368,10 @@ fn statistics_count_reads_writes_and_filters() {
     assert_eq!(stats.histogram(Histogram::DbSeekMicros).count, 1);
     let report = db.property("strata.statistics").unwrap();
     assert!(
-        report.contains("strata.number.keys.read COUNT : 4"),
+        report.contains("rocksdb.number.keys.read COUNT : 4"),
         "{report}"
     );
-    assert!(report.contains("strata.db.get.micros P50 : "), "{report}");
+    assert!(report.contains("rocksdb.db.get.micros P50 : "), "{report}");
     let plain = open_sim(&SimFs::new(15));
     assert_eq!(plain.property("strata.statistics"), None);
 }

@@ -24,6 +24,7 @@ mod db_model;
 mod db_partitioned;
 mod db_prefix;
 mod db_range_del;
+mod db_statistics;
 mod db_wal_flush;
 mod db_wal_switch;
 mod db_write_control;
