@@ -103,6 +103,7 @@ pub mod cache;
 pub mod compaction_filter;
 pub mod comparator;
 pub mod fs;
+pub mod listener;
 pub mod merge;
 pub mod options;
 pub mod statistics;
@@ -122,6 +123,7 @@ pub use fs::{Fs, StdFs};
 pub use iter::db_iter::DbIterator;
 pub use iter::db_range::DbRange;
 pub use key::{SequenceNumber, ValueType};
+pub use listener::EventListener;
 pub use merge::{merge_operator_from_name, MergeError, MergeOperator};
 pub use options::{
     load_latest_options, BlobOptions, CfOptions, CompactionOptions, CompactionStyle, DbOptions,

@@ -14,6 +14,9 @@ use crate::generator::{make_key, ValuePool};
 use crate::json::Record;
 use crate::report::{self, Resources, Stats, Suffix, Usage};
 
+/// The benchmark's name in `--benchmarks`.
+pub(super) const NAME: &str = "ingest";
+
 pub(super) fn run<E: Engine>(
     flags: &Flags,
     db: &E,

@@ -333,7 +333,7 @@ fn run_all<E: Engine>(
             utility.run(name, db, dir)?;
             continue;
         }
-        if name == "ingest" {
+        if name == ingest::NAME {
             let db = db_slot
                 .as_ref()
                 .ok_or_else(|| format!("{name}: the database is not open"))?;
@@ -613,6 +613,7 @@ mod tests {
     fn every_known_name_has_a_benchmark() {
         for name in crate::flags::KNOWN_BENCHMARKS {
             let known = Bench::from_name(name).is_some()
+                || *name == ingest::NAME
                 || Utility::from_name(name).is_some()
                 || Micro::from_name(name).is_some();
             assert!(known, "{name}");

@@ -159,6 +159,8 @@ pub(crate) struct CfState {
     pub mem_unlogged: bool,
     /// Compaction debt of the current version (for the pending-bytes stalls).
     pub pending_compaction_bytes: u64,
+    /// The write stall condition the listeners were last told of.
+    pub stall_condition: crate::listener::WriteStallCondition,
 }
 
 impl CfState {
@@ -189,6 +191,7 @@ impl CfState {
                 .collect(),
             mem_unlogged: false,
             pending_compaction_bytes: 0,
+            stall_condition: crate::listener::WriteStallCondition::Normal,
         }
     }
 

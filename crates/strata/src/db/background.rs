@@ -8,14 +8,16 @@ use std::time::Instant;
 
 use super::info_log::info;
 use super::manifest_writer;
+use super::events::Event;
 use super::{DbInner, DbState};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
-use crate::filename::{log_file_name, parse_file_name, FileType};
+use crate::filename::{log_file_name, parse_file_name, table_file_name, FileType};
 use crate::blob::{BlobFileBuilder, BlobOutput};
 use crate::flush::write_level0_table;
 use crate::statistics::{thread_cpu_micros, Ticker};
-use crate::version::VersionEdit;
+use crate::listener::{FlushJobInfo, TableFileCreationInfo, TableFileCreationReason};
+use crate::version::{FileMetaData, VersionEdit};
 use parking_lot::MutexGuard;
 
 pub(super) fn spawn_flush_thread(inner: Arc<DbInner>) -> Result<JoinHandle<()>> {
@@ -98,6 +100,19 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         imm.memory_usage()
     );
     let cpu_start = thread_cpu_micros();
+    let flush_info = |file: Option<&FileMetaData>, blob_bytes: u64| FlushJobInfo {
+        cf_name: cf_shared.name.clone(),
+        file_path: table_file_name(&inner.dir, number),
+        file_number: number,
+        file_size: file.map_or(0, |f| f.file_size),
+        blob_bytes,
+        num_entries: file.map_or(0, |_| imm.len() as u64),
+        smallest_seqno: file.map_or(0, |f| f.smallest_seqno),
+        largest_seqno: file.map_or(0, |f| f.largest_seqno),
+    };
+    if inner.events.active() {
+        inner.events.send(Event::FlushBegin(flush_info(None, 0)));
+    }
     // With other families, one of them may still need the WALs this
     // memtable's writes are in: those must be durable before this table
     // holds the writes, or a crash that cut them would leave this family
@@ -181,6 +196,18 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
         stats.record(crate::statistics::Histogram::FlushTime, micros);
     }
     inner.install_super_version(state, id);
+    if inner.events.active() {
+        let info = flush_info(out.file.as_ref(), out.blob_bytes);
+        if out.file.is_some() {
+            inner.events.send(Event::TableFileCreated(TableFileCreationInfo {
+                cf_name: info.cf_name.clone(),
+                file_path: info.file_path.clone(),
+                file_size: info.file_size,
+                reason: TableFileCreationReason::Flush,
+            }));
+        }
+        inner.events.send(Event::FlushCompleted(info));
+    }
     let log_number = state.versions.min_log_number_to_keep();
     crash_point!("flush.installed");
     // Counted as a sweep, so `wait_for_compaction` returns only once the

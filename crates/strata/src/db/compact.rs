@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use parking_lot::MutexGuard;
 
 use super::info_log::info;
+use super::events::{self, Event};
 use super::manifest_writer;
 use super::{DbInner, DbState};
 use crate::compaction::blobs::BlobContext;
@@ -25,6 +26,7 @@ use crate::filename::{blob_file_name, parse_file_name, table_file_name, FileType
 use crate::options::{CfOptions, CompactionStyle};
 use crate::statistics::{Histogram, Ticker};
 use crate::key_order::KeyComparator;
+use crate::listener::{TableFileCreationInfo, TableFileCreationReason, TableFileDeletionInfo};
 use crate::version::{FileMetaData, Version};
 
 /// Starts the compaction threads numbered `numbers`.
@@ -280,6 +282,10 @@ fn run_task(
     state.jobs.pending_outputs.push(output_floor);
     let running = RunningCompaction::of(family_id, task, version.order());
     state.jobs.running_compactions.push(running.clone());
+    if inner.events.active() {
+        let info = events::compaction_info(&inner.dir, &cf.name, task, None, None);
+        inner.events.send(Event::CompactionBegin(info));
+    }
     let mut attempt = 0;
     let outcome = loop {
         // Read under the DB mutex, as `Db::snapshot` registers under it.
@@ -410,9 +416,16 @@ fn run_task(
                 }
             }
             info!(inner.info_log, "{}", event_line(&cf.name, task, &result));
+            if inner.events.active() {
+                send_compaction_completed(inner, &cf.name, task, &result);
+            }
             Ok(())
         }
         Err((e, fatal)) => {
+            if inner.events.active() {
+                let info = events::compaction_info(&inner.dir, &cf.name, task, None, Some(e.clone()));
+                inner.events.send(Event::CompactionCompleted(info));
+            }
             let (from, to) = (task.start_level, task.output_level);
             if fatal {
                 info!(
@@ -577,6 +590,23 @@ pub(super) fn wait_for_compaction(inner: &DbInner) -> Result<()> {
 }
 
 /// A RocksDB-style `EVENT_LOG_v1` line with a JSON body.
+/// Tells the listeners of a finished compaction and the tables it wrote (a
+/// trivial move writes none).
+fn send_compaction_completed(inner: &DbInner, cf_name: &str, task: &CompactionTask, result: &job::JobResult) {
+    if result.bytes_moved == 0 {
+        for f in &result.outputs {
+            inner.events.send(Event::TableFileCreated(TableFileCreationInfo {
+                cf_name: cf_name.to_owned(),
+                file_path: table_file_name(&inner.dir, f.number),
+                file_size: f.file_size,
+                reason: TableFileCreationReason::Compaction,
+            }));
+        }
+    }
+    let info = events::compaction_info(&inner.dir, cf_name, task, Some(result), None);
+    inner.events.send(Event::CompactionCompleted(info));
+}
+
 fn event_line(cf_name: &str, task: &CompactionTask, result: &job::JobResult) -> String {
     let numbers = |files: &mut dyn Iterator<Item = u64>| {
         files.map(|n| n.to_string()).collect::<Vec<_>>().join(",")
@@ -668,7 +698,15 @@ pub(super) fn remove_obsolete_tables(inner: &DbInner, keep: &KeepSet) {
             crash_point!("blob.delete_obsolete");
         }
         match inner.fs.remove(&path) {
-            Ok(()) => info!(inner.info_log, "deleted obsolete {kind} #{n}"),
+            Ok(()) => {
+                info!(inner.info_log, "deleted obsolete {kind} #{n}");
+                if kind == "table" {
+                    inner.events.send(Event::TableFileDeleted(TableFileDeletionInfo {
+                        db_name: inner.dir.clone(),
+                        file_path: path.clone(),
+                    }));
+                }
+            }
             Err(e) => info!(inner.info_log, "could not delete obsolete {kind} #{n}: {e}"),
         }
     }

@@ -44,6 +44,7 @@ use crate::fs::{Fs, ReadFileOptions};
 use crate::iter::InternalIterator;
 use crate::key::{user_key, ParsedInternalKey, SequenceNumber, ValueType};
 use crate::key_order::KeyComparator;
+use crate::listener::ExternalFileIngestionInfo;
 use crate::options::{CompactionOptions, CompactionStyle, IngestExternalFileOptions, ReadOptions};
 use crate::range_del::{is_range_end_sentinel, range_end_sentinel};
 use crate::table::properties::EXTERNAL_SST_FILE_VERSION;
@@ -198,6 +199,18 @@ fn ingest(
                 files.len(),
                 numbers
             );
+            if inner.events.active() {
+                for ((f, &number), &level) in files.iter().zip(&numbers).zip(&levels) {
+                    let info = ExternalFileIngestionInfo {
+                        cf_name: cf.name.clone(),
+                        external_file_path: f.source.clone(),
+                        internal_file_path: table_file_name(&inner.dir, number),
+                        global_seqno: seq,
+                        level,
+                    };
+                    inner.events.send(super::events::Event::ExternalFileIngested(info));
+                }
+            }
             if options.move_files {
                 for f in &files {
                     if let Err(e) = fs.remove(&f.source) {

@@ -15,6 +15,7 @@ mod background;
 mod checkpoint;
 mod compact;
 mod db_options;
+mod events;
 mod families;
 mod ingest;
 pub(crate) mod info_log;
@@ -140,6 +141,8 @@ pub(crate) struct DbInner {
     /// What replaying the WALs at open found damaged.
     wal_damage: Vec<WalDamage>,
     info_log: InfoLog,
+    /// The listeners' event queue (inert without listeners).
+    events: events::EventQueue,
     stats: DbStats,
     opened_at: std::time::Instant,
     shutting_down: AtomicBool,
@@ -607,9 +610,12 @@ impl Lifecycle {
                 .and_then(|()| wal.sync()),
             None => Ok(()),
         };
+        // Every event of the work above reaches the listeners first.
+        let delivered = inner.events.close();
         info_log::info!(inner.info_log, "closed");
         flushed?;
         synced?;
+        delivered?;
         if let Some(thread) = panicked {
             return Err(crate::Error::BackgroundThreadPanicked { thread });
         }
@@ -642,6 +648,7 @@ impl DbInner {
         if state.recovery.bg_error.is_some() {
             return;
         }
+        self.events.send(events::Event::BackgroundError(e.clone()));
         state.recovery.bg_error = Some(e);
         if recover {
             state.recovery.schedule();
@@ -746,10 +753,22 @@ impl DbInner {
         };
         stall::count(family, &version, &state.jobs.compacting);
         let l0_files = version.num_files(0);
+        let condition = stall::family_condition(family, l0_files);
+        let now = stall::listener_condition(condition);
+        if now != family.stall_condition {
+            self.events.send(events::Event::StallConditionsChanged(
+                crate::listener::WriteStallInfo {
+                    cf_name: family.shared.name.clone(),
+                    current: now,
+                    previous: family.stall_condition,
+                },
+            ));
+            family.stall_condition = now;
+        }
         state.commit.write_controller.recalculate(
             cf,
             crate::write::controller::FamilyStall {
-                condition: stall::family_condition(family, l0_files),
+                condition,
                 pending_bytes: family.pending_compaction_bytes,
                 near_stop: stall::near_stop(family, l0_files),
                 max_rate: options.delayed_write_rate,

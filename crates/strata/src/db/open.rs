@@ -223,7 +223,7 @@ pub(super) fn open(
         versions,
         wal_damage: replay.damage,
     };
-    let inner = build_inner(
+    let mut inner = build_inner(
         dir,
         options,
         fs,
@@ -232,6 +232,7 @@ pub(super) fn open(
         info_log,
         Some(lock),
     );
+    inner.events = super::events::EventQueue::start(&inner.options.listeners)?;
     // The options this open runs with, for tools and for the next open.
     let options_file = options_to_persist(&inner, &mut inner.state.lock());
     options_file.write(&inner)?;
@@ -561,6 +562,7 @@ fn build_inner(
         snapshots: Arc::new(SnapshotList::default()),
         wal_damage,
         info_log,
+        events: super::events::EventQueue::default(),
         stats: DbStats::default(),
         opened_at: std::time::Instant::now(),
         shutting_down: AtomicBool::new(false),

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use super::DbState;
 use crate::cf::stats::StallCounter;
 use crate::cf::CfState;
+use crate::listener::WriteStallCondition;
 use crate::version::Version;
 use crate::write::controller::{stall_condition, StallCause, StallCondition};
 
@@ -30,6 +31,15 @@ pub(super) fn family_condition(family: &CfState, l0_files: usize) -> Option<Stal
         });
     }
     compaction
+}
+
+/// `condition` as the listeners see it.
+pub(super) fn listener_condition(condition: Option<StallCondition>) -> WriteStallCondition {
+    match condition {
+        None => WriteStallCondition::Normal,
+        Some(StallCondition::Delayed { .. }) => WriteStallCondition::Delayed,
+        Some(StallCondition::Stopped { .. }) => WriteStallCondition::Stopped,
+    }
 }
 
 /// Whether family `family` with `l0_files` L0 files is a step from a stop:

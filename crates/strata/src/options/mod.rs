@@ -495,6 +495,10 @@ pub struct DbOptions {
     /// The default family's compaction filter (RocksDB's
     /// `compaction_filter`; see [`crate::compaction_filter`]).
     pub compaction_filter: Option<Arc<dyn crate::compaction_filter::CompactionFilter>>,
+    /// Called on flushes, compactions, table files created and deleted,
+    /// ingestion, background errors and stall changes (RocksDB's
+    /// `listeners`; see [`crate::listener`]).
+    pub listeners: Vec<Arc<dyn crate::listener::EventListener>>,
     /// The default family's memtable bloom filter size, as a fraction of
     /// `write_buffer_size` (see [`CfOptions::memtable_prefix_bloom_size_ratio`]).
     pub memtable_prefix_bloom_size_ratio: f64,
@@ -572,6 +576,7 @@ impl Default for DbOptions {
             compaction: CompactionOptions::default(),
             merge_operator: None,
             compaction_filter: None,
+            listeners: Vec::new(),
             memtable_prefix_bloom_size_ratio: 0.0,
             memtable_whole_key_filtering: false,
             blob: BlobOptions::default(),
