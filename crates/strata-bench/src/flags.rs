@@ -128,6 +128,8 @@ pub struct Flags {
     pub min_level_to_compress: i64,
     /// Print the engine's statistics once, at the end (`--statistics`).
     pub statistics: bool,
+    /// RocksDB's `PerfLevel` number for the benchmark threads (1: off).
+    pub perf_level: u32,
     /// Block cache bytes (db_bench's default 8 MiB); negative: no cache.
     pub cache_size: i64,
     /// `None` (db_bench's -1): the engine picks the shard count.
@@ -267,6 +269,7 @@ impl Default for Flags {
             compaction: CompactionOptions::default(),
             min_level_to_compress: -1,
             statistics: false,
+            perf_level: 1,
             cache_size: 8 << 20,
             cache_numshardbits: None,
             cache_high_pri_pool_ratio: 0.0,
@@ -564,6 +567,8 @@ Flags (default in brackets):
   --use_direct_reads=0|1     [0]
   --use_direct_io_for_flush_and_compaction=0|1 [0]  O_DIRECT table writes
   --histogram=0|1            [0]  per-op latency percentiles
+  --perf_level=1..5          [1]  each thread's perf context (2 counts, 3-5 also
+                             times); thread 0's printed after each benchmark
   --verify_checksum=0|1      [1]  check data block checksums on reads
   --cache_index_and_filter_blocks=0|1 [0]  index and filter blocks in the block cache
   --pin_l0_filter_and_index_blocks_in_cache=0|1 [0]

@@ -40,6 +40,9 @@ pub struct Stats {
     pub shared_ops: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Per-operation latency in nanoseconds, with `--histogram=1`.
     pub hist: Option<Histogram<u64>>,
+    /// The thread's perf context, with `--perf_level` above 1; a merge keeps
+    /// the first thread's, as db_bench prints.
+    pub perf: Option<String>,
 }
 
 impl Stats {
@@ -65,6 +68,7 @@ impl Stats {
             progress: None,
             shared_ops: None,
             hist,
+            perf: None,
         })
     }
 
@@ -119,6 +123,9 @@ impl Stats {
             }
             (None, theirs) => self.hist = theirs,
             (Some(_), None) => {}
+        }
+        if self.perf.is_none() {
+            self.perf = other.perf;
         }
         Ok(())
     }

@@ -106,6 +106,7 @@ pub mod fs;
 pub mod listener;
 pub mod merge;
 pub mod options;
+pub mod perf_context;
 pub mod statistics;
 
 pub use bytes::Bytes;

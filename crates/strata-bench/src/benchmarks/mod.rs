@@ -406,6 +406,9 @@ fn run_all<E: Engine>(
         if let Some(hist) = &stats.hist {
             println!("{}", report::histogram_lines(hist));
         }
+        if let Some(perf) = &stats.perf {
+            println!("PERF_CONTEXT:\n{perf}");
+        }
         out.records.push(record);
     }
     Ok(())
@@ -560,6 +563,10 @@ fn thread_body<E: Engine>(
         s
     });
     barrier.wait();
+    let perf = ctx.flags.perf_level > 1;
+    if perf {
+        E::perf_begin(ctx.flags.perf_level);
+    }
     let mut w = Worker::new(ctx, seed, stats?);
     w.stats.start = Instant::now();
     let flags = ctx.flags;
@@ -601,6 +608,9 @@ fn thread_body<E: Engine>(
     };
     w.stats.finish = Instant::now();
     w.stats.thread_seconds = w.stats.finish.duration_since(w.stats.start).as_secs_f64();
+    if perf {
+        w.stats.perf = E::perf_report();
+    }
     result.map_err(|e| e.to_string())?;
     Ok(w.stats)
 }

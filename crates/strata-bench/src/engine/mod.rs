@@ -111,6 +111,16 @@ pub trait Engine: Sized + Sync {
         let _ = (path, fill);
         Err(format!("{} has no SST writer", Self::describe()).into())
     }
+    /// Starts counting the calling thread's perf context at RocksDB's level
+    /// `level` (2 to 5), from zero.
+    fn perf_begin(level: u32) {
+        let _ = level;
+    }
+    /// The calling thread's perf context as RocksDB's `ToString` prints it;
+    /// `None` when the engine has none. Stops counting.
+    fn perf_report() -> Option<String> {
+        None
+    }
     /// Ingests `paths` (from [`write_sst`](Self::write_sst)), copying them,
     /// without reading them whole first (RocksDB's defaults).
     fn ingest(&self, paths: &[PathBuf]) -> OpResult {

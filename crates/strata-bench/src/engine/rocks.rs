@@ -357,6 +357,26 @@ impl Engine for RocksEngine {
         writer.finish().map_err(op_error)
     }
 
+    fn perf_begin(level: u32) {
+        use rocksdb::perf::{set_perf_stats, PerfContext, PerfStatsLevel};
+        let level = match level {
+            2 => PerfStatsLevel::EnableCount,
+            3 => PerfStatsLevel::EnableTimeExceptForMutex,
+            4 => PerfStatsLevel::EnableTimeAndCPUTimeExceptForMutex,
+            _ => PerfStatsLevel::EnableTime,
+        };
+        set_perf_stats(level);
+        // A handle on this thread's context.
+        PerfContext::default().reset();
+    }
+
+    fn perf_report() -> Option<String> {
+        use rocksdb::perf::{set_perf_stats, PerfContext, PerfStatsLevel};
+        let report = PerfContext::default().report(false);
+        set_perf_stats(PerfStatsLevel::Disable);
+        Some(report)
+    }
+
     fn ingest(&self, paths: &[std::path::PathBuf]) -> OpResult {
         let options = rocksdb::IngestExternalFileOptions::default();
         self.db

@@ -78,6 +78,18 @@ impl Engine for StrataEngine {
         Ok(())
     }
 
+    fn perf_begin(level: u32) {
+        use strata::perf_context::{reset_perf_context, set_perf_level, PerfLevel};
+        set_perf_level(PerfLevel::from_number(level).unwrap_or(PerfLevel::Disable));
+        reset_perf_context();
+    }
+
+    fn perf_report() -> Option<String> {
+        use strata::perf_context::{perf_context, set_perf_level, PerfLevel};
+        set_perf_level(PerfLevel::Disable);
+        Some(perf_context().to_string())
+    }
+
     fn ingest(&self, paths: &[std::path::PathBuf]) -> OpResult {
         let options = strata::IngestExternalFileOptions {
             verify_checksums_before_ingest: false,

@@ -137,6 +137,12 @@ where
             "histogram" => flags.histogram = boolean(name, value)?,
             "compression_ratio" => flags.compression_ratio = number(name, value)?,
             "statistics" => flags.statistics = boolean(name, value)?,
+            "perf_level" => {
+                flags.perf_level = number(name, value)?;
+                if !(1..=5).contains(&flags.perf_level) {
+                    return err(format!("--perf_level={value}: RocksDB's levels are 1 to 5"));
+                }
+            }
             "cache_size" => flags.cache_size = number(name, value)?,
             "open_files" => flags.open_files = number(name, value)?,
             "cache_index_and_filter_blocks" => {
@@ -394,6 +400,7 @@ fn is_known(name: &str) -> bool {
             | "ycsb_request_distribution"
             | "engine"
             | "report_json"
+            | "perf_level"
             | "repeat"
             | "stats_interval_seconds"
             | "report_interval_seconds"

@@ -223,6 +223,7 @@ fn batch(
             };
             if let Ok(Some(value)) = &answer {
                 count(Ticker::BytesRead, value.len() as u64);
+                crate::perf_context::count(|c| c.multiget_read_bytes += value.len() as u64);
             }
             answer
         })

@@ -28,6 +28,7 @@ use crate::iter::InternalIterator;
 use crate::key::{user_key, SequenceNumber, ValueType};
 use crate::memtable::MemGet;
 use crate::options::ReadOptions;
+use crate::perf_context::{self, PerfTimer};
 use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::table::{TableLookup, TableReader};
 use crate::version::{FileMetaData, SuperVersion, NUM_LEVELS};
@@ -65,8 +66,10 @@ pub(super) fn get(
     key: &[u8],
 ) -> Result<Option<Bytes>> {
     let start = inner.options.statistics.as_ref().map(|_| Instant::now());
+    let timer = PerfTimer::start();
     let sv = cf.super_version.load();
     let seq = read_sequence(inner, options)?;
+    timer.stop(|c| &mut c.get_snapshot_time);
     let result = get_in(inner, &sv, options, key, seq);
     if let (Some(stats), Some(start)) = (&inner.options.statistics, start) {
         stats.record(Histogram::DbGetMicros, micros_since(start));
@@ -98,16 +101,24 @@ fn get_in(
     // Merge operands met on the way, newest first; the first value or
     // deletion below them ends the chain.
     let mut operands: Vec<Bytes> = Vec::new();
+    let timer = PerfTimer::start();
     let mut base = get_from_memtables(sv, key, seq, &mut operands)?;
+    timer.stop(|c| &mut c.get_from_memtable_time);
     if base.is_some() || !operands.is_empty() {
         count(Ticker::MemtableHit, 1);
     } else {
         count(Ticker::MemtableMiss, 1);
     }
     if base.is_none() {
+        let timer = PerfTimer::start();
         base = get_from_tables(inner, sv, options, key, seq, &mut operands)?;
+        timer.stop(|c| &mut c.get_from_output_files_time);
     }
-    found(finish_get(sv, key, base, &operands)?)
+    let timer = PerfTimer::start();
+    let value = finish_get(sv, key, base, &operands)?;
+    timer.stop(|c| &mut c.get_post_process_time);
+    perf_context::count(|c| c.get_read_bytes += value.as_ref().map_or(0, |v| v.len() as u64));
+    found(value)
 }
 
 /// The newest value or deletion of `key` in the memtables of `sv` (`Some(None)`
@@ -121,6 +132,7 @@ pub(super) fn get_from_memtables(
 ) -> Result<Option<Option<Bytes>>> {
     let mut cover = RangeCover::default();
     for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+        perf_context::count(|c| c.get_from_memtable_count += 1);
         if mem.num_range_deletions() > 0 {
             cover.add(&mem.range_tombstones(), key, seq);
         }
@@ -243,9 +255,13 @@ impl TableProbe<'_> {
         match lookup.filter_answer(key) {
             Some(false) => {
                 count(Ticker::BloomFilterUseful);
+                perf_context::count(|c| c.bloom_sst_miss_count += 1);
                 return Ok(None);
             }
-            Some(true) => count(Ticker::BloomFilterFullPositive),
+            Some(true) => {
+                count(Ticker::BloomFilterFullPositive);
+                perf_context::count(|c| c.bloom_sst_hit_count += 1);
+            }
             None => {}
         }
         let Some(entry) = lookup.get(key, seq, operands)? else {

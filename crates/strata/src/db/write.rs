@@ -45,6 +45,7 @@ use crate::error::Result;
 use crate::filename::log_file_name;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
+use crate::perf_context::PerfTimer;
 use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::wal::meta::PredecessorWal;
 use crate::wal::LogWriter;
@@ -231,7 +232,9 @@ fn lead(
     let last_seq = first_seq + count - 1;
     state.versions.set_last_sequence(last_seq);
     let pending = inner.publisher.enqueue(last_seq, group.len());
+    let timer = PerfTimer::start();
     let logged = MutexGuard::unlocked(&mut state, || write_wal(inner, &group, first_seq));
+    timer.stop(|c| &mut c.write_wal_time);
     let mems = match &logged {
         Ok(()) => {
             if leader.disable_wal {
@@ -284,7 +287,9 @@ fn complete(inner: &DbInner, request: &WriteRequest, job: &CommitJob) -> Result<
         return job.logged.clone();
     };
     crash_point!("write.before_memtable");
+    let timer = PerfTimer::start();
     let inserted = catch_unwind(AssertUnwindSafe(|| mems.insert(&request.batch.lock())));
+    timer.stop(|c| &mut c.write_memtable_time);
     crash_point!("write.before_publish");
     let failure = match &inserted {
         Ok(Ok(())) => None,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::cache::{Cache, CacheHandle, CacheKey, Priority};
 use crate::error::{Error, Result};
+use crate::perf_context;
 use crate::statistics::{Statistics, Ticker};
 use crate::table::block::Block;
 use crate::table::filter::BloomFilter;
@@ -133,11 +134,24 @@ impl TableReader {
             if let Some(value) = h.value().downcast_ref::<T>() {
                 cache.tick(Ticker::BlockCacheHit);
                 cache.tick(hit);
+                perf_context::count(|c| {
+                    c.block_cache_hit_count += 1;
+                    match hit {
+                        Ticker::BlockCacheIndexHit => c.block_cache_index_hit_count += 1,
+                        Ticker::BlockCacheFilterHit => c.block_cache_filter_hit_count += 1,
+                        _ => {}
+                    }
+                });
                 return Ok((value.clone(), Some(h)));
             }
         }
         cache.tick(Ticker::BlockCacheMiss);
         cache.tick(miss);
+        perf_context::count(|c| match miss {
+            Ticker::BlockCacheIndexMiss => c.index_block_read_count += 1,
+            Ticker::BlockCacheFilterMiss => c.filter_block_read_count += 1,
+            _ => {}
+        });
         let (value, charge) = load()?;
         // A full strict cache only means the block is not cached.
         let pinned = fill.and_then(|priority| {

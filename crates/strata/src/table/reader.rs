@@ -37,6 +37,7 @@ use crate::table::partitioned_index::{HeldPartitions, IndexIter};
 use crate::table::prefetch::Prefetcher;
 use crate::table::two_level::HandleIter;
 use crate::table::properties::TableProperties;
+use crate::perf_context::{self, PerfTimer};
 
 /// The newest entry of a user key visible at the read's sequence number.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -651,10 +652,15 @@ impl BlockFetcher {
                 handle.offset, handle.size
             ))
             })?;
+        let timer = PerfTimer::start();
         let raw = match prefetch {
             Some(p) => p.read(&*self.file, handle.offset, size + BLOCK_TRAILER_LEN, blocks_end)?,
             None => self.file.read_at(handle.offset, size + BLOCK_TRAILER_LEN)?,
         };
+        perf_context::count(|c| {
+            c.block_read_count += 1;
+            c.block_read_byte += (size + BLOCK_TRAILER_LEN) as u64;
+        });
         let (contents, trailer) = raw.split_at(size);
         let type_byte = trailer[0];
         if verify_checksum {
@@ -666,10 +672,12 @@ impl BlockFetcher {
                 )));
             }
         }
-        match CompressionType::from_code(type_byte) {
+        let block = match CompressionType::from_code(type_byte) {
             Some(CompressionType::None) => Ok(raw.slice(..size)),
             Some(codec) => codec.decompress(contents).map(Bytes::from).map_err(corrupt),
             None => Err(corrupt(format!("unknown compression type {type_byte}"))),
-        }
+        };
+        timer.stop(|c| &mut c.block_read_time);
+        block
     }
 }

@@ -164,3 +164,61 @@ fn tickers_count_what_happened() {
         "{report}"
     );
 }
+
+/// A thread's perf context counts what its own gets did, as the tickers
+/// count it for the whole database (nothing else runs meanwhile).
+#[test]
+fn perf_context_agrees_with_the_tickers() {
+    use strata::perf_context::{perf_context, reset_perf_context, set_perf_level, PerfLevel};
+    let fs = SimFs::new(62);
+    let stats = Arc::new(Statistics::new());
+    let mut options = DbOptions {
+        statistics: Some(stats.clone()),
+        ..sim_options(&fs)
+    };
+    options.compaction.disable_auto_compactions = true;
+    options.table.block_size = 512;
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    for part in 0..2u32 {
+        for i in 0..1000u32 {
+            db.put(key(i * 2 + part), format!("value {i}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    // Open both tables before counting (an open reads index and filter).
+    db.get(key(0)).unwrap();
+    db.get(key(1)).unwrap();
+    set_perf_level(PerfLevel::EnableTime);
+    reset_perf_context();
+    let tickers = [
+        Ticker::BlockCacheHit,
+        Ticker::BlockCacheMiss,
+        Ticker::BloomFilterUseful,
+        Ticker::BloomFilterFullPositive,
+        Ticker::BytesRead,
+    ];
+    let before = tickers.map(|t| stats.ticker(t));
+    for i in (0..3000).step_by(7) {
+        db.get(key(i)).unwrap();
+    }
+    let after = tickers.map(|t| stats.ticker(t));
+    let delta = |i: usize| after[i] - before[i];
+    let context = perf_context();
+    set_perf_level(PerfLevel::Disable);
+    assert_eq!(context.block_cache_hit_count, delta(0));
+    assert_eq!(
+        context.block_read_count,
+        delta(1),
+        "every miss read its block"
+    );
+    assert!(context.block_read_count > 0 && context.block_read_byte > 0);
+    assert_eq!(context.bloom_sst_miss_count, delta(2));
+    assert_eq!(context.bloom_sst_hit_count, delta(3));
+    assert!(context.bloom_sst_miss_count > 0 && context.bloom_sst_hit_count > 0);
+    assert_eq!(context.get_read_bytes, delta(4));
+    assert_eq!(context.get_from_memtable_count, 429, "one memtable per get");
+    assert!(context.get_from_output_files_time > 0 && context.block_read_time > 0);
+    // Another thread counted nothing of it.
+    let other = std::thread::spawn(perf_context).join().unwrap();
+    assert_eq!(other, Default::default());
+}
