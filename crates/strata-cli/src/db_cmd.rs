@@ -70,6 +70,15 @@ pub enum DbCommand {
     /// into the family, atomically; prints OK (as ldb's ingest_extern_sst).
     #[command(name = "ingest_extern_sst")]
     IngestExternSst(IngestArgs),
+    /// List every family's live tables level by level, and its blob files
+    /// (as ldb's list_live_files_metadata).
+    #[command(name = "list_live_files_metadata")]
+    ListLiveFilesMetadata(crate::live_files::ListArgs),
+    /// Dump the MANIFEST, every live table (entries as stored and
+    /// properties), every live blob file and every WAL (as ldb's
+    /// dump_live_files).
+    #[command(name = "dump_live_files")]
+    DumpLiveFiles(FlagsOnly),
     /// Open the DB, read every WAL and verify every live table; prints OK.
     #[command(name = "checkconsistency")]
     CheckConsistency(FlagsOnly),
@@ -243,6 +252,10 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
         DbCommand::Compact(a) => compact(&before.merge(&a.flags)?, &a),
         DbCommand::Checkpoint(a) => checkpoint(&before.merge(&a.flags)?, &a),
         DbCommand::IngestExternSst(a) => ingest(&before.merge(&a.flags)?, &a),
+        DbCommand::ListLiveFilesMetadata(a) => {
+            crate::live_files::list(&before.merge(&a.flags)?, &a)
+        }
+        DbCommand::DumpLiveFiles(a) => crate::live_files::dump(&before.merge(&a.flags)?),
         DbCommand::ManifestDump(a) => {
             let flags = before.merge(&a.flags)?;
             inspect::manifest_dump(&flags, &a)

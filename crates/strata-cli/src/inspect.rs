@@ -51,6 +51,30 @@ pub struct DumpWalArgs {
     print_value: bool,
 }
 
+impl ManifestDumpArgs {
+    /// The arguments that dump `path` (for `dump_live_files`).
+    pub fn of(flags: DbFlags, path: PathBuf) -> ManifestDumpArgs {
+        ManifestDumpArgs {
+            flags,
+            path: Some(path),
+            verbose: false,
+        }
+    }
+}
+
+impl DumpWalArgs {
+    /// The arguments that dump every WAL of `dir` with their values (for
+    /// `dump_live_files`).
+    pub fn of(flags: DbFlags, dir: PathBuf) -> DumpWalArgs {
+        DumpWalArgs {
+            flags,
+            walfile: dir,
+            header: false,
+            print_value: true,
+        }
+    }
+}
+
 /// Puts `file` and `offset` into a corruption found inside a record, whose
 /// decoder knows neither (as the engine's own readers do).
 fn at(e: Error, file: &Path, offset: u64) -> Error {

@@ -15,7 +15,9 @@ mod hex;
 mod idump;
 mod inspect;
 mod kv_line;
+mod live_files;
 mod sst;
+mod table_dump;
 
 use cli_error::CliError;
 

@@ -66,9 +66,15 @@ pub struct BuildArgs {
 
 #[derive(Debug, Args)]
 pub struct DumpArgs {
-    /// The table file to read.
+    /// The table file to read, or a directory: every `.sst` file in it, in
+    /// name order, each after a `Process <path>` line (as sst_dump).
     #[arg(long)]
     file: PathBuf,
+    /// `scan` (the default): the newest version of each key; `raw`: every
+    /// entry as stored, `'key' seq:N, type:T => value`, then the range
+    /// tombstones (type 15), as sst_dump's raw dump lists them.
+    #[arg(long, default_value = "scan", value_parser = ["scan", "raw"])]
+    command: String,
     /// Print the properties as `name: value` lines, then the range tombstones
     /// as `range deletion: [start, end) @ seq` lines.
     #[arg(long = "show_properties")]
@@ -199,12 +205,33 @@ fn open_table(path: &Path) -> CliResult<Arc<TableReader>> {
 }
 
 fn dump(args: DumpArgs) -> CliResult {
-    let table = open_table(&args.file)?;
     let out = io::stdout().lock();
     let mut out = BufWriter::new(out);
+    if !args.file.is_dir() {
+        dump_one(&args.file, &args, &mut out)?;
+        return out.flush().map_err(|e| format!("writing stdout: {e}"));
+    }
+    let mut tables: Vec<PathBuf> = std::fs::read_dir(&args.file)
+        .map_err(|e| format!("{}: {e}", args.file.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .collect();
+    tables.sort();
+    if tables.is_empty() {
+        return Err(format!("{}: no .sst files", args.file.display()));
+    }
+    for path in &tables {
+        writeln!(out, "Process {}", path.display()).map_err(|e| format!("writing stdout: {e}"))?;
+        dump_one(path, &args, &mut out)?;
+    }
+    out.flush().map_err(|e| format!("writing stdout: {e}"))
+}
+
+fn dump_one(path: &Path, args: &DumpArgs, out: &mut impl Write) -> CliResult {
+    let table = open_table(path)?;
     let write_err = |e: io::Error| format!("writing stdout: {e}");
     if args.show_properties {
-        eprintln!("Table properties of {}:", args.file.display());
+        eprintln!("Table properties of {}:", path.display());
         let lines = table.properties().to_lines(|k| hex::show(k, args.hex));
         out.write_all(lines.as_bytes()).map_err(write_err)?;
         // The range-deletion block as stored: one line per fragment and
@@ -220,6 +247,12 @@ fn dump(args: DumpArgs) -> CliResult {
             .map_err(write_err)?;
         }
     }
+    if args.command == "raw" {
+        return crate::table_dump::dump_raw(&table, args.hex, out).map_err(|e| match e {
+            crate::cli_error::CliError::Failed(m) => m,
+            crate::cli_error::CliError::StdoutClosed => "stdout closed".to_string(),
+        });
+    }
     if args.scan || !args.show_properties {
         let from = args
             .from
@@ -232,12 +265,12 @@ fn dump(args: DumpArgs) -> CliResult {
             .map(|k| hex::parse(k, args.hex, "--to"))
             .transpose()?;
         let format = (args.hex, args.decode_blob_index);
-        let deletions = scan(&table, from.as_deref(), to.as_deref(), format, &mut out)?;
+        let deletions = scan(&table, from.as_deref(), to.as_deref(), format, out)?;
         if deletions > 0 {
             eprintln!("({deletions} keys deleted by tombstones in this table were not printed)");
         }
     }
-    out.flush().map_err(write_err)
+    Ok(())
 }
 
 /// Prints the newest version of each user key in `[from, to)`; returns how many

@@ -118,7 +118,10 @@ pub use comparator::{
     comparator_from_name, BytewiseComparator, Comparator, ReverseBytewiseComparator,
 };
 pub use compression::CompressionType;
-pub use db::{check_consistency, ConsistencyReport, Db, KeyRange, KeyVersion, Snapshot, WalDamage};
+pub use db::{
+    check_consistency, ConsistencyReport, Db, KeyRange, KeyVersion, LiveBlobFileMetaData,
+    LiveFileMetaData, Snapshot, WalDamage,
+};
 pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};
 pub use iter::db_iter::DbIterator;

@@ -10,6 +10,7 @@ mod checkpoint;
 mod db;
 mod idump;
 mod ingest;
+mod live_files;
 mod sst;
 
 /// Runs `strata` with `args`, feeding it `stdin`.
