@@ -133,6 +133,8 @@ pub struct Flags {
     pub statistics: bool,
     /// RocksDB's `PerfLevel` number for the benchmark threads (1: off).
     pub perf_level: u32,
+    /// Serve the web view of the database under test here (Strata only).
+    pub http_addr: Option<String>,
     /// Block cache bytes (db_bench's default 8 MiB); negative: no cache.
     pub cache_size: i64,
     /// `None` (db_bench's -1): the engine picks the shard count.
@@ -273,6 +275,7 @@ impl Default for Flags {
             min_level_to_compress: -1,
             statistics: false,
             perf_level: 1,
+            http_addr: None,
             cache_size: 8 << 20,
             cache_numshardbits: None,
             cache_high_pri_pool_ratio: 0.0,

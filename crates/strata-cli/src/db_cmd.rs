@@ -79,6 +79,10 @@ pub enum DbCommand {
     /// dump_live_files).
     #[command(name = "dump_live_files")]
     DumpLiveFiles(FlagsOnly),
+    /// Serve the live web view of the database (the LSM, tables, stats,
+    /// plots, options, LOG and Prometheus /metrics) until stopped.
+    #[cfg(feature = "web")]
+    Serve(crate::serve::ServeArgs),
     /// Open the DB, read every WAL and verify every live table; prints OK.
     #[command(name = "checkconsistency")]
     CheckConsistency(FlagsOnly),
@@ -256,6 +260,8 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
             crate::live_files::list(&before.merge(&a.flags)?, &a)
         }
         DbCommand::DumpLiveFiles(a) => crate::live_files::dump(&before.merge(&a.flags)?),
+        #[cfg(feature = "web")]
+        DbCommand::Serve(a) => crate::serve::serve(&before.merge(&a.flags)?, &a),
         DbCommand::ManifestDump(a) => {
             let flags = before.merge(&a.flags)?;
             inspect::manifest_dump(&flags, &a)

@@ -16,6 +16,8 @@ mod idump;
 mod inspect;
 mod kv_line;
 mod live_files;
+#[cfg(feature = "web")]
+mod serve;
 mod sst;
 mod table_dump;
 

@@ -314,6 +314,17 @@ impl Utility {
     }
 }
 
+/// The web view of `db` with `--http_addr`.
+fn start_view<E: Engine>(
+    flags: &Flags,
+    db: Option<&E>,
+) -> Result<Option<Box<dyn std::any::Any>>, String> {
+    match (&flags.http_addr, db) {
+        (Some(addr), Some(db)) => db.web_view(addr).map(Some),
+        _ => Ok(None),
+    }
+}
+
 fn run_all<E: Engine>(
     flags: &Flags,
     dir: &Path,
@@ -325,6 +336,8 @@ fn run_all<E: Engine>(
     // db_bench seeds each thread with `seed + threads created so far`, counting
     // across benchmarks, so readrandom does not replay fillrandom's keys.
     let mut threads_created = 0u64;
+    // Restarted on every fresh database, which the old one's view cannot show.
+    let mut view = start_view(flags, db_slot.as_ref())?;
     for name in &flags.benchmarks {
         if let Some(utility) = Utility::from_name(name) {
             let db = db_slot
@@ -352,12 +365,14 @@ fn run_all<E: Engine>(
                 println!("{name:<12} : skipped (--use_existing_db is true)");
                 continue;
             }
+            drop(view.take());
             if let Some(db) = db_slot.take() {
                 db.close()
                     .map_err(|e| format!("{name}: closing the old DB: {e}"))?;
             }
             E::destroy(flags, dir, env)?;
             *db_slot = Some(E::open(flags, dir, env)?);
+            view = start_view(flags, db_slot.as_ref())?;
         }
         let db = db_slot
             .as_ref()

@@ -111,6 +111,12 @@ pub trait Engine: Sized + Sync {
         let _ = (path, fill);
         Err(format!("{} has no SST writer", Self::describe()).into())
     }
+    /// Serves the web view of this database on `addr` until the returned
+    /// value is dropped; `Err` for an engine without one.
+    fn web_view(&self, addr: &str) -> Result<Box<dyn std::any::Any>, String> {
+        let _ = addr;
+        Err(format!("--http_addr: {} has no web view", Self::describe()))
+    }
     /// Starts counting the calling thread's perf context at RocksDB's level
     /// `level` (2 to 5), from zero.
     fn perf_begin(level: u32) {

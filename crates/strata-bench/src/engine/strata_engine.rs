@@ -78,6 +78,13 @@ impl Engine for StrataEngine {
         Ok(())
     }
 
+    #[cfg(feature = "web")]
+    fn web_view(&self, addr: &str) -> Result<Box<dyn std::any::Any>, String> {
+        let view = strata_web::WebView::start(self.db.clone(), addr)?;
+        eprintln!("web view of the database at http://{}/", view.addr());
+        Ok(Box::new(view))
+    }
+
     fn perf_begin(level: u32) {
         use strata::perf_context::{reset_perf_context, set_perf_level, PerfLevel};
         set_perf_level(PerfLevel::from_number(level).unwrap_or(PerfLevel::Disable));

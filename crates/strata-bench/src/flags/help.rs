@@ -85,6 +85,8 @@ Flags (default in brackets):
   --use_direct_reads=0|1     [0]
   --use_direct_io_for_flush_and_compaction=0|1 [0]  O_DIRECT table writes
   --histogram=0|1            [0]  per-op latency percentiles
+  --http_addr=HOST:PORT      serve the web view of the database under test there
+                             while the run goes on (Strata; see `strata serve`)
   --perf_level=1..5          [1]  each thread's perf context (2 counts, 3-5 also
                              times); thread 0's printed after each benchmark
   --verify_checksum=0|1      [1]  check data block checksums on reads

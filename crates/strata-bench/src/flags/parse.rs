@@ -137,6 +137,7 @@ where
             "histogram" => flags.histogram = boolean(name, value)?,
             "compression_ratio" => flags.compression_ratio = number(name, value)?,
             "statistics" => flags.statistics = boolean(name, value)?,
+            "http_addr" => flags.http_addr = Some(value.to_owned()),
             "perf_level" => {
                 flags.perf_level = number(name, value)?;
                 if !(1..=5).contains(&flags.perf_level) {
@@ -401,6 +402,7 @@ fn is_known(name: &str) -> bool {
             | "engine"
             | "report_json"
             | "perf_level"
+            | "http_addr"
             | "repeat"
             | "stats_interval_seconds"
             | "report_interval_seconds"

@@ -11,6 +11,7 @@ mod db;
 mod idump;
 mod ingest;
 mod live_files;
+mod serve;
 mod sst;
 
 /// Runs `strata` with `args`, feeding it `stdin`.

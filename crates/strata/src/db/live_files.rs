@@ -21,6 +21,8 @@ pub struct LiveFileMetaData {
     pub largest_key: Vec<u8>,
     pub smallest_seqno: SequenceNumber,
     pub largest_seqno: SequenceNumber,
+    /// A running compaction reads it.
+    pub being_compacted: bool,
 }
 
 /// One blob file a family's current version links.
@@ -54,10 +56,21 @@ impl Db {
                     largest_key: user_key(&f.largest).to_vec(),
                     smallest_seqno: f.smallest_seqno,
                     largest_seqno: f.largest_seqno,
+                    being_compacted: state.jobs.compacting.contains(&f.number),
                 });
             }
         }
         out
+    }
+
+    /// The statistics the database was opened with (`DbOptions::statistics`).
+    pub fn statistics(&self) -> Option<&std::sync::Arc<crate::Statistics>> {
+        self.inner.options.statistics.as_ref()
+    }
+
+    /// The directory the database is in.
+    pub fn path(&self) -> &std::path::Path {
+        &self.inner.dir
     }
 
     /// Every blob file every family's current version links, by family and
