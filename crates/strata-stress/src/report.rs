@@ -18,6 +18,10 @@ pub struct Outcome {
     pub full_disk: u64,
     /// CURRENT files deleted or damaged between cycles.
     pub current_attacks: u64,
+    /// Checkpoints taken between cycles and opened to check (sim), and of
+    /// them the ones a failed write cut short.
+    pub checkpoints: u64,
+    pub checkpoints_cut: u64,
     /// WALs damaged mid-file between cycles (sim).
     pub wal_damage: u64,
     /// WAL damages whose dropped records the engine reported fewer than
@@ -46,13 +50,15 @@ impl Outcome {
         println!(
             "strata-stress: attacks: full-disk={} current={} wal-damage={} \
              (dropped records under-counted: {}, refused with families ahead: {}) \
-             intruder-rounds={}",
+             intruder-rounds={} checkpoints={} (cut short by a failed write: {})",
             self.full_disk,
             self.current_attacks,
             self.wal_damage,
             self.dropped_undercounted,
             self.refused_families_ahead,
-            self.intruder_rounds
+            self.intruder_rounds,
+            self.checkpoints,
+            self.checkpoints_cut
         );
         println!(
             "strata-stress: merges={} filter-removed={} expired-found-gone={}",

@@ -181,6 +181,8 @@ impl SimRun {
 const FULL_DISK_PERCENT: u32 = 3;
 const WAL_DAMAGE_PERCENT: u32 = 5;
 const CURRENT_PERCENT: u32 = 4;
+/// Cycles followed by a checkpoint, half of them cut short by a failed write.
+const CHECKPOINT_PERCENT: u32 = 5;
 
 pub fn run(limits: &RunLimits) -> Outcome {
     let mut run = SimRun::new(limits, "sim");
@@ -210,6 +212,12 @@ fn run_cycles(run: &mut SimRun, limits: &RunLimits) {
         run.out.cycles += 1;
         if run.rng.gen_range(0..100) < CURRENT_PERCENT {
             db = match attack_current(run, db, cycle) {
+                Some(db) => db,
+                None => return,
+            };
+        }
+        if run.rng.gen_range(0..100) < CHECKPOINT_PERCENT {
+            db = match checkpoint(run, db, cycle) {
                 Some(db) => db,
                 None => return,
             };
@@ -272,6 +280,69 @@ fn attack_current(run: &mut SimRun, db: Db, cycle: u64) -> Option<Db> {
     }
     run.out.current_attacks += 1;
     run.out.cycles += 1;
+    Some(db)
+}
+
+/// Takes a checkpoint of the quiet database (just reopened and checked), for
+/// half of them failing the `n`-th append of the copy: a finished one must
+/// open and hold exactly the expected state; a failed one must leave the
+/// database as it was. Then a power loss, and the database must still hold
+/// exactly the expected state (everything in it was durable before).
+fn checkpoint(run: &mut SimRun, db: Db, cycle: u64) -> Option<Db> {
+    use strata::fs::sim::{Fault, OpKind};
+    let dir = format!("/checkpoint-{cycle}");
+    let cut = run.rng.gen_bool(0.5).then(|| run.rng.gen_range(1..40u64));
+    if let Some(n) = cut {
+        run.fs.inject(Fault::ErrorOnNth {
+            op: OpKind::Append,
+            n,
+        });
+    }
+    let made = db.create_checkpoint(Path::new(&dir));
+    run.fs.clear_faults();
+    run.out.ops += 1;
+    match made {
+        Ok(()) => {
+            let checked = crate::families::open(Path::new(&dir), &run.opts)
+                .map_err(|e| format!("opening checkpoint {dir}: {e}"))
+                .and_then(|copy| {
+                    crate::expected::verify_unchanged(&copy, &run.w, &run.expected)
+                        .map_err(|e| format!("checkpoint {dir}: {e}"))
+                });
+            if let Err(e) = checked {
+                run.fail(cycle, &e, &[]);
+                return None;
+            }
+            run.out.checkpoints += 1;
+        }
+        Err(_) if cut.is_some() => run.out.checkpoints_cut += 1,
+        Err(e) => {
+            run.fail(cycle, &format!("checkpoint {dir} failed: {e}"), &[]);
+            return None;
+        }
+    }
+    run.fs.halt();
+    drop(db);
+    run.fs.crash(strata::fs::sim::CrashMode::POWER_LOSS);
+    let db = match run.open() {
+        Ok(db) => db,
+        Err(e) => {
+            run.fail(
+                cycle,
+                &format!("after checkpoint {dir} and a power loss: reopen failed: {e}"),
+                &[],
+            );
+            return None;
+        }
+    };
+    if let Err(e) = crate::expected::verify_unchanged(&db, &run.w, &run.expected) {
+        run.fail(
+            cycle,
+            &format!("after checkpoint {dir} and a power loss: {e}"),
+            &[],
+        );
+        return None;
+    }
     Some(db)
 }
 

@@ -19,7 +19,9 @@ fn serve_answers_until_stopped() {
         .expect("run strata serve");
     let mut line = String::new();
     let stderr = child.stderr.take().expect("stderr");
-    BufReader::new(stderr).read_line(&mut line).expect("the address line");
+    BufReader::new(stderr)
+        .read_line(&mut line)
+        .expect("the address line");
     let addr = line
         .split("http://")
         .nth(1)
@@ -36,5 +38,8 @@ fn serve_answers_until_stopped() {
     child.kill().expect("stop serve");
     let _ = child.wait();
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    assert!(response.contains("rocksdb_estimate_num_keys{cf=\"default\"} 1"), "{response}");
+    assert!(
+        response.contains("rocksdb_estimate_num_keys{cf=\"default\"} 1"),
+        "{response}"
+    );
 }
