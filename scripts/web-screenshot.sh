@@ -16,12 +16,12 @@ if ! command -v chromium >/dev/null; then
 fi
 cargo build --release -q -p strata-bench
 addr=127.0.0.1:18931
-target/release/strata-bench --benchmarks=fillrandom --num=3000000 --value_size=200 \
+target/release/strata-bench --benchmarks=fillrandom --num=10000000 --value_size=200 \
   --write_buffer_size=4194304 --statistics=1 --http_addr="$addr" > "$out/bench.log" 2>&1 &
 bench=$!
 trap 'kill $bench 2>/dev/null || true' EXIT
 # Let compactions start and the plots gather points.
-sleep 12
+sleep 10
 shot() {
   local page=$1 name=$2
   chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,900 \

@@ -149,7 +149,7 @@ fn route(db: &Db, history: &Mutex<samples::History>, request: &tiny_http::Reques
         "/" => pages::lsm(db),
         "/tables" => pages::tables(db),
         "/stats" => pages::stats(db),
-        "/plots" => pages::plots(&lock(history)),
+        "/plots" => pages::plots(db, &lock(history)),
         "/options" => pages::options(db),
         "/log" => pages::log(db),
         "/metrics" => {

@@ -53,7 +53,9 @@ pub(crate) fn lsm(db: &Db) -> String {
 
 /// One family's levels as rows, each table a box from its smallest to its
 /// largest key (placed by rank among all the tables' boundary keys) whose
-/// height follows its size; tables being compacted outlined in red.
+/// height follows the square root of its size (so small tables stay
+/// visible beside large ones); L0's tables, which overlap, each get a band
+/// of the row, newest on top; tables being compacted outlined in red.
 fn lsm_svg(name: &str, files: &[&LiveFileMetaData], levels: usize) -> String {
     const WIDTH: f64 = 1000.0;
     const LEFT: f64 = 50.0;
@@ -84,9 +86,24 @@ fn lsm_svg(name: &str, files: &[&LiveFileMetaData], levels: usize) -> String {
             top + ROW - 2.0
         );
     }
+    let l0: Vec<u64> = files
+        .iter()
+        .filter(|f| f.level == 0)
+        .map(|f| f.file_number)
+        .collect();
     for f in files {
-        let top = ROW * f.level as f64 + 5.0;
-        let h = (f.size as f64 / biggest * (ROW - 8.0)).max(4.0);
+        let (top, room) = match l0.iter().position(|&n| n == f.file_number) {
+            // Band `i` of `l0.len()`, its bottom edge where the box sits.
+            Some(i) => {
+                let band = (ROW - 4.0) / l0.len() as f64;
+                (
+                    ROW * f.level as f64 + 5.0 - (ROW - 4.0) + band * (i + 1) as f64,
+                    band,
+                )
+            }
+            None => (ROW * f.level as f64 + 5.0, ROW - 8.0),
+        };
+        let h = ((f.size as f64 / biggest).sqrt() * room).clamp(2.0, room.max(2.0));
         let (x0, x1) = (x(&f.smallest_key), x(&f.largest_key));
         let (class, stroke) = match f.being_compacted {
             true => ("table compacting", "stroke=\"red\" stroke-width=\"2\""),
@@ -167,7 +184,7 @@ pub(crate) fn stats(db: &Db) -> String {
 }
 
 /// `/plots`: the sampled history as four line charts.
-pub(crate) fn plots(history: &History) -> String {
+pub(crate) fn plots(db: &Db, history: &History) -> String {
     let points: Vec<Sample> = history.points.iter().copied().collect();
     let mut body = format!(
         "<p>{} samples, one a second (the page reloads every 5 s).</p>",
@@ -192,7 +209,7 @@ pub(crate) fn plots(history: &History) -> String {
     for (id, title, value) in charts {
         let _ = write!(body, "<h2>{title}</h2>{}", line_chart(id, &points, value));
     }
-    page("", "plots", &body)
+    page(&db_path(db), "plots", &body)
 }
 
 /// What a chart draws of each sample (`None`: nothing that second).
