@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::key::{pack_tag, seek_key, user_key, MAX_SEQUENCE_NUMBER, TAG_LEN};
+use crate::key::{pack_tag, seek_key, user_key, SequenceNumber, MAX_SEQUENCE_NUMBER, TAG_LEN};
 use crate::options::{PrefixExtractor, ReadOptions};
 use crate::table::block::{Block, BlockOrigin};
 use crate::table::format::BlockHandle;
@@ -30,6 +30,9 @@ pub struct TableIterator {
     /// The last seek was confined to a prefix the table's filter proved
     /// absent: invalid until the next positioning call.
     skipped: bool,
+    /// The table's global seqno, copied here: `key` asks on every call,
+    /// and a scan must not chase the table pointer for it.
+    global_seqno: Option<SequenceNumber>,
     /// With a global seqno, the current key with its sequence number
     /// rewritten (empty when not valid); unused otherwise.
     patched: Vec<u8>,
@@ -80,6 +83,7 @@ impl TableIterator {
         };
         TableIterator {
             inner: TwoLevelIter::new(index, data, table.order.clone(), error),
+            global_seqno: table.global_seqno,
             table,
             skipped: false,
             patched: Vec::new(),
@@ -89,8 +93,9 @@ impl TableIterator {
     /// Rewrites the current key's sequence number to the table's global
     /// seqno, if it has one. A key too short for a tag is copied as it is,
     /// for whoever parses it to report.
+    #[inline]
     fn patch(&mut self) {
-        let Some(seq) = self.table.global_seqno else {
+        let Some(seq) = self.global_seqno else {
             return;
         };
         self.patched.clear();
@@ -109,7 +114,7 @@ impl TableIterator {
     }
 
     fn seek_any(&mut self, target: &[u8]) {
-        if self.table.global_seqno.is_none() {
+        if self.global_seqno.is_none() {
             return self.inner.seek(target);
         }
         // The stored keys are at 0, below any target of their user key:
@@ -159,7 +164,7 @@ impl InternalIterator for TableIterator {
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.skipped = false;
-        if self.table.global_seqno.is_none() {
+        if self.global_seqno.is_none() {
             return self.inner.seek_for_prev(target);
         }
         // The last stored entry at or before the target's user key (tag 0
@@ -186,7 +191,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn key(&self) -> &[u8] {
-        if self.table.global_seqno.is_some() {
+        if self.global_seqno.is_some() {
             return &self.patched;
         }
         self.inner.key()
