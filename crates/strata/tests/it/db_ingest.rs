@@ -165,12 +165,9 @@ fn an_overlapping_memtable_is_flushed_first_unless_forbidden() {
         "a refused file left data behind"
     );
     assert_eq!(
-        fs.list(Path::new("/db"))
-            .unwrap()
-            .iter()
-            .filter(|n| n.ends_with(".sst"))
-            .count(),
-        0
+        table_files(&fs),
+        0,
+        "a refused file was left in the database"
     );
 
     db.ingest_external_file(&[&file], &IngestExternalFileOptions::default())
@@ -277,20 +274,17 @@ fn bad_files_are_refused_and_change_nothing() {
     db.put("x", "1").unwrap();
     db.flush().unwrap();
     let before = scan(&db);
-    let tables = |fs: &SimFs| {
-        fs.list(Path::new("/db"))
-            .unwrap()
-            .into_iter()
-            .filter(|n| n.ends_with(".sst"))
-            .count()
-    };
-    let tables_before = tables(&fs);
+    let tables_before = table_files(&fs);
     let fails = |paths: &[PathBuf], what: &str| -> Error {
         let err = db
             .ingest_external_file(paths, &IngestExternalFileOptions::default())
             .unwrap_err();
         assert_eq!(scan(&db), before, "{what}: the database changed");
-        assert_eq!(tables(&fs), tables_before, "{what}: files were left behind");
+        assert_eq!(
+            table_files(&fs),
+            tables_before,
+            "{what}: files were left behind"
+        );
         err
     };
     // Two files that overlap each other.
