@@ -115,12 +115,7 @@ fn writes_where_one_runs(state: &DbState, family: u32, task: &CompactionTask) ->
     let Some((smallest, largest)) = input_range(task, order) else {
         return false;
     };
-    state.jobs.running_compactions.iter().any(|r| {
-        r.family == family
-            && r.output_level == task.output_level
-            && order.le(&r.smallest, largest)
-            && order.le(smallest, &r.largest)
-    })
+    compaction_writes_into(state, family, task.output_level, smallest, largest, order)
 }
 
 /// Picks the next due compaction of family `id`, if automatic compaction is
