@@ -133,6 +133,10 @@ pub struct VersionSet {
     /// flight, which writes it without the DB mutex; `None` after a failed
     /// write, when the file's state is unknown.
     manifest: Option<Arc<Mutex<LogWriter>>>,
+    /// Why `manifest` was closed: a later writer that finds it closed fails
+    /// with this error (a full disk stays a full disk, which recovery
+    /// waits out), not with one of its own.
+    manifest_failure: Option<Error>,
     manifest_number: u64,
     /// How the versions of families created from now on search their levels.
     file_search: FileSearch,
@@ -160,6 +164,7 @@ impl VersionSet {
             max_column_family: 0,
             min_log_number_to_keep: 0,
             manifest: None,
+            manifest_failure: None,
             manifest_number: 0,
             file_search: FileSearch::default(),
             comparators: Vec::new(),
@@ -493,6 +498,7 @@ impl VersionSet {
         set_current_file(&*self.fs, &self.dir, number)?;
         let old = std::mem::replace(&mut self.manifest_number, number);
         self.manifest = Some(Arc::new(Mutex::new(writer)));
+        self.manifest_failure = None;
         Ok(old)
     }
 
@@ -585,8 +591,9 @@ impl VersionSet {
         }
         edit.validate()?;
         let change = self.prepare(edit).map_err(|e| self.invalid_edit(e))?;
-        let writer = self.manifest.clone().ok_or_else(|| {
-            Error::invalid_argument("manifest", "no MANIFEST is open for writing")
+        let writer = self.manifest.clone().ok_or_else(|| match &self.manifest_failure {
+            Some(failure) => failure.clone(),
+            None => Error::invalid_argument("manifest", "no MANIFEST is open for writing"),
         })?;
         Ok(ManifestWrite {
             record: edit.encode(),
@@ -602,6 +609,7 @@ impl VersionSet {
     pub fn finish_log(&mut self, write: ManifestWrite, written: Result<()>) -> Result<()> {
         if let Err(e) = written {
             self.manifest = None;
+            self.manifest_failure = Some(e.clone());
             return Err(e);
         }
         crash_point!("manifest.append.synced");
