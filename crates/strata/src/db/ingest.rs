@@ -23,8 +23,8 @@
 //! A level fits when no file of it overlaps the range and no running
 //! compaction writes into it there; with dynamic level bytes, the empty
 //! levels above the base level do not count. Universal and FIFO compaction
-//! keep L0 for files with a global seqno (their sorted runs are ordered by
-//! age) and the last level for files at sequence number 0.
+//! always take ingested files into L0 with a global seqno (their sorted
+//! runs are ordered by age).
 //!
 //! A failure before the MANIFEST write removes the files linked or copied in
 //! step 2 and leaves the database as it was; a crash leaves them unnamed by
@@ -525,12 +525,13 @@ fn place(
             with_seqno: deepest_fit,
             at_zero: deepest_fit,
         },
-        // Sorted runs ordered by age: the newest data goes to L0, and data
-        // older than everything to the last level if it fits there.
+        // Sorted runs ordered by age: ingested files always go to L0 as the
+        // newest run, with a global seqno. (Placing them at sequence number
+        // 0 in the last run failed the universal model test intermittently.)
         _ => Placement {
-            overlaps_data,
+            overlaps_data: true,
             with_seqno: 0,
-            at_zero: if deepest_fit == levels - 1 { deepest_fit } else { 0 },
+            at_zero: 0,
         },
     }
 }
