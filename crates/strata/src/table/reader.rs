@@ -82,7 +82,7 @@ pub struct TableReader {
     /// The extractor whose prefixes the filter holds (parsed from the
     /// properties once, so a seek compares it without formatting a name);
     /// `None` when it holds none or names one this build does not know.
-    filter_prefix_extractor: Option<PrefixExtractor>,
+    pub(super) filter_prefix_extractor: Option<PrefixExtractor>,
     range_del_handle: Option<BlockHandle>,
     /// Read at open and held while the table is open (empty without the
     /// block): every get and iterator of the table consults them.

@@ -313,6 +313,26 @@ fn filter_answers_misses_without_reading_data() {
     assert!((0..1000u32).all(|i| table.may_contain(format!("k{i:05}").as_bytes())));
 }
 
+/// A table whose filter holds prefixes only verifies: the check asks the
+/// filter for each key's prefix, not the key.
+#[test]
+fn a_prefix_only_filter_verifies() {
+    let entries: Entries = (0..500u32)
+        .map(|i| {
+            let key = format!("p{:02}-k{i:05}", i / 14);
+            (internal_key(key.as_bytes(), 1, ValueType::Put), vec![1; 10])
+        })
+        .collect();
+    let options = TableOptions {
+        prefix_extractor: Some(crate::options::PrefixExtractor::Fixed(3)),
+        whole_key_filtering: false,
+        ..TableOptions::default()
+    };
+    let table = open(build_table(&entries, options)).unwrap();
+    assert!(table.properties().filter_without_whole_keys);
+    table.verify().unwrap();
+}
+
 pub(crate) fn sweep_entries(n: u32) -> Entries {
     (0..n)
         .map(|i| {

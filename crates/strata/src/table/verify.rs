@@ -29,6 +29,19 @@ impl TableReader {
     /// increasing and well formed, index separators between neighbouring blocks,
     /// the filter matching every key, range tombstones well formed and in
     /// order, and the properties matching the contents.
+    /// Whether the filter holds what the builder added for `user_key`: the
+    /// key itself, or only its prefix when the filter holds prefixes only
+    /// (nothing for a key outside the extractor's domain).
+    fn filter_holds(&self, filter: &mut FilterQuery<'_>, user_key: &[u8]) -> Result<bool> {
+        if !self.properties().filter_without_whole_keys {
+            return filter.may_contain_key(user_key);
+        }
+        match self.filter_prefix_extractor.and_then(|p| p.prefix(user_key)) {
+            Some(prefix) => filter.may_contain(user_key, prefix),
+            None => Ok(true),
+        }
+    }
+
     pub fn verify(&self) -> Result<VerifyReport> {
         let corrupt = |offset: u64, reason: String| Error::corruption(self.path(), offset, reason);
         let mut report = VerifyReport {
@@ -97,7 +110,7 @@ impl TableReader {
                     .as_deref()
                     .is_none_or(|p| user_key(p) != parsed.user_key);
                 let in_filter = match filter.as_mut() {
-                    Some(f) if new_user_key => f.may_contain_key(parsed.user_key)?,
+                    Some(f) if new_user_key => self.filter_holds(f, parsed.user_key)?,
                     _ => true,
                 };
                 if !in_filter {
