@@ -83,6 +83,10 @@ pub enum DbCommand {
     /// plots, options, LOG and Prometheus /metrics) until stopped.
     #[cfg(feature = "web")]
     Serve(crate::serve::ServeArgs),
+    /// Rebuild a lost or damaged MANIFEST from the tables, blob files and
+    /// WALs in the directory (as ldb's repair); damaged files move to
+    /// lost/. Prints what it found and OK.
+    Repair(FlagsOnly),
     /// Open the DB, read every WAL and verify every live table; prints OK.
     #[command(name = "checkconsistency")]
     CheckConsistency(FlagsOnly),
@@ -267,6 +271,7 @@ pub fn run(cmd: DbCommand, before: &DbFlags) -> CliResult {
             inspect::manifest_dump(&flags, &a)
         }
         DbCommand::DumpWal(a) => inspect::dump_wal(&a),
+        DbCommand::Repair(a) => crate::repair_cmd::repair(&before.merge(&a.flags)?),
         DbCommand::CheckConsistency(a) => inspect::check_consistency(&before.merge(&a.flags)?),
         DbCommand::ListColumnFamilies(a) => cf_cmd::list(&before.merge(&a.flags)?),
         DbCommand::CreateColumnFamily(a) => cf_cmd::create(&before.merge(&a.flags)?, &a),

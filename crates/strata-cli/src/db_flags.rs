@@ -156,6 +156,17 @@ impl DbFlags {
         Ok((options, families))
     }
 
+    /// The options of the database in `dir` and of its other families:
+    /// its OPTIONS file's, with this command's family flags applied.
+    pub fn options_for(
+        &self,
+        dir: &Path,
+        options: DbOptions,
+    ) -> CliResult<(DbOptions, Vec<(String, CfOptions)>)> {
+        let (options, families) = stored_options(dir, options)?;
+        self.with_family_flags(options, families)
+    }
+
     /// The handle of the `--column_family` family in `db`.
     pub fn family(&self, db: &Db) -> CliResult<ColumnFamily> {
         let name = self
@@ -180,8 +191,7 @@ pub fn with_db<T>(
     f: impl FnOnce(&Db, &ColumnFamily) -> CliResult<T>,
 ) -> CliResult<T> {
     let dir = flags.db_dir()?;
-    let (options, families) = stored_options(dir, options)?;
-    let (options, families) = flags.with_family_flags(options, families)?;
+    let (options, families) = flags.options_for(dir, options)?;
     let options = DbOptions {
         create_if_missing: flags.create_if_missing,
         ..options

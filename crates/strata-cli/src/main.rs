@@ -16,6 +16,7 @@ mod idump;
 mod inspect;
 mod kv_line;
 mod live_files;
+mod repair_cmd;
 #[cfg(feature = "web")]
 mod serve;
 mod sst;

@@ -22,6 +22,8 @@ pub struct Outcome {
     /// them the ones a failed write cut short.
     pub checkpoints: u64,
     pub checkpoints_cut: u64,
+    /// Databases repaired between cycles and checked (sim).
+    pub repairs: u64,
     /// WALs damaged mid-file between cycles (sim).
     pub wal_damage: u64,
     /// WAL damages whose dropped records the engine reported fewer than
@@ -50,7 +52,7 @@ impl Outcome {
         println!(
             "strata-stress: attacks: full-disk={} current={} wal-damage={} \
              (dropped records under-counted: {}, refused with families ahead: {}) \
-             intruder-rounds={} checkpoints={} (cut short by a failed write: {})",
+             intruder-rounds={} checkpoints={} (cut short by a failed write: {}) repairs={}",
             self.full_disk,
             self.current_attacks,
             self.wal_damage,
@@ -58,7 +60,8 @@ impl Outcome {
             self.refused_families_ahead,
             self.intruder_rounds,
             self.checkpoints,
-            self.checkpoints_cut
+            self.checkpoints_cut,
+            self.repairs
         );
         println!(
             "strata-stress: merges={} filter-removed={} expired-found-gone={}",

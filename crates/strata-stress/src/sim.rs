@@ -5,7 +5,8 @@
 //! directory entries), reopens, and checks the expected state. Drawn from
 //! the seed, some cycles fill the disk instead (`full_disk`), some damage a
 //! WAL before the reopen (`wal_damage`), and after some CURRENT is deleted
-//! or damaged while the database is closed (`current`).
+//! or damaged while the database is closed (`current`), a checkpoint is
+//! taken, or the closed database is repaired (`repair`).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -184,6 +185,9 @@ const CURRENT_PERCENT: u32 = 4;
 /// Cycles followed by a checkpoint, half of them cut short by a failed write.
 const CHECKPOINT_PERCENT: u32 = 5;
 
+/// Cycles followed by a repair of the closed database (`repair`).
+const REPAIR_PERCENT: u32 = 3;
+
 pub fn run(limits: &RunLimits) -> Outcome {
     let mut run = SimRun::new(limits, "sim");
     run.announce();
@@ -218,6 +222,12 @@ fn run_cycles(run: &mut SimRun, limits: &RunLimits) {
         }
         if run.rng.gen_range(0..100) < CHECKPOINT_PERCENT {
             db = match checkpoint(run, db, cycle) {
+                Some(db) => db,
+                None => return,
+            };
+        }
+        if run.rng.gen_range(0..100) < REPAIR_PERCENT {
+            db = match crate::repair::cycle(run, db, cycle) {
                 Some(db) => db,
                 None => return,
             };

@@ -31,14 +31,27 @@ pub struct FlushOutput {
     pub micros: u128,
 }
 
+/// The column family a table is written for: its id and name.
+pub type FamilyTag<'a> = (u32, &'a str);
+
+/// Who a table is written for, recorded in its properties for `repair`.
+#[derive(Debug, Clone, Copy)]
+pub struct TableOwner<'a> {
+    pub family_id: u32,
+    pub family_name: &'a str,
+    /// See `TableProperties::log_number`.
+    pub log_number: u64,
+}
+
 /// Writes every entry and range tombstone of `mem` to table `number` in
-/// `dir` (separating values into blob files through `blobs`, if given) and
+/// `dir`, a table of `owner` (separating values into blob files through `blobs`, if given) and
 /// syncs the files and the directory, so they are durable before any
 /// MANIFEST edit names them. Partial files left by an error are removed.
 pub fn write_level0_table(
     fs: &dyn Fs,
     dir: &Path,
     number: u64,
+    owner: TableOwner<'_>,
     mem: &MemTable,
     options: &TableOptions,
     mut blobs: Option<BlobFileBuilder<'_>>,
@@ -53,7 +66,7 @@ pub fn write_level0_table(
         });
     }
     let path = table_file_name(dir, number);
-    let result = build(fs, &path, number, mem, options, blobs.as_mut()).and_then(|file| {
+    let result = build(fs, &path, number, owner, mem, options, blobs.as_mut()).and_then(|file| {
         let (blob_files, blob_bytes) = match blobs.as_mut() {
             Some(b) => b.finish()?,
             None => (Vec::new(), 0),
@@ -84,12 +97,14 @@ fn build(
     fs: &dyn Fs,
     path: &Path,
     number: u64,
+    owner: TableOwner<'_>,
     mem: &MemTable,
     options: &TableOptions,
     mut blobs: Option<&mut BlobFileBuilder<'_>>,
 ) -> Result<FileMetaData> {
-    let mut builder =
-        TableBuilder::new(fs.create(path)?, options.clone())?.with_order(mem.order().clone());
+    let mut builder = TableBuilder::new(fs.create(path)?, options.clone())?
+        .with_order(mem.order().clone())
+        .owned_by(owner);
     let mut it = mem.iter();
     let mut blob_key = Vec::new();
     it.seek_to_first();

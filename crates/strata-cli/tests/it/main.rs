@@ -11,6 +11,7 @@ mod db;
 mod idump;
 mod ingest;
 mod live_files;
+mod repair;
 mod serve;
 mod sst;
 

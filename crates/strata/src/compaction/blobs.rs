@@ -180,6 +180,6 @@ fn decode(user_key: &[u8], value: &[u8]) -> Result<BlobRef> {
 
 /// A record's bytes, as blob file additions and garbage count them. The
 /// reference comes from disk unchecked: its length may be anything.
-fn record_bytes(user_key: &[u8], reference: &BlobRef) -> u64 {
+pub(crate) fn record_bytes(user_key: &[u8], reference: &BlobRef) -> u64 {
     (BLOB_RECORD_HEADER_LEN as u64 + user_key.len() as u64).saturating_add(reference.stored_len)
 }

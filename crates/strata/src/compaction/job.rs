@@ -34,6 +34,7 @@ use crate::options::{ReadOptions, TableOptions};
 use crate::range_del::FragmentedRangeTombstones;
 use crate::statistics::thread_cpu_micros;
 use crate::table::TableBuilder;
+use crate::flush::TableOwner;
 use crate::table_cache::TableCache;
 use crate::blob::{remove_blob_files, BlobOutput};
 use crate::version::{BlobFileAddition, FileMetaData, GarbageTally, Version, VersionEdit};
@@ -44,6 +45,8 @@ pub struct JobContext<'a> {
     pub dir: &'a Path,
     pub table_cache: &'a TableCache,
     pub table_options: &'a TableOptions,
+    /// The family compacted: its id and name, recorded in every output.
+    pub family: crate::flush::FamilyTag<'a>,
     /// Live snapshots when the job started.
     pub snapshots: Vec<SequenceNumber>,
     /// The version the task was picked from.
@@ -253,8 +256,14 @@ fn run_spans(
 /// Merges the inputs' entries in `span` and writes them to outputs of its own.
 fn run_span(task: &CompactionTask, ctx: &JobContext<'_>, span: &KeySpan) -> Result<SpanOutput> {
     let cpu_start = thread_cpu_micros();
+    let mut log_number = 0;
+    for (level, f) in task.all_inputs() {
+        let table = ctx.table_cache.get(f, level, ctx.version.order())?;
+        log_number = log_number.max(table.properties().log_number);
+    }
     let mut writer = OutputWriter {
         ctx,
+        log_number,
         options: TableOptions {
             compression: task.compression,
             ..ctx.table_options.clone()
@@ -422,6 +431,9 @@ struct OutputWriter<'a, 'b> {
     filter_removals: u64,
     /// Values going to blob files, references passing through.
     blobs: SpanBlobs<'a>,
+    /// The outputs' log number: the largest of the inputs' (see
+    /// `TableProperties::log_number`).
+    log_number: u64,
 }
 
 impl OutputWriter<'_, '_> {
@@ -575,7 +587,12 @@ impl OutputWriter<'_, '_> {
         Ok(self.current.insert(Output {
             number,
             builder: TableBuilder::new(file, self.options.clone())?
-                .with_order(self.ctx.version.order().clone()),
+                .with_order(self.ctx.version.order().clone())
+                .owned_by(TableOwner {
+                    family_id: self.ctx.family.0,
+                    family_name: self.ctx.family.1,
+                    log_number: self.log_number,
+                }),
             largest: Vec::new(),
         }))
     }

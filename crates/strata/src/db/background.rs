@@ -14,7 +14,7 @@ use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{log_file_name, parse_file_name, table_file_name, FileType};
 use crate::blob::{BlobFileBuilder, BlobOutput};
-use crate::flush::write_level0_table;
+use crate::flush::{write_level0_table, TableOwner};
 use crate::statistics::{thread_cpu_micros, Ticker};
 use crate::listener::{FlushJobInfo, TableFileCreationInfo, TableFileCreationReason};
 use crate::version::{FileMetaData, VersionEdit};
@@ -136,6 +136,11 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
             &*inner.flush_fs,
             &inner.dir,
             number,
+            TableOwner {
+                family_id: id,
+                family_name: &cf_shared.name,
+                log_number: next_log_number,
+            },
             &imm,
             &table_options,
             blobs,

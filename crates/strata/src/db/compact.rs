@@ -297,6 +297,7 @@ fn run_task(
             dir: &inner.dir,
             table_cache: &inner.table_cache,
             table_options: &options.table,
+            family: (family_id, &cf.name),
             snapshots,
             version: &version,
             num_levels: options.compaction.num_levels,

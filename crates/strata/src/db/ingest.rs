@@ -127,7 +127,7 @@ impl ExternalFile {
 
 /// `key` with its sequence number set to `seq` (a range end's sentinel
 /// stays as it is).
-fn at_seq(key: &[u8], seq: SequenceNumber) -> Vec<u8> {
+pub(super) fn at_seq(key: &[u8], seq: SequenceNumber) -> Vec<u8> {
     match ParsedInternalKey::parse(key) {
         Some(p) if !is_range_end_sentinel(key) => {
             let mut out = p.user_key.to_vec();
@@ -290,18 +290,7 @@ fn inspect(fs: &dyn Fs, path: &Path, order: &KeyComparator, verify: bool) -> Res
         }
         it.status()?;
     }
-    let tombstones = table.range_tombstones();
-    let first_start = tombstones.tombstones().next().map(|t| t.internal_start_key());
-    let last_end = tombstones.largest_end().map(range_end_sentinel);
-    let smallest = [first, first_start]
-        .into_iter()
-        .flatten()
-        .min_by(|a, b| order.compare_internal(a, b));
-    let largest = [last, last_end]
-        .into_iter()
-        .flatten()
-        .max_by(|a, b| order.compare_internal(a, b));
-    let (Some(smallest), Some(largest)) = (smallest, largest) else {
+    let Some((smallest, largest)) = file_bounds(first, last, &table, order) else {
         return Err(Error::invalid_argument(
             "external_files",
             format!("{} holds no entries", path.display()),
@@ -313,6 +302,29 @@ fn inspect(fs: &dyn Fs, path: &Path, order: &KeyComparator, verify: bool) -> Res
         smallest,
         largest,
     })
+}
+
+/// The smallest and largest internal keys of `table`, whose first and last
+/// point entries are `first` and `last`: its range tombstones may reach
+/// past them. `None` for a table holding nothing.
+pub(super) fn file_bounds(
+    first: Option<Vec<u8>>,
+    last: Option<Vec<u8>>,
+    table: &TableReader,
+    order: &KeyComparator,
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let tombstones = table.range_tombstones();
+    let first_start = tombstones.tombstones().next().map(|t| t.internal_start_key());
+    let last_end = tombstones.largest_end().map(range_end_sentinel);
+    let smallest = [first, first_start]
+        .into_iter()
+        .flatten()
+        .min_by(|a, b| order.compare_internal(a, b));
+    let largest = [last, last_end]
+        .into_iter()
+        .flatten()
+        .max_by(|a, b| order.compare_internal(a, b));
+    smallest.zip(largest)
 }
 
 /// Why the entry `key` cannot be in an `SstFileWriter` file after `previous`.

@@ -34,7 +34,7 @@ use crate::filename::{
     parse_file_name, table_file_name, temp_file_name, FileType,
 };
 use crate::blob::{BlobFileBuilder, BlobOutput, BlobSource};
-use crate::flush::write_level0_table;
+use crate::flush::{write_level0_table, TableOwner};
 use crate::fs::{DirectWritesFs, FileLock, Fs, ReadFileOptions};
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, DbOptions, MIN_WRITE_BUFFER_SIZE};
@@ -710,7 +710,18 @@ fn flush_recovered(
         };
         BlobFileBuilder::new(out, &cf_options.blob, 0)
     });
-    let out = write_level0_table(fs, dir, number, mem, &cf_options.l0_table_options(), blobs)?;
+    let name = versions
+        .families()
+        .find(|&(family, _)| family == id)
+        .map_or_else(String::new, |(_, name)| name.to_owned());
+    let table_options = cf_options.l0_table_options();
+    // The WALs it covers are not known here: replay may stop mid-WAL.
+    let owner = TableOwner {
+        family_id: id,
+        family_name: &name,
+        log_number: 0,
+    };
+    let out = write_level0_table(fs, dir, number, owner, mem, &table_options, blobs)?;
     let after_blobs = next_blob.load(Ordering::Relaxed);
     if after_blobs > first_blob {
         versions.mark_file_number_used(after_blobs - 1);

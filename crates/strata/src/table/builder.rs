@@ -136,6 +136,16 @@ impl TableBuilder {
         self
     }
 
+    /// Records the column family the table is written for and its log
+    /// number, so `repair` can tell whose it is, and which WALs it covers,
+    /// without a MANIFEST.
+    pub(crate) fn owned_by(mut self, owner: crate::flush::TableOwner<'_>) -> Self {
+        self.props.column_family_id = Some(owner.family_id);
+        self.props.column_family_name = owner.family_name.to_owned();
+        self.props.log_number = owner.log_number;
+        self
+    }
+
     /// Marks the table as written for ingestion (`SstFileWriter`): every
     /// entry at sequence number 0, read at the global seqno the database
     /// gives it.

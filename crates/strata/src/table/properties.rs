@@ -77,6 +77,21 @@ pub struct TableProperties {
     /// `rocksdb.external_sst_file.version`; as in its version 2, the global
     /// seqno is not in the file but in the MANIFEST); 0 for every other table.
     pub external_sst_file_version: u64,
+    /// The column family the table was written for (RocksDB's
+    /// `rocksdb.column.family.id`), so `repair` can put it back there;
+    /// `None` for tables written before the property existed and for
+    /// `SstFileWriter` files, which belong to whichever family ingests them.
+    pub column_family_id: Option<u32>,
+    /// That family's name (RocksDB's `rocksdb.column.family.name`); empty
+    /// when `column_family_id` is `None`.
+    pub column_family_name: String,
+    /// Every write of the table's family in WALs numbered below this is in
+    /// this table or in tables written before it: for a flush, the family's
+    /// log number once it is installed; for a compaction output, the largest
+    /// of its inputs'. 0 when unknown (tables written before the property,
+    /// at recovery, or for ingestion). `repair` replays no older WAL into
+    /// the family.
+    pub log_number: u64,
 }
 
 /// [`TableProperties::external_sst_file_version`] of the files
@@ -84,6 +99,8 @@ pub struct TableProperties {
 pub const EXTERNAL_SST_FILE_VERSION: u64 = 2;
 
 // Property names, in bytewise order as a block requires.
+const COLUMN_FAMILY_ID: &str = "rocksdb.column.family.id";
+const COLUMN_FAMILY_NAME: &str = "rocksdb.column.family.name";
 const COMPARATOR: &str = "rocksdb.comparator";
 const EXTERNAL_SST_FILE_VERSION_NAME: &str = "rocksdb.external_sst_file.version";
 const WHOLE_KEY_FILTERING: &str = "rocksdb.block.based.table.whole.key.filtering";
@@ -101,6 +118,7 @@ const FORMAT_VERSION: &str = "strata.format.version";
 const INDEX_SIZE: &str = "strata.index.size";
 const LARGEST_KEY: &str = "strata.largest.user.key";
 const LARGEST_SEQNO: &str = "strata.largest.seqno";
+const LOG_NUMBER: &str = "strata.log.number";
 const NUM_DATA_BLOCKS: &str = "strata.num.data.blocks";
 const NUM_DELETIONS: &str = "strata.num.deletions";
 const NUM_ENTRIES: &str = "strata.num.entries";
@@ -158,6 +176,14 @@ impl TableProperties {
         if !self.comparator_name.is_empty() && self.comparator_name != BYTEWISE_COMPARATOR_NAME {
             entries.insert(COMPARATOR, self.comparator_name.clone().into_bytes());
         }
+        // And only tables the engine writes for a family name it.
+        if let Some(id) = self.column_family_id {
+            entries.insert(COLUMN_FAMILY_ID, varint(u64::from(id)));
+            entries.insert(COLUMN_FAMILY_NAME, self.column_family_name.clone().into_bytes());
+        }
+        if self.log_number > 0 {
+            entries.insert(LOG_NUMBER, varint(self.log_number));
+        }
         // And only files written for ingestion say so.
         if self.external_sst_file_version > 0 {
             entries.insert(EXTERNAL_SST_FILE_VERSION_NAME, varint(self.external_sst_file_version));
@@ -201,6 +227,7 @@ impl TableProperties {
                 INDEX_PARTITIONS => p.index_partitions = number()?,
                 TOP_LEVEL_INDEX_SIZE => p.top_level_index_size = number()?,
                 LARGEST_SEQNO => p.largest_seqno = number()?,
+                LOG_NUMBER => p.log_number = number()?,
                 NUM_DATA_BLOCKS => p.num_data_blocks = number()?,
                 NUM_DELETIONS => p.num_deletions = number()?,
                 NUM_ENTRIES => p.num_entries = number()?,
@@ -210,6 +237,12 @@ impl TableProperties {
                 SMALLEST_SEQNO => p.smallest_seqno = number()?,
                 PREFIX_EXTRACTOR => p.prefix_extractor_name = text()?,
                 COMPARATOR => p.comparator_name = text()?,
+                COLUMN_FAMILY_ID => {
+                    let id = number()?;
+                    let id = u32::try_from(id).map_err(|_| format!("column family id {id} is not a u32"))?;
+                    p.column_family_id = Some(id);
+                }
+                COLUMN_FAMILY_NAME => p.column_family_name = text()?,
                 EXTERNAL_SST_FILE_VERSION_NAME => p.external_sst_file_version = number()?,
                 WHOLE_KEY_FILTERING => p.filter_without_whole_keys = value == b"0",
                 _ => {}
@@ -256,6 +289,12 @@ impl TableProperties {
         line("creation time", self.creation_time.to_string());
         line("format version", self.format_version.to_string());
         line("comparator", self.comparator_name.clone());
+        if let Some(id) = self.column_family_id {
+            line("column family", format!("{id} ({})", self.column_family_name));
+        }
+        if self.log_number > 0 {
+            line("log number", self.log_number.to_string());
+        }
         if self.external_sst_file_version > 0 {
             line("external sst file version", self.external_sst_file_version.to_string());
         }
@@ -310,6 +349,9 @@ mod tests {
             filter_without_whole_keys: true,
             comparator_name: "rocksdb.ReverseBytewiseComparator".into(),
             external_sst_file_version: EXTERNAL_SST_FILE_VERSION,
+            column_family_id: Some(3),
+            column_family_name: "users".into(),
+            log_number: 12,
         };
         let origin = BlockOrigin {
             file: Arc::from(Path::new("t.sst")),
@@ -321,6 +363,8 @@ mod tests {
         assert!(lines.contains("# entries: 10\n"));
         assert!(lines.contains("comparator: rocksdb.ReverseBytewiseComparator\n"));
         assert!(lines.contains("external sst file version: 2\n"));
+        assert!(lines.contains("column family: 3 (users)\n"));
+        assert!(lines.contains("log number: 12\n"));
         assert!(lines.contains("prefix extractor: rocksdb.FixedPrefix.4\nwhole key filtering: false\n"));
     }
 }

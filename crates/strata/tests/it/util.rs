@@ -113,3 +113,18 @@ pub fn wait_until(what: &str, condition: impl Fn() -> bool) {
         std::thread::yield_now();
     }
 }
+
+/// Removes CURRENT and every MANIFEST from the database in `dir` (on the
+/// real file system): what a lost MANIFEST leaves.
+pub fn lose_manifest(dir: &Path) {
+    for entry in std::fs::read_dir(dir).expect("list") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .into_string()
+            .expect("name");
+        if name == "CURRENT" || name.starts_with("MANIFEST-") {
+            std::fs::remove_file(dir.join(name)).expect("remove");
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! `strata --db=D repair`, as ldb's repair.
+
+use crate::{stderr, stdout, strata};
+
+#[test]
+fn repair_brings_back_a_database_whose_manifest_is_gone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("db");
+    let db = format!("--db={}", path.display());
+    let out = strata(&[&db, "--create_if_missing", "put", "flushed", "1"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = strata(&[&db, "compact"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = strata(&[&db, "put", "in-wal", "2"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    for entry in std::fs::read_dir(&path).expect("list") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .into_string()
+            .expect("name");
+        if name == "CURRENT" || name.starts_with("MANIFEST-") {
+            std::fs::remove_file(path.join(name)).expect("remove");
+        }
+    }
+    let out = strata(&[&db, "scan"], "");
+    assert!(!out.status.success(), "without a MANIFEST the open fails");
+
+    let out = strata(&[&db, "repair"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("column families: default (0)\n"), "{text}");
+    assert!(text.contains("tables recovered: 1\n"), "{text}");
+    assert!(
+        text.contains("WAL entries recovered: 1 into 1 tables"),
+        "{text}"
+    );
+    assert!(
+        text.contains("/lost/") && text.contains(".log : replayed into tables"),
+        "{text}"
+    );
+    assert!(text.ends_with("OK\n"), "{text}");
+    let out = strata(&[&db, "scan"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "flushed : 1\nin-wal : 2\n");
+}
+
+#[test]
+fn repair_of_a_missing_directory_fails_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = format!("--db={}", dir.path().join("nothing").display());
+    let out = strata(&[&db, "repair"], "");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("nothing"), "{}", stderr(&out));
+}
