@@ -12,13 +12,15 @@
 //! 3. With writes stopped (the call leads the write queue and every numbered
 //!    write is published), a memtable overlapping a file is flushed
 //!    (`allow_blocking_flush`) and the WAL synced, so the files never outlive
-//!    a write acknowledged before them. Then, under the DB mutex, each file is given
-//!    the deepest level it fits in above the first level holding data in its
-//!    range, and one sequence number for the whole call: 0 when nothing in
-//!    the database overlaps any file and no snapshot must be kept from seeing
-//!    them, else one above every write so far (`allow_global_seqno`), which
-//!    the MANIFEST records per file and readers apply. One MANIFEST record
-//!    adds every file, and the sequence number is published with it.
+//!    a write acknowledged before them. Then, under the DB mutex, each file
+//!    is given the deepest level it fits in above the first level holding
+//!    data in its range, and a sequence number: 0 for all of them when
+//!    nothing in the database overlaps any file and no snapshot must be kept
+//!    from seeing them, else one each above every write so far
+//!    (`allow_global_seqno`; see `install` on why not one shared number),
+//!    which the MANIFEST records per file and readers apply. One MANIFEST
+//!    record adds every file, and the sequence numbers are published with
+//!    it, together.
 //!
 //! A level fits when no file of it overlaps the range and no running
 //! compaction writes into it there; with dynamic level bytes, the empty
@@ -191,16 +193,17 @@ fn ingest(
         }
     }
     match result {
-        Ok((levels, seq)) => {
+        Ok((levels, seqs)) => {
             info!(
                 inner.info_log,
-                "[{}] ingested {} file(s) as #{:?} at levels {levels:?}, sequence number {seq}",
+                "[{}] ingested {} file(s) as #{:?} at levels {levels:?}, sequence numbers {seqs:?}",
                 cf.name,
                 files.len(),
                 numbers
             );
             if inner.events.active() {
-                for ((f, &number), &level) in files.iter().zip(&numbers).zip(&levels) {
+                let placed = files.iter().zip(&numbers).zip(levels.iter().zip(&seqs));
+                for ((f, &number), (&level, &seq)) in placed {
                     let info = ExternalFileIngestionInfo {
                         cf_name: cf.name.clone(),
                         external_file_path: f.source.clone(),
@@ -373,7 +376,14 @@ fn link_files(inner: &DbInner, files: &[ExternalFile], numbers: &[u64], move_fil
 }
 
 /// Step 3, with writes stopped: flushes what overlaps, places the files and
-/// installs them. Returns the levels and the sequence number.
+/// installs them. Returns each file's level and sequence number.
+///
+/// Files that need a global seqno get one each, in a run above every write
+/// (last+1, last+2, ...), published together so a snapshot sees all or
+/// none. One shared number would tie: a compaction that merges one of the
+/// files with older data writes an output whose largest sequence number
+/// equals another file's, and L0, searched newest first by largest
+/// sequence number, could then find the older data first.
 #[allow(clippy::too_many_arguments)]
 fn install(
     inner: &DbInner,
@@ -384,7 +394,7 @@ fn install(
     numbers: &[u64],
     options: &IngestExternalFileOptions,
     manifest_tried: &mut bool,
-) -> Result<(Vec<usize>, SequenceNumber)> {
+) -> Result<(Vec<usize>, Vec<SequenceNumber>)> {
     if let Some(e) = inner.wait_error(state) {
         return Err(e);
     }
@@ -419,17 +429,22 @@ fn install(
              so they need a global sequence number",
         ));
     }
-    let seq = if needs_seqno { state.versions.last_sequence() + 1 } else { 0 };
+    let first = state.versions.last_sequence() + 1;
+    let seqs: Vec<SequenceNumber> = match needs_seqno {
+        true => (first..).take(files.len()).collect(),
+        false => vec![0; files.len()],
+    };
     let mut edit = VersionEdit::new();
     edit.column_family = cf.id;
     let mut levels = Vec::with_capacity(files.len());
-    for ((f, &number), p) in files.iter().zip(numbers).zip(&placed) {
+    for (((f, &number), p), &seq) in files.iter().zip(numbers).zip(&placed).zip(&seqs) {
         let level = if needs_seqno { p.with_seqno } else { p.at_zero };
         edit.add_file(level as u32, f.meta(number, seq));
         levels.push(level);
     }
+    let last = seqs.iter().copied().max().unwrap_or(0);
     if needs_seqno {
-        state.versions.set_last_sequence(seq);
+        state.versions.set_last_sequence(last);
     }
     *manifest_tried = true;
     if let Err(e) = state.versions.log_and_apply(&mut edit) {
@@ -438,11 +453,11 @@ fn install(
     }
     inner.install_super_version(state, cf.id);
     if needs_seqno {
-        let group = inner.publisher.enqueue(seq, 1);
+        let group = inner.publisher.enqueue(last, 1);
         inner.publisher.finish(&group);
     }
     inner.bg_cv.notify_all();
-    Ok((levels, seq))
+    Ok((levels, seqs))
 }
 
 /// Whether a memtable of family `id` (the active one or a full one) may hold

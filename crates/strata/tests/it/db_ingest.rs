@@ -145,6 +145,53 @@ fn over_flushed_data_the_files_get_a_global_seqno_and_win() {
     assert_eq!(db.get(key(60)).unwrap().as_deref(), Some(&b"later"[..]));
 }
 
+/// Files of one ingestion that need a global seqno get one each, all above
+/// every write and published together: with one shared number, a universal
+/// compaction merging one file with older data wrote an output tying with
+/// another file on largest sequence number, and L0 then answered with the
+/// older data (a deleted key came back in `model_with_ingestion`).
+#[test]
+fn files_of_one_ingestion_get_a_sequence_number_each() {
+    let fs = SimFs::new(9);
+    let options = strata::DbOptions {
+        compaction: strata::CompactionOptions {
+            compaction_style: strata::CompactionStyle::Universal,
+            ..strata::CompactionOptions::default()
+        },
+        ..sim_options(&fs)
+    };
+    let db = Db::open("/db", options).unwrap();
+    for i in 0..300 {
+        db.put(key(i), "old").unwrap();
+    }
+    db.flush().unwrap();
+    let before = db.snapshot();
+    let last = db.latest_sequence_number();
+    let files = [
+        puts_file(&fs, "a.sst", 0..100, "a"),
+        puts_file(&fs, "b.sst", 100..200, "b"),
+        puts_file(&fs, "c.sst", 200..300, "c"),
+    ];
+    db.ingest_external_file(&files, &IngestExternalFileOptions::default())
+        .unwrap();
+    let mut seqs: Vec<(u64, u64)> = db
+        .live_files_metadata()
+        .into_iter()
+        .filter(|f| f.smallest_seqno > last)
+        .map(|f| (f.smallest_seqno, f.largest_seqno))
+        .collect();
+    seqs.sort_unstable();
+    let want: Vec<(u64, u64)> = (last + 1..=last + 3).map(|s| (s, s)).collect();
+    assert_eq!(seqs, want);
+    assert_eq!(db.latest_sequence_number(), last + 3);
+    let ro = ReadOptions {
+        snapshot: Some(before),
+        ..ReadOptions::default()
+    };
+    assert!(db.range_opt(&ro, ..).all(|r| &r.unwrap().1[..] == b"old"));
+    assert_eq!(db.get(key(250)).unwrap().as_deref(), Some(&b"c250"[..]));
+}
+
 #[test]
 fn an_overlapping_memtable_is_flushed_first_unless_forbidden() {
     let fs = SimFs::new(3);
