@@ -20,7 +20,12 @@ fn entries(data: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
         .enumerate()
         .map(|(i, chunk)| {
             let repeat = usize::from(chunk[0]) * 8;
-            let value: Vec<u8> = chunk.iter().cycle().take(repeat + chunk.len()).copied().collect();
+            let value: Vec<u8> = chunk
+                .iter()
+                .cycle()
+                .take(repeat + chunk.len())
+                .copied()
+                .collect();
             (format!("key{i}").into_bytes(), value)
         })
         .collect()

@@ -17,12 +17,13 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use strata::fs::sim::{CrashMode, DataLoss};
+use strata::fs::Fs;
 use strata::fs::SimFs;
 use strata::merge::StringAppendOperator;
-use strata::fs::Fs;
 use strata::{
-    BlobOptions, CfOptions, ColumnFamily, Db, DbOptions, IngestExternalFileOptions, PrefixExtractor,
-    ReadOptions, ReverseBytewiseComparator, SstFileWriter, WriteBatch, WriteOptions,
+    BlobOptions, CfOptions, ColumnFamily, Db, DbOptions, IngestExternalFileOptions,
+    PrefixExtractor, ReadOptions, ReverseBytewiseComparator, SstFileWriter, WriteBatch,
+    WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -77,8 +78,8 @@ fn family_options(options: &DbOptions) -> (CfOptions, CfOptions) {
 fn open(fs: &SimFs) -> (Db, [ColumnFamily; 3]) {
     let options = options(fs);
     let (other, rev) = family_options(&options);
-    let db = Db::open_cf(Path::new("/db"), options, [("other", other), ("rev", rev)])
-        .expect("open");
+    let db =
+        Db::open_cf(Path::new("/db"), options, [("other", other), ("rev", rev)]).expect("open");
     let families = [
         db.default_cf(),
         db.cf_handle("other").expect("other family"),
@@ -266,11 +267,17 @@ fuzz_target!(|data: &[u8]| {
                     it.next();
                 }
                 it.status().expect("reverse seek");
-                let want: Vec<Vec<u8>> =
-                    models[REV].range(..=target.clone()).rev().map(|(k, _)| k.clone()).collect();
+                let want: Vec<Vec<u8>> = models[REV]
+                    .range(..=target.clone())
+                    .rev()
+                    .map(|(k, _)| k.clone())
+                    .collect();
                 assert_eq!(got, want, "a reverse-order seek differs from the model");
                 it.seek_for_prev(&target);
-                let want = models[REV].range(target..).next().map(|(k, _)| k.as_slice());
+                let want = models[REV]
+                    .range(target..)
+                    .next()
+                    .map(|(k, _)| k.as_slice());
                 assert_eq!(it.key(), want, "a reverse-order seek_for_prev differs");
             }
             7 => {
@@ -341,14 +348,16 @@ fuzz_target!(|data: &[u8]| {
                 let options = options(&fs);
                 let (other, rev) = family_options(&options);
                 let cf_options = [options.cf_options(), other, rev];
-                let mut keys: Vec<Vec<u8>> = (0..1 + input.byte() % 6).map(|_| input.key()).collect();
+                let mut keys: Vec<Vec<u8>> =
+                    (0..1 + input.byte() % 6).map(|_| input.key()).collect();
                 keys.sort();
                 keys.dedup();
                 if f == REV {
                     keys.reverse();
                 }
                 let path = Path::new("/in.sst");
-                let mut writer = SstFileWriter::create_with_fs(&fs, path, &cf_options[f]).expect("writer");
+                let mut writer =
+                    SstFileWriter::create_with_fs(&fs, path, &cf_options[f]).expect("writer");
                 for k in keys {
                     match input.byte() % 4 {
                         0 => {
@@ -372,8 +381,12 @@ fuzz_target!(|data: &[u8]| {
                     }
                 }
                 writer.finish().expect("finish");
-                db.ingest_external_file_cf(&families[f], &[path], &IngestExternalFileOptions::default())
-                    .expect("ingest");
+                db.ingest_external_file_cf(
+                    &families[f],
+                    &[path],
+                    &IngestExternalFileOptions::default(),
+                )
+                .expect("ingest");
                 fs.remove(path).expect("remove the file");
                 history = vec![models.clone()];
             }

@@ -160,7 +160,9 @@ impl KeyComparator {
         let uk = user_key(ikey);
         match shorter {
             Some(mut k) if k.len() < uk.len() && self.lt(uk, &k) && below_limit(&k) => {
-                k.extend_from_slice(&pack_tag(MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK).to_le_bytes());
+                k.extend_from_slice(
+                    &pack_tag(MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK).to_le_bytes(),
+                );
                 k
             }
             _ => ikey.to_vec(),

@@ -25,9 +25,9 @@ use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::fs::{Fs, ReadFileOptions};
 use crate::key_order::KeyComparator;
-use crate::version::FileMetaData;
 use crate::statistics::{micros_since, Histogram, Statistics, Ticker};
 use crate::table::{MetaPinning, TableReader};
+use crate::version::FileMetaData;
 
 /// Shards when the number of open readers is not bounded, or bounded high.
 const MAX_SHARDS: usize = 16;
@@ -141,7 +141,10 @@ impl TableCache {
     /// The reader of table `number` if it is open, without touching the
     /// file system (for callers under the DB mutex).
     pub fn get_if_open(&self, number: u64) -> Option<Arc<TableReader>> {
-        self.shard(number).read().get(&number).map(|e| e.reader.clone())
+        self.shard(number)
+            .read()
+            .get(&number)
+            .map(|e| e.reader.clone())
     }
 
     /// The reader of table `file`, opening it on first use. The file must be
@@ -261,7 +264,11 @@ mod tests {
     use crate::table::TableBuilder;
 
     fn meta(number: u64, file_size: u64) -> FileMetaData {
-        FileMetaData { number, file_size, ..FileMetaData::default() }
+        FileMetaData {
+            number,
+            file_size,
+            ..FileMetaData::default()
+        }
     }
 
     /// Five one-entry tables in a fresh directory, and their sizes.
@@ -286,18 +293,24 @@ mod tests {
         let cache = TableCache::new(fs.clone(), "/db".into(), ReadFileOptions::default())
             .with_max_open_files(2);
         for (i, &size) in sizes.iter().enumerate() {
-            let table = cache.get(&meta(i as u64 + 1, size), 1, &KeyComparator::Bytewise).unwrap();
+            let table = cache
+                .get(&meta(i as u64 + 1, size), 1, &KeyComparator::Bytewise)
+                .unwrap();
             assert_eq!(table.properties().num_entries, 1);
             assert!(cache.open_count() <= 2);
         }
         // A closed reader reopens on demand.
-        assert!(cache.get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise).is_ok());
+        assert!(cache
+            .get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise)
+            .is_ok());
         assert_eq!(cache.open_count(), 2);
 
-        let unlimited = TableCache::new(fs, "/db".into(), ReadFileOptions::default())
-            .with_max_open_files(-1);
+        let unlimited =
+            TableCache::new(fs, "/db".into(), ReadFileOptions::default()).with_max_open_files(-1);
         for (i, &size) in sizes.iter().enumerate() {
-            unlimited.get(&meta(i as u64 + 1, size), 1, &KeyComparator::Bytewise).unwrap();
+            unlimited
+                .get(&meta(i as u64 + 1, size), 1, &KeyComparator::Bytewise)
+                .unwrap();
         }
         assert_eq!(unlimited.open_count(), 5);
     }
@@ -305,22 +318,42 @@ mod tests {
     #[test]
     fn the_least_recently_used_reader_closes_first() {
         let (fs, sizes) = five_tables();
-        let cache = TableCache::new(fs, "/db".into(), ReadFileOptions::default())
-            .with_max_open_files(2);
-        let first = cache.get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise).unwrap();
-        cache.get(&meta(2, sizes[1]), 1, &KeyComparator::Bytewise).unwrap();
+        let cache =
+            TableCache::new(fs, "/db".into(), ReadFileOptions::default()).with_max_open_files(2);
+        let first = cache
+            .get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise)
+            .unwrap();
+        cache
+            .get(&meta(2, sizes[1]), 1, &KeyComparator::Bytewise)
+            .unwrap();
         // Table 1 was opened first but used last: table 2 makes room.
-        assert!(Arc::ptr_eq(&first, &cache.get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise).unwrap()));
-        cache.get(&meta(3, sizes[2]), 1, &KeyComparator::Bytewise).unwrap();
+        assert!(Arc::ptr_eq(
+            &first,
+            &cache
+                .get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise)
+                .unwrap()
+        ));
+        cache
+            .get(&meta(3, sizes[2]), 1, &KeyComparator::Bytewise)
+            .unwrap();
         assert!(
-            Arc::ptr_eq(&first, &cache.get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise).unwrap()),
+            Arc::ptr_eq(
+                &first,
+                &cache
+                    .get(&meta(1, sizes[0]), 1, &KeyComparator::Bytewise)
+                    .unwrap()
+            ),
             "the reader used most recently stayed open"
         );
-        let second = cache.get(&meta(2, sizes[1]), 1, &KeyComparator::Bytewise).unwrap();
+        let second = cache
+            .get(&meta(2, sizes[1]), 1, &KeyComparator::Bytewise)
+            .unwrap();
         assert!(!Arc::ptr_eq(&first, &second));
         assert_eq!(cache.open_count(), 2);
         // A wrong size is corruption, and opens nothing.
-        let err = cache.get(&meta(4, sizes[3] + 1), 1, &KeyComparator::Bytewise).unwrap_err();
+        let err = cache
+            .get(&meta(4, sizes[3] + 1), 1, &KeyComparator::Bytewise)
+            .unwrap_err();
         assert!(err.to_string().contains("MANIFEST recorded"), "{err}");
         assert_eq!(cache.open_count(), 2);
     }

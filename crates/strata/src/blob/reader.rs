@@ -121,7 +121,10 @@ impl BlobFileReader {
             .map_err(|_| corrupt(format!("blob record of {record_len} bytes is too large")))?;
         let bytes = self.file.read_at(offset, len)?;
         if bytes.len() != len {
-            return Err(corrupt(format!("read {} bytes of a {len}-byte blob record", bytes.len())));
+            return Err(corrupt(format!(
+                "read {} bytes of a {len}-byte blob record",
+                bytes.len()
+            )));
         }
         let header = RecordHeader::decode(&bytes).map_err(corrupt)?;
         if header.key_len as usize != key.len()
@@ -178,9 +181,9 @@ impl BlobFileReader {
         if compression == CompressionType::None {
             return Ok(stored.to_vec());
         }
-        compression
-            .decompress(stored)
-            .map_err(|reason| Error::corruption(&self.path, offset, format!("blob value: {reason}")))
+        compression.decompress(stored).map_err(|reason| {
+            Error::corruption(&self.path, offset, format!("blob value: {reason}"))
+        })
     }
 
     /// The record at `offset`, and where the next one starts.

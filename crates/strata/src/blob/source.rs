@@ -23,7 +23,6 @@ use crate::filename::blob_file_name;
 use crate::fs::{Fs, ReadFileOptions};
 use crate::statistics::{Statistics, Ticker};
 
-
 /// How one read wants its blob fetched.
 #[derive(Clone, Copy, Debug)]
 pub struct BlobRead<'a> {
@@ -82,7 +81,11 @@ impl BlobSource {
     /// is `Corruption` naming the blob file and offset.
     pub fn get(&self, user_key: &[u8], encoded: &[u8], read: BlobRead<'_>) -> Result<Bytes> {
         let reference = BlobRef::decode(encoded).map_err(|reason| {
-            Error::corruption("", 0, format!("blob reference of key {user_key:x?}: {reason}"))
+            Error::corruption(
+                "",
+                0,
+                format!("blob reference of key {user_key:x?}: {reason}"),
+            )
         })?;
         let file = self.file(reference.file_number)?;
         let cache_key = read
@@ -98,7 +101,8 @@ impl BlobSource {
             self.tick(Ticker::BlobCacheMiss, 1);
         }
         let value = Bytes::from(file.get(user_key, &reference, read.verify_checksums)?);
-        let record_len = BLOB_RECORD_HEADER_LEN as u64 + user_key.len() as u64 + reference.stored_len;
+        let record_len =
+            BLOB_RECORD_HEADER_LEN as u64 + user_key.len() as u64 + reference.stored_len;
         self.tick(Ticker::BlobFileBytesRead, record_len);
         if let (Some((cache, key)), true) = (cache_key, read.fill_cache) {
             // A full cache with a strict limit only means the value is not kept.
@@ -118,7 +122,10 @@ impl BlobSource {
         let key = self.cache_key(cache, reference);
         let value = Bytes::copy_from_slice(value);
         let charge = value.len();
-        if cache.insert(key, Arc::new(value), charge, Priority::Bottom).is_ok() {
+        if cache
+            .insert(key, Arc::new(value), charge, Priority::Bottom)
+            .is_ok()
+        {
             self.tick(Ticker::BlobCacheAdd, 1);
         }
     }

@@ -90,12 +90,42 @@ fn a_reference_that_does_not_match_its_record_is_corruption() {
     let reader = open(&fs).unwrap();
     let good = refs[0];
     let cases = [
-        (b"alpha".as_slice(), BlobRef { offset: good.offset + 1, ..good }),
-        (b"alpha", BlobRef { stored_len: good.stored_len - 1, ..good }),
-        (b"alpha", BlobRef { compression: CompressionType::Lz4, ..good }),
+        (
+            b"alpha".as_slice(),
+            BlobRef {
+                offset: good.offset + 1,
+                ..good
+            },
+        ),
+        (
+            b"alpha",
+            BlobRef {
+                stored_len: good.stored_len - 1,
+                ..good
+            },
+        ),
+        (
+            b"alpha",
+            BlobRef {
+                compression: CompressionType::Lz4,
+                ..good
+            },
+        ),
         (b"alpha", BlobRef { offset: 0, ..good }),
-        (b"alpha", BlobRef { offset: u64::MAX - 3, ..good }),
-        (b"alpha", BlobRef { stored_len: u64::MAX, ..good }),
+        (
+            b"alpha",
+            BlobRef {
+                offset: u64::MAX - 3,
+                ..good
+            },
+        ),
+        (
+            b"alpha",
+            BlobRef {
+                stored_len: u64::MAX,
+                ..good
+            },
+        ),
         // Another key of the same length reaches the record and is refused.
         (b"omega", good),
         // A reference to the second record under the first's key.
@@ -175,7 +205,11 @@ fn a_footer_that_miscounts_the_records_is_caught() {
         value_bytes: 2,
     });
     let err = open(&fs).unwrap().verify().unwrap_err();
-    assert!(err.to_string().contains("footer counts 1 records of 2 value bytes"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("footer counts 1 records of 2 value bytes"),
+        "{err}"
+    );
     // More records than the bytes could hold: refused at open.
     write(BlobFooter {
         record_count: 2,
@@ -197,7 +231,10 @@ const GOLDEN_BLOB_HEX: &str = concat!(
 #[test]
 fn golden_blob_file_bytes() {
     let fs = SimFs::new(7);
-    let entries = vec![(b"a".to_vec(), b"xyz".to_vec()), (b"bc".to_vec(), Vec::new())];
+    let entries = vec![
+        (b"a".to_vec(), b"xyz".to_vec()),
+        (b"bc".to_vec(), Vec::new()),
+    ];
     let (refs, _) = write_file(&fs, &entries, CompressionType::None);
     let bytes = fs.file_contents(&path()).unwrap();
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
@@ -211,7 +248,11 @@ fn golden_blob_file_bytes() {
     assert_eq!(bytes.len(), 24 + (21 + 1 + 3) + (21 + 2) + 32);
     assert_eq!(&bytes[..8], b"STRATAbh");
     assert_eq!(&bytes[bytes.len() - 8..], b"STRATAbf");
-    let reference_hex: String = refs[0].encode().iter().map(|b| format!("{b:02x}")).collect();
+    let reference_hex: String = refs[0]
+        .encode()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     assert_eq!(reference_hex, "0109180300");
 }
 

@@ -11,8 +11,8 @@
 //! Values are read back (resolved) when something needs them whole: a
 //! compaction filter, a merge over a separated base, a relocation.
 
-use crate::blob::{BlobFileBuilder, BlobOutput, BlobRead, BlobRef, BlobSource};
 use crate::blob::format::BLOB_RECORD_HEADER_LEN;
+use crate::blob::{BlobFileBuilder, BlobOutput, BlobRead, BlobRef, BlobSource};
 use crate::error::{Error, Result};
 use crate::key::{internal_key, ParsedInternalKey, ValueType};
 use crate::options::BlobOptions;
@@ -85,7 +85,11 @@ impl<'a> SpanBlobs<'a> {
     /// kept or dropped).
     pub fn note_input(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         if let Some((user_key, reference)) = blob_entry(key, value)? {
-            self.tally.count(reference.file_number, record_bytes(user_key, &reference), true);
+            self.tally.count(
+                reference.file_number,
+                record_bytes(user_key, &reference),
+                true,
+            );
         }
         Ok(())
     }
@@ -138,7 +142,10 @@ impl<'a> SpanBlobs<'a> {
                     let key = internal_key(user_key, seq, ValueType::BlobIndex);
                     Ok(Some((key, moved.encode())))
                 } else {
-                    Ok(Some((internal_key(user_key, seq, ValueType::Put), resolved)))
+                    Ok(Some((
+                        internal_key(user_key, seq, ValueType::Put),
+                        resolved,
+                    )))
                 }
             }
             _ => Ok(None),
@@ -174,7 +181,11 @@ fn blob_entry<'k>(key: &'k [u8], value: &[u8]) -> Result<Option<(&'k [u8], BlobR
 
 fn decode(user_key: &[u8], value: &[u8]) -> Result<BlobRef> {
     BlobRef::decode(value).map_err(|reason| {
-        Error::corruption("", 0, format!("blob reference of key {user_key:x?}: {reason}"))
+        Error::corruption(
+            "",
+            0,
+            format!("blob reference of key {user_key:x?}: {reason}"),
+        )
     })
 }
 

@@ -18,10 +18,12 @@ use super::output_cut::OutputCutter;
 use super::range_dels;
 use super::subcompaction::{self, KeySpan};
 use super::CompactionTask;
+use crate::blob::{remove_blob_files, BlobOutput};
 use crate::compaction_filter::{CompactionFilter, Decision, FilterContext};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::table_file_name;
+use crate::flush::TableOwner;
 use crate::fs::Fs;
 use crate::iter::merging::{BoxedIterator, MergingIterator};
 use crate::iter::InternalIterator;
@@ -34,9 +36,7 @@ use crate::options::{ReadOptions, TableOptions};
 use crate::range_del::FragmentedRangeTombstones;
 use crate::statistics::thread_cpu_micros;
 use crate::table::TableBuilder;
-use crate::flush::TableOwner;
 use crate::table_cache::TableCache;
-use crate::blob::{remove_blob_files, BlobOutput};
 use crate::version::{BlobFileAddition, FileMetaData, GarbageTally, Version, VersionEdit};
 
 /// What a job needs from the database.
@@ -110,7 +110,12 @@ pub fn discard_outputs(result: &JobResult, ctx: &JobContext<'_>) {
         ctx.table_cache.evict(meta.number);
         let _ = ctx.fs.remove(&table_file_name(ctx.dir, meta.number));
     }
-    let blob_numbers: Vec<u64> = result.edit.blob_file_additions.iter().map(|a| a.number).collect();
+    let blob_numbers: Vec<u64> = result
+        .edit
+        .blob_file_additions
+        .iter()
+        .map(|a| a.number)
+        .collect();
     remove_blob_files(ctx.fs, ctx.dir, &blob_numbers);
 }
 
@@ -349,7 +354,10 @@ fn merge_inputs(task: &CompactionTask, ctx: &JobContext<'_>) -> Result<MergingIt
         let table = ctx.table_cache.get(f, level, ctx.version.order())?;
         children.push(Box::new(table.iter(&read)));
     }
-    Ok(MergingIterator::with_order(children, ctx.version.order().clone()))
+    Ok(MergingIterator::with_order(
+        children,
+        ctx.version.order().clone(),
+    ))
 }
 
 /// What the family's compaction filter makes of a kept entry: `None` to
@@ -370,7 +378,10 @@ fn apply_filter(
     let Some(parsed) = ParsedInternalKey::parse(key) else {
         return Ok(None);
     };
-    if !matches!(parsed.value_type(), Some(ValueType::Put | ValueType::BlobIndex)) {
+    if !matches!(
+        parsed.value_type(),
+        Some(ValueType::Put | ValueType::BlobIndex)
+    ) {
         return Ok(None);
     }
     if ctx.snapshots.iter().any(|&s| s >= parsed.seq) {
@@ -489,7 +500,8 @@ impl OutputWriter<'_, '_> {
                 let filtered = apply_filter(ctx, task, key, it.value(), &self.blobs)?;
                 self.filter_changes += u64::from(filtered.is_some());
                 self.filter_removals += u64::from(filtered.as_ref().is_some_and(|(k, _)| {
-                    ParsedInternalKey::parse(k).is_some_and(|p| p.value_type() == Some(ValueType::Delete))
+                    ParsedInternalKey::parse(k)
+                        .is_some_and(|p| p.value_type() == Some(ValueType::Delete))
                 }));
                 let (key, value) = match &filtered {
                     Some((k, v)) => (k.as_slice(), v.as_slice()),
@@ -540,7 +552,10 @@ impl OutputWriter<'_, '_> {
             .current
             .as_ref()
             .is_none_or(|o| user_key(&o.largest) != user_key(key));
-        let size = self.current.as_ref().map(|o| o.builder.estimated_file_size());
+        let size = self
+            .current
+            .as_ref()
+            .map(|o| o.builder.estimated_file_size());
         if new_user_key && self.cutter.should_cut_before(user_key(key), size) {
             self.finish_current(Some(user_key(key)))?;
         }
@@ -577,7 +592,6 @@ impl OutputWriter<'_, '_> {
         }
         Ok(())
     }
-
 
     /// Creates the next output file.
     fn open_output(&mut self) -> Result<&mut Output> {

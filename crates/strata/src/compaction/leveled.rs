@@ -222,7 +222,10 @@ pub fn manual_task(
     let files = version.files(level);
     let (inputs, output_level) = if level == 0 {
         let chosen: Vec<_> = files.iter().filter(|f| in_range(f)).cloned().collect();
-        (with_overlapping_l0(files, chosen, order), targets.base_level)
+        (
+            with_overlapping_l0(files, chosen, order),
+            targets.base_level,
+        )
     } else {
         let old = |f: &&Arc<FileMetaData>| {
             in_range(f) && (level < last_level || f.number < last_level_before)
@@ -272,13 +275,11 @@ pub fn pick_forced_blob_gc(
     }
     let files = version.blob_files();
     let within = (blob.blob_garbage_collection_age_cutoff * files.len() as f64).floor() as usize;
-    let (garbage, total) = files
-        .values()
-        .take(within)
-        .fold((0u64, 0u64), |(g, t), b| {
-            (g + b.garbage_bytes, t + b.addition.record_bytes)
-        });
-    if within == 0 || (garbage as f64) < blob.blob_garbage_collection_force_threshold * total as f64 {
+    let (garbage, total) = files.values().take(within).fold((0u64, 0u64), |(g, t), b| {
+        (g + b.garbage_bytes, t + b.addition.record_bytes)
+    });
+    if within == 0 || (garbage as f64) < blob.blob_garbage_collection_force_threshold * total as f64
+    {
         return None;
     }
     let oldest = *files.keys().next()?;
@@ -307,7 +308,10 @@ pub fn pick_forced_blob_gc(
             default_compression,
             &targets,
             busy,
-            (CompactionReason::ForcedBlobGc, garbage as f64 / total.max(1) as f64),
+            (
+                CompactionReason::ForcedBlobGc,
+                garbage as f64 / total.max(1) as f64,
+            ),
             (level, inputs, output_level),
         )?;
         // A move would carry the references along: the values must be read

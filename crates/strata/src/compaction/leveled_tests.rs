@@ -199,7 +199,8 @@ fn simulated_fillrandom_keeps_a_healthy_shape() {
             } else {
                 let total = task.input_bytes();
                 written += total;
-                let (lo, hi) = key_range(task.all_inputs().map(|(_, f)| f), &KeyComparator::Bytewise).unwrap();
+                let (lo, hi) =
+                    key_range(task.all_inputs().map(|(_, f)| f), &KeyComparator::Bytewise).unwrap();
                 let lo: u64 = std::str::from_utf8(lo).unwrap().parse().unwrap();
                 let hi: u64 = std::str::from_utf8(hi).unwrap().parse().unwrap();
                 let pieces = total.div_ceil(task.target_file_size).max(1);
@@ -384,7 +385,10 @@ fn forced_blob_gc_rewrites_the_tables_of_the_oldest_blob_file() {
     let v = with_garbage(800);
     let task = pick(&v, &blob, &none).expect("due");
     assert_eq!(task.reason, CompactionReason::ForcedBlobGc);
-    assert_eq!(task.inputs.iter().map(|f| f.number).collect::<Vec<_>>(), [10]);
+    assert_eq!(
+        task.inputs.iter().map(|f| f.number).collect::<Vec<_>>(),
+        [10]
+    );
     assert_eq!(task.output_level, 2);
     assert!(!task.trivial_move, "a move would keep the references");
     // Busy, or collection off: nothing.

@@ -249,7 +249,11 @@ mod tests {
 
     #[test]
     fn cuts_when_output_and_grandparents_reach_the_limit() {
-        let gp = vec![file("b", "b", 500), file("d", "d", 500), file("f", "f", 500)];
+        let gp = vec![
+            file("b", "b", 500),
+            file("d", "d", 500),
+            file("f", "f", 500),
+        ];
         let mut c = OutputCutter::new(gp, KeyComparator::Bytewise, 10_000, 1_200);
         // Each file entered adds 500 bytes of overlap: entering the third
         // passes the limit, and the next output starts there.

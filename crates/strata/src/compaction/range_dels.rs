@@ -31,7 +31,10 @@ pub fn input_tombstones(
             sets.push(table.range_tombstones().clone());
         }
     }
-    Ok(FragmentedRangeTombstones::merge(sets.iter().map(|s| &**s), ctx.version.order()))
+    Ok(FragmentedRangeTombstones::merge(
+        sets.iter().map(|s| &**s),
+        ctx.version.order(),
+    ))
 }
 
 /// The tombstones the outputs must carry: those some reader still needs.

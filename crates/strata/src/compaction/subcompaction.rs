@@ -176,17 +176,26 @@ mod tests {
         let l1 = vec![file(10, "b", "c", 5), file(11, "d", "e", 5)];
         // 15 bytes, output files of 10: one span.
         let task = l0_task(vec![file(1, "a", "z", 5)], l1.clone());
-        assert_eq!(split(&task, &KeyComparator::Bytewise, 4), vec![KeySpan::all()]);
+        assert_eq!(
+            split(&task, &KeyComparator::Bytewise, 4),
+            vec![KeySpan::all()]
+        );
         let mut level = l0_task(vec![file(1, "a", "z", 500)], l1);
         level.start_level = 1;
         level.output_level = 2;
         level.reason = CompactionReason::LevelMaxLevelSize;
-        assert_eq!(split(&level, &KeyComparator::Bytewise, 4), vec![KeySpan::all()]);
+        assert_eq!(
+            split(&level, &KeyComparator::Bytewise, 4),
+            vec![KeySpan::all()]
+        );
         level.reason = CompactionReason::Manual;
         assert!(split(&level, &KeyComparator::Bytewise, 4).len() > 1);
         let mut moved = level.clone();
         moved.trivial_move = true;
-        assert_eq!(split(&moved, &KeyComparator::Bytewise, 4), vec![KeySpan::all()]);
+        assert_eq!(
+            split(&moved, &KeyComparator::Bytewise, 4),
+            vec![KeySpan::all()]
+        );
     }
 
     #[test]

@@ -138,8 +138,16 @@ fn runs_ordered(v: &Version) -> bool {
 /// The one file a simulated merge of `task` writes: all its input bytes,
 /// their sequence range, and the whole key space.
 fn merged_output(task: &CompactionTask, number: u64) -> FileMetaData {
-    let lo = task.all_inputs().map(|(_, f)| f.smallest_seqno).min().unwrap_or(0);
-    let hi = task.all_inputs().map(|(_, f)| f.largest_seqno).max().unwrap_or(0);
+    let lo = task
+        .all_inputs()
+        .map(|(_, f)| f.smallest_seqno)
+        .min()
+        .unwrap_or(0);
+    let hi = task
+        .all_inputs()
+        .map(|(_, f)| f.largest_seqno)
+        .max()
+        .unwrap_or(0);
     file(number, task.input_bytes(), (lo, hi))
 }
 
@@ -259,12 +267,19 @@ fn tasks_on_disjoint_runs_run_side_by_side_and_finish_in_any_order() {
                     edit.add_file(task.output_level as u32, merged_output(&task, next));
                     next += 1;
                     v = v.apply(&edit).unwrap_or_else(|e| {
-                        panic!("seed {seed}: a finished task does not apply ({e:?}): {}", shape(&v))
+                        panic!(
+                            "seed {seed}: a finished task does not apply ({e:?}): {}",
+                            shape(&v)
+                        )
                     });
                 }
                 _ => {}
             }
-            assert!(runs_ordered(&v), "seed {seed}: runs out of order: {}", shape(&v));
+            assert!(
+                runs_ordered(&v),
+                "seed {seed}: runs out of order: {}",
+                shape(&v)
+            );
             let total: u64 = v.all_files().map(|(_, f)| f.file_size).sum();
             assert_eq!(total, ingested, "seed {seed}: {}", shape(&v));
         }

@@ -6,17 +6,17 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::events::Event;
 use super::info_log::info;
 use super::manifest_writer;
-use super::events::Event;
 use super::{DbInner, DbState};
+use crate::blob::{BlobFileBuilder, BlobOutput};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{log_file_name, parse_file_name, table_file_name, FileType};
-use crate::blob::{BlobFileBuilder, BlobOutput};
 use crate::flush::{write_level0_table, TableOwner};
-use crate::statistics::{thread_cpu_micros, Ticker};
 use crate::listener::{FlushJobInfo, TableFileCreationInfo, TableFileCreationReason};
+use crate::statistics::{thread_cpu_micros, Ticker};
 use crate::version::{FileMetaData, VersionEdit};
 use parking_lot::MutexGuard;
 
@@ -35,7 +35,11 @@ fn flush_loop(inner: &DbInner) {
         if inner.shutting_down.load(Ordering::Acquire) {
             return;
         }
-        if let Some(recovery) = state.recovery.auto_recovery.filter(|_| state.recovery.bg_error.is_some()) {
+        if let Some(recovery) = state
+            .recovery
+            .auto_recovery
+            .filter(|_| state.recovery.bg_error.is_some())
+        {
             if Instant::now() < recovery.at {
                 inner.bg_cv.wait_until(&mut state, recovery.at);
                 continue;
@@ -157,7 +161,8 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
             edit.set_column_family(id)
                 .set_log_number(next_log_number)
                 .set_min_log_number_to_keep(logs_needed_after_flush(state, id));
-            edit.blob_file_additions.extend(out.blob_files.iter().copied());
+            edit.blob_file_additions
+                .extend(out.blob_files.iter().copied());
             if let Some(file) = &out.file {
                 edit.add_file(0, file.clone());
             }
@@ -204,12 +209,14 @@ pub(super) fn flush_oldest(inner: &DbInner, state: &mut MutexGuard<'_, DbState>)
     if inner.events.active() {
         let info = flush_info(out.file.as_ref(), out.blob_bytes);
         if out.file.is_some() {
-            inner.events.send(Event::TableFileCreated(TableFileCreationInfo {
-                cf_name: info.cf_name.clone(),
-                file_path: info.file_path.clone(),
-                file_size: info.file_size,
-                reason: TableFileCreationReason::Flush,
-            }));
+            inner
+                .events
+                .send(Event::TableFileCreated(TableFileCreationInfo {
+                    cf_name: info.cf_name.clone(),
+                    file_path: info.file_path.clone(),
+                    file_size: info.file_size,
+                    reason: TableFileCreationReason::Flush,
+                }));
         }
         inner.events.send(Event::FlushCompleted(info));
     }

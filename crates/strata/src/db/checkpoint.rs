@@ -82,7 +82,13 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<()> {
             format!("{} already exists", dir.display()),
         ));
     }
-    let families: Vec<_> = inner.state.lock().cfs.values().map(|f| f.shared.clone()).collect();
+    let families: Vec<_> = inner
+        .state
+        .lock()
+        .cfs
+        .values()
+        .map(|f| f.shared.clone())
+        .collect();
     for family in &families {
         super::write::flush(inner, family)?;
     }
@@ -128,7 +134,9 @@ fn capture(inner: &DbInner) -> Result<Capture> {
     let versions = &mut state.versions;
     let manifest_number = versions.new_file_number();
     let edits = versions.manifest_for_copy(manifest_number);
-    let oldest_wal = versions.min_log_number().min(versions.min_log_number_to_keep());
+    let oldest_wal = versions
+        .min_log_number()
+        .min(versions.min_log_number_to_keep());
     let mut linked = Vec::new();
     for (id, _) in versions.families() {
         let version = versions.current(id);
@@ -160,7 +168,11 @@ fn write_copy(inner: &DbInner, dir: &Path, capture: &Capture) -> Result<()> {
     let fs = &*inner.fs;
     let mut copied = 0;
     for &(table, number) in &capture.linked {
-        let name = if table { table_file_name } else { blob_file_name };
+        let name = if table {
+            table_file_name
+        } else {
+            blob_file_name
+        };
         let (from, to) = (name(&inner.dir, number), name(dir, number));
         if !fs.hard_link(&from, &to)? {
             copy_file(fs, &from, &to)?;
@@ -175,10 +187,18 @@ fn write_copy(inner: &DbInner, dir: &Path, capture: &Capture) -> Result<()> {
         );
     }
     for &number in &capture.wals {
-        copy_wal(fs, &log_file_name(&inner.dir, number), &log_file_name(dir, number))?;
+        copy_wal(
+            fs,
+            &log_file_name(&inner.dir, number),
+            &log_file_name(dir, number),
+        )?;
     }
     if let Some(n) = capture.options_file {
-        copy_file(fs, &options_file_name(&inner.dir, n), &options_file_name(dir, n))?;
+        copy_file(
+            fs,
+            &options_file_name(&inner.dir, n),
+            &options_file_name(dir, n),
+        )?;
     }
     write_manifest(fs, dir, capture.manifest_number, &capture.edits)?;
     fs.sync_dir(dir)?;

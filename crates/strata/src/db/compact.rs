@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::MutexGuard;
 
-use super::info_log::info;
 use super::events::{self, Event};
+use super::info_log::info;
 use super::manifest_writer;
 use super::{DbInner, DbState};
 use crate::compaction::blobs::BlobContext;
@@ -23,10 +23,10 @@ use crate::compaction::{fifo, job, leveled, universal, CompactionTask};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{blob_file_name, parse_file_name, table_file_name, FileType};
-use crate::options::{CfOptions, CompactionStyle};
-use crate::statistics::{Histogram, Ticker};
 use crate::key_order::KeyComparator;
 use crate::listener::{TableFileCreationInfo, TableFileCreationReason, TableFileDeletionInfo};
+use crate::options::{CfOptions, CompactionStyle};
+use crate::statistics::{Histogram, Ticker};
 use crate::version::{FileMetaData, Version};
 
 /// Starts the compaction threads numbered `numbers`.
@@ -81,7 +81,10 @@ impl RunningCompaction {
 }
 
 /// The user keys `task`'s inputs span, in the family's `order`.
-fn input_range<'a>(task: &'a CompactionTask, order: &KeyComparator) -> Option<(&'a [u8], &'a [u8])> {
+fn input_range<'a>(
+    task: &'a CompactionTask,
+    order: &KeyComparator,
+) -> Option<(&'a [u8], &'a [u8])> {
     crate::compaction::key_range(task.all_inputs().map(|(_, f)| f), order)
 }
 
@@ -136,7 +139,9 @@ pub(super) fn pick_task_of(inner: &DbInner, state: &DbState, id: u32) -> Option<
                 leveled::pick_forced_blob_gc(&version, options, blob, codec, busy)
             })
         }
-        CompactionStyle::Universal => universal::pick(&version, options, codec, &state.jobs.compacting),
+        CompactionStyle::Universal => {
+            universal::pick(&version, options, codec, &state.jobs.compacting)
+        }
         CompactionStyle::Fifo => {
             let expired = expired_tables(inner, &version, options.ttl);
             fifo::pick(&version, options, &expired, &state.jobs.compacting)
@@ -213,7 +218,11 @@ fn compaction_loop(inner: &Arc<DbInner>, number: usize) {
             inner.bg_cv.wait(&mut state);
             continue;
         }
-        if let Some(until) = state.jobs.compaction_retry_at.filter(|t| *t > Instant::now()) {
+        if let Some(until) = state
+            .jobs
+            .compaction_retry_at
+            .filter(|t| *t > Instant::now())
+        {
             // A job failed recently: retry after a pause, not in a hot loop.
             inner.bg_cv.wait_until(&mut state, until);
             continue;
@@ -345,7 +354,10 @@ fn run_task(
     // once the edit is installed, would stay on disk until the next job.
     drop(version);
     crash_point!("compaction.before_install");
-    if outcome.as_ref().is_ok_and(|r| !r.edit.blob_file_garbage.is_empty()) {
+    if outcome
+        .as_ref()
+        .is_ok_and(|r| !r.edit.blob_file_garbage.is_empty())
+    {
         // The edit moves blob file garbage (and, with collection on,
         // relocated values) into the version.
         crash_point!("blob.gc_before_install");
@@ -384,7 +396,12 @@ fn run_task(
         state.jobs.compacting.remove(&f.number);
     }
     state.jobs.release_pending_output(output_floor);
-    if let Some(i) = state.jobs.running_compactions.iter().position(|r| *r == running) {
+    if let Some(i) = state
+        .jobs
+        .running_compactions
+        .iter()
+        .position(|r| *r == running)
+    {
         state.jobs.running_compactions.swap_remove(i);
     }
     let outcome = match installed {
@@ -396,9 +413,18 @@ fn run_task(
             inner.tick(Ticker::CompactReadBytes, read);
             inner.tick(Ticker::CompactWriteBytes, result.bytes_written);
             inner.tick(Ticker::BlobFileBytesWritten, result.blob_bytes_written);
-            inner.tick(Ticker::CompactionKeyDropNewerEntry, result.counts.dropped_newer);
-            inner.tick(Ticker::CompactionKeyDropObsolete, result.counts.dropped_obsolete);
-            inner.tick(Ticker::CompactionKeyDropRangeDel, result.counts.dropped_range_del);
+            inner.tick(
+                Ticker::CompactionKeyDropNewerEntry,
+                result.counts.dropped_newer,
+            );
+            inner.tick(
+                Ticker::CompactionKeyDropObsolete,
+                result.counts.dropped_obsolete,
+            );
+            inner.tick(
+                Ticker::CompactionKeyDropRangeDel,
+                result.counts.dropped_range_del,
+            );
             inner.tick(Ticker::CompactionKeyDropUser, result.filter_removals);
             if result.bytes_moved == 0 {
                 if let Some(stats) = &inner.options.statistics {
@@ -419,7 +445,8 @@ fn run_task(
         }
         Err((e, fatal)) => {
             if inner.events.active() {
-                let info = events::compaction_info(&inner.dir, &cf.name, task, None, Some(e.clone()));
+                let info =
+                    events::compaction_info(&inner.dir, &cf.name, task, None, Some(e.clone()));
                 inner.events.send(Event::CompactionCompleted(info));
             }
             let (from, to) = (task.start_level, task.output_level);
@@ -588,15 +615,22 @@ pub(super) fn wait_for_compaction(inner: &DbInner) -> Result<()> {
 /// A RocksDB-style `EVENT_LOG_v1` line with a JSON body.
 /// Tells the listeners of a finished compaction and the tables it wrote (a
 /// trivial move writes none).
-fn send_compaction_completed(inner: &DbInner, cf_name: &str, task: &CompactionTask, result: &job::JobResult) {
+fn send_compaction_completed(
+    inner: &DbInner,
+    cf_name: &str,
+    task: &CompactionTask,
+    result: &job::JobResult,
+) {
     if result.bytes_moved == 0 {
         for f in &result.outputs {
-            inner.events.send(Event::TableFileCreated(TableFileCreationInfo {
-                cf_name: cf_name.to_owned(),
-                file_path: table_file_name(&inner.dir, f.number),
-                file_size: f.file_size,
-                reason: TableFileCreationReason::Compaction,
-            }));
+            inner
+                .events
+                .send(Event::TableFileCreated(TableFileCreationInfo {
+                    cf_name: cf_name.to_owned(),
+                    file_path: table_file_name(&inner.dir, f.number),
+                    file_size: f.file_size,
+                    reason: TableFileCreationReason::Compaction,
+                }));
         }
     }
     let info = events::compaction_info(&inner.dir, cf_name, task, Some(result), None);
@@ -648,7 +682,8 @@ pub(super) fn keep_set(state: &mut DbState) -> KeepSet {
         0
     } else {
         state
-            .jobs.pending_outputs
+            .jobs
+            .pending_outputs
             .iter()
             .copied()
             .chain([state.versions.next_file_number()])
@@ -697,10 +732,12 @@ pub(super) fn remove_obsolete_tables(inner: &DbInner, keep: &KeepSet) {
             Ok(()) => {
                 info!(inner.info_log, "deleted obsolete {kind} #{n}");
                 if kind == "table" {
-                    inner.events.send(Event::TableFileDeleted(TableFileDeletionInfo {
-                        db_name: inner.dir.clone(),
-                        file_path: path.clone(),
-                    }));
+                    inner
+                        .events
+                        .send(Event::TableFileDeleted(TableFileDeletionInfo {
+                            db_name: inner.dir.clone(),
+                            file_path: path.clone(),
+                        }));
                 }
             }
             Err(e) => info!(inner.info_log, "could not delete obsolete {kind} #{n}: {e}"),

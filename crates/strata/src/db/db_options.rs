@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
 use super::info_log::info;
+use crate::error::{Error, Result};
 use crate::options::{apply_db_option, CfOptions};
 
 use super::families::options_to_persist;
@@ -75,8 +75,14 @@ impl Db {
                 options.validate().map(|()| (id, options))
             })
             .collect::<Result<_>>()?;
-        if changes.iter().any(|(name, _)| *name == "delayed_write_rate") {
-            state.commit.write_controller.reset_rate(wanted.delayed_write_rate);
+        if changes
+            .iter()
+            .any(|(name, _)| *name == "delayed_write_rate")
+        {
+            state
+                .commit
+                .write_controller
+                .reset_rate(wanted.delayed_write_rate);
         }
         for (id, options) in changed {
             if let Some(family) = state.cfs.get_mut(&id) {

@@ -138,7 +138,12 @@ pub(super) fn compaction_info(
         output_level: task.output_level,
         input_files,
         output_files: result
-            .map(|r| r.outputs.iter().map(|f| table_file_name(dir, f.number)).collect())
+            .map(|r| {
+                r.outputs
+                    .iter()
+                    .map(|f| table_file_name(dir, f.number))
+                    .collect()
+            })
             .unwrap_or_default(),
         status,
         stats,

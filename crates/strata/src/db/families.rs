@@ -13,20 +13,20 @@ use arc_swap::ArcSwap;
 use bytes::Bytes;
 
 use super::info_log::info;
-use super::manifest_writer;
 use super::key_range::KeyRange;
+use super::manifest_writer;
 use super::{compact, multi_get, properties, read, write, Db, DbInner, DbState};
 use crate::cf::{CfShared, CfState, CfStats, ColumnFamily};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIterator;
 use crate::iter::db_range::DbRange;
+use crate::key_order::KeyComparator;
 use crate::memtable::MemTable;
 use crate::options::{
     apply_cf_option, is_mutable_cf_option, write_options_file, CfOptions, DbOptions, ReadOptions,
     WriteOptions, MIN_WRITE_BUFFER_SIZE,
 };
-use crate::key_order::KeyComparator;
 use crate::version::set::manifest_comparator_name;
 use crate::version::{SuperVersion, VersionEdit};
 use crate::write::WriteBatch;
@@ -115,7 +115,12 @@ impl Db {
         // Let running compactions of the family finish: their results
         // would otherwise be installed into a family that no longer exists.
         // and take the MANIFEST's turn, holding the mutex from then on.
-        while state.jobs.manifest_busy || state.jobs.running_compactions.iter().any(|r| r.family == cf.id())
+        while state.jobs.manifest_busy
+            || state
+                .jobs
+                .running_compactions
+                .iter()
+                .any(|r| r.family == cf.id())
         {
             self.inner.bg_cv.wait(&mut state);
         }
@@ -419,10 +424,7 @@ impl Db {
                 total += file.file_size;
                 continue;
             }
-            let table = self
-                .inner
-                .table_cache
-                .get(file, level, order)?;
+            let table = self.inner.table_cache.get(file, level, order)?;
             let from = table.approximate_offset_of(start)?;
             let to = table.approximate_offset_of(end)?;
             total += to.saturating_sub(from);

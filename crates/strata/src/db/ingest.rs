@@ -149,7 +149,10 @@ fn ingest(
     inner.check_writable()?;
     cf.check_usable(inner.instance)?;
     if paths.is_empty() {
-        return Err(Error::invalid_argument("external_files", "no files to ingest"));
+        return Err(Error::invalid_argument(
+            "external_files",
+            "no files to ingest",
+        ));
     }
     let order = {
         let state = inner.state.lock();
@@ -159,7 +162,12 @@ fn ingest(
     let fs = &*inner.fs;
     let mut files = Vec::with_capacity(paths.len());
     for path in paths {
-        files.push(inspect(fs, path.as_ref(), &order, options.verify_checksums_before_ingest)?);
+        files.push(inspect(
+            fs,
+            path.as_ref(),
+            &order,
+            options.verify_checksums_before_ingest,
+        )?);
     }
     files.sort_by(|a, b| order.compare_user(a.lo(), b.lo()));
     for pair in files.windows(2) {
@@ -176,14 +184,26 @@ fn ingest(
     }
     let numbers: Vec<u64> = {
         let mut state = inner.state.lock();
-        let numbers: Vec<u64> = files.iter().map(|_| state.versions.new_file_number()).collect();
+        let numbers: Vec<u64> = files
+            .iter()
+            .map(|_| state.versions.new_file_number())
+            .collect();
         state.jobs.pending_outputs.extend(numbers.first());
         numbers
     };
     let mut manifest_tried = false;
     let result = link_files(inner, &files, &numbers, options.move_files).and_then(|()| {
         write::with_writes_stopped(inner, |state| {
-            install(inner, state, cf, &order, &files, &numbers, options, &mut manifest_tried)
+            install(
+                inner,
+                state,
+                cf,
+                &order,
+                &files,
+                &numbers,
+                options,
+                &mut manifest_tried,
+            )
         })
     });
     {
@@ -211,13 +231,19 @@ fn ingest(
                         global_seqno: seq,
                         level,
                     };
-                    inner.events.send(super::events::Event::ExternalFileIngested(info));
+                    inner
+                        .events
+                        .send(super::events::Event::ExternalFileIngested(info));
                 }
             }
             if options.move_files {
                 for f in &files {
                     if let Err(e) = fs.remove(&f.source) {
-                        info!(inner.info_log, "ingested {}, but removing it failed: {e}", f.source.display());
+                        info!(
+                            inner.info_log,
+                            "ingested {}, but removing it failed: {e}",
+                            f.source.display()
+                        );
                     }
                 }
             }
@@ -317,7 +343,10 @@ pub(super) fn file_bounds(
     order: &KeyComparator,
 ) -> Option<(Vec<u8>, Vec<u8>)> {
     let tombstones = table.range_tombstones();
-    let first_start = tombstones.tombstones().next().map(|t| t.internal_start_key());
+    let first_start = tombstones
+        .tombstones()
+        .next()
+        .map(|t| t.internal_start_key());
     let last_end = tombstones.largest_end().map(range_end_sentinel);
     let smallest = [first, first_start]
         .into_iter()
@@ -331,11 +360,17 @@ pub(super) fn file_bounds(
 }
 
 /// Why the entry `key` cannot be in an `SstFileWriter` file after `previous`.
-fn check_entry(key: &[u8], previous: Option<&[u8]>, order: &KeyComparator) -> std::result::Result<(), String> {
+fn check_entry(
+    key: &[u8],
+    previous: Option<&[u8]>,
+    order: &KeyComparator,
+) -> std::result::Result<(), String> {
     let parsed = ParsedInternalKey::parse(key).ok_or("entry key shorter than its tag")?;
     match parsed.value_type() {
         Some(ValueType::Put | ValueType::Delete | ValueType::Merge) => {}
-        Some(ValueType::BlobIndex) => return Err("holds a blob reference, which cannot be ingested".into()),
+        Some(ValueType::BlobIndex) => {
+            return Err("holds a blob reference, which cannot be ingested".into())
+        }
         other => return Err(format!("holds an entry of type {other:?}")),
     }
     if parsed.seq != 0 {
@@ -355,7 +390,12 @@ fn check_entry(key: &[u8], previous: Option<&[u8]>, order: &KeyComparator) -> st
 
 /// Step 2: links or copies each file in as its number, then syncs the
 /// directory.
-fn link_files(inner: &DbInner, files: &[ExternalFile], numbers: &[u64], move_files: bool) -> Result<()> {
+fn link_files(
+    inner: &DbInner,
+    files: &[ExternalFile],
+    numbers: &[u64],
+    move_files: bool,
+) -> Result<()> {
     let fs = &*inner.fs;
     let mut copied = 0;
     for (f, &number) in files.iter().zip(numbers) {
@@ -462,7 +502,12 @@ fn install(
 
 /// Whether a memtable of family `id` (the active one or a full one) may hold
 /// a key in some file's range.
-fn memtables_overlap(state: &DbState, id: u32, files: &[ExternalFile], order: &KeyComparator) -> bool {
+fn memtables_overlap(
+    state: &DbState,
+    id: u32,
+    files: &[ExternalFile],
+    order: &KeyComparator,
+) -> bool {
     let Some(family) = state.cfs.get(&id) else {
         return false;
     };
@@ -471,7 +516,10 @@ fn memtables_overlap(state: &DbState, id: u32, files: &[ExternalFile], order: &K
         let tombstones = mem.range_tombstones();
         let mut it = mem.iter();
         for f in files {
-            it.seek(&crate::key::seek_key(f.lo(), crate::key::MAX_SEQUENCE_NUMBER));
+            it.seek(&crate::key::seek_key(
+                f.lo(),
+                crate::key::MAX_SEQUENCE_NUMBER,
+            ));
             if it.valid() && order.le(user_key(it.key()), f.hi()) {
                 return true;
             }
@@ -526,14 +574,19 @@ fn place(
 ) -> Placement {
     let levels = options.num_levels.max(1);
     let base_level = match options.compaction_style {
-        CompactionStyle::Level => crate::compaction::leveled::level_targets(version, options).base_level,
+        CompactionStyle::Level => {
+            crate::compaction::leveled::level_targets(version, options).base_level
+        }
         _ => 1,
     };
     let mut deepest_fit = 0;
     let mut overlaps_data = false;
     for level in 0..levels {
         let overlapping = if level == 0 {
-            version.files(0).iter().any(|t| f.overlaps(user_key(&t.smallest), user_key(&t.largest), order))
+            version
+                .files(0)
+                .iter()
+                .any(|t| f.overlaps(user_key(&t.smallest), user_key(&t.largest), order))
         } else {
             !version.overlapping_files(level, f.lo(), f.hi()).is_empty()
         };

@@ -87,8 +87,9 @@ impl Db {
         let sources = read::point_sources(&self.inner, &sv, &options, seq, begin, end);
         let order = sv.version.order();
         let mut points = MergingIterator::with_order(sources, order.clone());
-        let in_range =
-            |key: &[u8]| begin.is_none_or(|b| order.le(b, key)) && end.is_none_or(|e| order.lt(key, e));
+        let in_range = |key: &[u8]| {
+            begin.is_none_or(|b| order.le(b, key)) && end.is_none_or(|e| order.lt(key, e))
+        };
         // Already in internal-key order: start ascending, then newest first.
         let tombstones: Vec<KeyVersion> = range_dels::iterator_tombstones(&self.inner, &sv)?
             .tombstones()

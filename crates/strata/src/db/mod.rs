@@ -17,11 +17,11 @@ mod compact;
 mod db_options;
 mod events;
 mod families;
-mod ingest;
 pub(crate) mod info_log;
+mod ingest;
 pub mod key_range;
-mod live_files;
 mod key_versions;
+mod live_files;
 mod manifest_writer;
 mod multi_get;
 mod open;
@@ -63,14 +63,14 @@ use crate::write::WriteBatch;
 pub use admin::{check_consistency, ConsistencyReport};
 use info_log::InfoLog;
 pub use key_range::KeyRange;
+pub use key_versions::KeyVersion;
 pub use live_files::{LiveBlobFileMetaData, LiveFileMetaData};
 pub use repair::{repair_db, RepairReport};
-pub use key_versions::KeyVersion;
 pub use snapshot::Snapshot;
 use snapshot::SnapshotList;
+use state::DbState;
 use stats::DbStats;
 pub use wal_replay::WalDamage;
-use state::DbState;
 
 /// An open database.
 ///
@@ -429,9 +429,7 @@ impl Db {
         // the sequence could be older than a compaction that then drops the
         // version it needs.
         let _state = self.inner.state.lock();
-        self.inner
-            .snapshots
-            .acquire(self.inner.publisher.visible())
+        self.inner.snapshots.acquire(self.inner.publisher.visible())
     }
 
     /// Leaves the read-only state a background error (a failed WAL, MANIFEST

@@ -244,7 +244,14 @@ fn read_tables(
         // The keys the file's range holds: a run of the sorted keys.
         let start = pending.partition_point(|p| below(p, file));
         let len = pending[start..].partition_point(|p| !file.ends_before(p.key, order));
-        read_group(inner, options, seq, (0, file), sv, &mut pending[start..start + len]);
+        read_group(
+            inner,
+            options,
+            seq,
+            (0, file),
+            sv,
+            &mut pending[start..start + len],
+        );
     }
     for level in 1..NUM_LEVELS {
         let files = sv.version.files(level);
@@ -258,7 +265,14 @@ fn read_tables(
             // prefix of them, the keys being sorted) fall between files.
             let end = i + pending[i..].partition_point(|p| !file.ends_before(p.key, order));
             let start = i + pending[i..end].partition_point(|p| below(p, file));
-            read_group(inner, options, seq, (level, file), sv, &mut pending[start..end]);
+            read_group(
+                inner,
+                options,
+                seq,
+                (level, file),
+                sv,
+                &mut pending[start..end],
+            );
             i = end;
         }
     }

@@ -19,31 +19,31 @@ use super::families::{new_shared, options_to_persist};
 use super::info_log::{info, InfoLog};
 use super::open_checks;
 use super::snapshot::SnapshotList;
+use super::state::{CommitState, DbState, JobState, RecoveryState};
 use super::stats::DbStats;
 use super::wal_replay::{check_families_not_ahead, replay_logs, OpenWal, WalDamage};
-use super::state::{CommitState, DbState, JobState, RecoveryState};
 use super::DbInner;
+use crate::blob::{BlobFileBuilder, BlobOutput, BlobSource};
 use crate::cache::Priority;
 use crate::cf::CfState;
 use crate::compaction::rate_limiter::{IoPriority, RateLimitedFs};
+use crate::comparator::Comparator;
 use crate::crash_point::crash_point;
-use crate::write::publish::Publisher;
 use crate::error::{Error, Result};
 use crate::filename::{
-    blob_file_name, corrupt_log_file_name, current_file_name, lock_file_name, log_file_name, manifest_file_name,
-    parse_file_name, table_file_name, temp_file_name, FileType,
+    blob_file_name, corrupt_log_file_name, current_file_name, lock_file_name, log_file_name,
+    manifest_file_name, parse_file_name, table_file_name, temp_file_name, FileType,
 };
-use crate::blob::{BlobFileBuilder, BlobOutput, BlobSource};
 use crate::flush::{write_level0_table, TableOwner};
 use crate::fs::{DirectWritesFs, FileLock, Fs, ReadFileOptions};
+use crate::key_order::KeyComparator;
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, DbOptions, MIN_WRITE_BUFFER_SIZE};
 use crate::table_cache::TableCache;
-use crate::comparator::Comparator;
-use crate::key_order::KeyComparator;
 use crate::version::set::manifest_comparator_name;
 use crate::version::{FileSearch, VersionEdit, VersionSet};
 use crate::wal::LogWriter;
+use crate::write::publish::Publisher;
 
 pub(super) fn open(
     dir: &Path,
@@ -250,7 +250,10 @@ type FamilyOptions = BTreeMap<u32, Arc<CfOptions>>;
 /// The application comparators an open knows: the default family's and
 /// every named family's (the MANIFEST names each family's; the built-in
 /// orders need no object).
-fn known_comparators(options: &DbOptions, families: &[(String, CfOptions)]) -> Vec<Arc<dyn Comparator>> {
+fn known_comparators(
+    options: &DbOptions,
+    families: &[(String, CfOptions)],
+) -> Vec<Arc<dyn Comparator>> {
     std::iter::once(&options.comparator)
         .chain(families.iter().map(|(_, o)| &o.comparator))
         .cloned()
@@ -431,7 +434,12 @@ fn read_only_family_options(
                 None
             } else {
                 let named = given.iter().find(|(n, _)| n == name);
-                let recorded = || stored.iter().find(|(n, _)| n == name).map(|(_, o)| o.clone());
+                let recorded = || {
+                    stored
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map(|(_, o)| o.clone())
+                };
                 named.map(|(_, o)| o.clone()).or_else(|| {
                     // Options not given are a guess, except in the order
                     // the MANIFEST records, which a built-in fixes.

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::filename::{
-    blob_file_name, current_file_name, manifest_file_name, parse_file_name, read_current_file, table_file_name,
-    FileType,
+    blob_file_name, current_file_name, manifest_file_name, parse_file_name, read_current_file,
+    table_file_name, FileType,
 };
 use crate::fs::{Fs, ReadFileOptions};
 use crate::version::{Version, VersionSet};

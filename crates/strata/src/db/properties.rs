@@ -133,7 +133,13 @@ pub(super) fn property(inner: &DbInner, cf: &CfShared, name: &str) -> Option<Str
             let state = inner.state.lock();
             u64::from(super::compact::pick_task_of(inner, &state, cf.id).is_some()).to_string()
         }
-        "num-running-compactions" => inner.state.lock().jobs.running_compactions.len().to_string(),
+        "num-running-compactions" => inner
+            .state
+            .lock()
+            .jobs
+            .running_compactions
+            .len()
+            .to_string(),
         // The rate writes are held to now, 0 when they are not delayed.
         "actual-delayed-write-rate" => {
             let state = inner.state.lock();

@@ -118,9 +118,7 @@ pub(super) fn iterator_tombstones(
     let tables = sv.version.range_tombstones(|version| {
         let mut sets = Vec::new();
         for (level, file) in version.all_files() {
-            let table = inner
-                .table_cache
-                .get(file, level, version.order())?;
+            let table = inner.table_cache.get(file, level, version.order())?;
             if !table.range_tombstones().is_empty() {
                 sets.push(table.range_tombstones().clone());
             }
@@ -150,5 +148,8 @@ fn merge_sets(
         }
         return Arc::new(FragmentedRangeTombstones::empty(order));
     }
-    Arc::new(FragmentedRangeTombstones::merge(sets.iter().map(|s| &**s), order))
+    Arc::new(FragmentedRangeTombstones::merge(
+        sets.iter().map(|s| &**s),
+        order,
+    ))
 }

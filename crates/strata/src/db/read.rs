@@ -14,10 +14,10 @@ use std::time::Instant;
 use bytes::Bytes;
 
 use super::key_range::{KeyRange, RangeEnds};
-use crate::blob::{BlobRead, BlobValues};
-use crate::cache::Cache;
 use super::range_dels::{covered_chain, iterator_tombstones, RangeCover};
 use super::DbInner;
+use crate::blob::{BlobRead, BlobValues};
+use crate::cache::Cache;
 use crate::cf::CfShared;
 use crate::error::Result;
 use crate::iter::db_iter::DbIterator;
@@ -188,9 +188,7 @@ fn get_from_tables(
             // Every entry of this file is newer than the read.
             continue;
         }
-        let table = inner
-            .table_cache
-            .get(file, level, sv.version.order())?;
+        let table = inner.table_cache.get(file, level, sv.version.order())?;
         let mut lookup = TableLookup::new(&table, options);
         let probe = TableProbe {
             options,
@@ -250,7 +248,9 @@ impl TableProbe<'_> {
         if cover.is_covered() {
             let mut it = table.iter(self.options);
             let blobs = Some((&*inner.blobs, self.blob_read()));
-            return Ok(Some(covered_chain(&mut it, key, seq, cover, operands, blobs)?));
+            return Ok(Some(covered_chain(
+                &mut it, key, seq, cover, operands, blobs,
+            )?));
         }
         match lookup.filter_answer(key) {
             Some(false) => {

@@ -66,7 +66,10 @@ fn resume_locked(inner: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result
         inner.bg_cv.notify_all();
         return Ok(None);
     };
-    if matches!(cause, Error::Corruption { .. } | Error::WriterPanicked { .. }) {
+    if matches!(
+        cause,
+        Error::Corruption { .. } | Error::WriterPanicked { .. }
+    ) {
         return Err(cause);
     }
     // Writers queued before the error fail on it; let them leave.

@@ -37,7 +37,9 @@ pub(crate) struct RetiredWals {
 impl RetiredWals {
     /// Keeps WAL `number`'s writer until it is synced or obsolete.
     pub(crate) fn retire(&self, number: u64, writer: LogWriter) {
-        self.list.lock().push((number, Arc::new(Mutex::new(writer))));
+        self.list
+            .lock()
+            .push((number, Arc::new(Mutex::new(writer))));
     }
 
     /// Syncs every retired WAL numbered below `below`, oldest first, and then

@@ -20,7 +20,11 @@ use crate::write::controller::{stall_condition, StallCause, StallCondition};
 /// off, as RocksDB's do.
 pub(super) fn family_condition(family: &CfState, l0_files: usize) -> Option<StallCondition> {
     let options = &family.options;
-    let compaction = stall_condition(&options.compaction, l0_files, family.pending_compaction_bytes);
+    let compaction = stall_condition(
+        &options.compaction,
+        l0_files,
+        family.pending_compaction_bytes,
+    );
     if matches!(compaction, Some(StallCondition::Stopped { .. })) {
         return compaction;
     }
@@ -81,12 +85,16 @@ pub(super) fn count(family: &CfState, version: &Version, compacting: &HashSet<u6
     };
     let stats = &family.shared.stats;
     let (counter, while_compacting) = match condition {
-        StallCondition::Stopped { cause: StallCause::L0 } => (
+        StallCondition::Stopped {
+            cause: StallCause::L0,
+        } => (
             StallCounter::L0Stop,
             Some(StallCounter::L0StopWithCompaction),
         ),
         StallCondition::Stopped { .. } => (StallCounter::PendingBytesStop, None),
-        StallCondition::Delayed { cause: StallCause::L0 } => (
+        StallCondition::Delayed {
+            cause: StallCause::L0,
+        } => (
             StallCounter::L0Slowdown,
             Some(StallCounter::L0SlowdownWithCompaction),
         ),

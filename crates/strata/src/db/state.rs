@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
 
 use super::compact::RunningCompaction;
-use crate::write::controller::WriteController;
 use crate::cf::CfState;
 use crate::version::VersionSet;
 use crate::write::commit::WriteQueue;
+use crate::write::controller::WriteController;
 
 /// Everything the DB mutex guards.
 #[derive(Debug)]

@@ -399,7 +399,11 @@ pub(super) fn cfstats(inner: &DbInner, cf: &CfShared) -> String {
         .collect();
     let blobs = version.blob_files().values();
     let blob_files = blobs.fold((0, 0, 0), |(n, total, garbage), b| {
-        (n + 1, total + b.addition.file_size, garbage + b.garbage_bytes)
+        (
+            n + 1,
+            total + b.addition.file_size,
+            garbage + b.garbage_bytes,
+        )
     });
     let input = CompactionInput {
         name: cf.name.clone(),

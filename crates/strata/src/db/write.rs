@@ -35,7 +35,6 @@ use parking_lot::MutexGuard;
 
 use super::info_log::info;
 use super::stall;
-use crate::write::controller::StallCondition;
 use super::stats::DbStats;
 use super::{DbInner, DbState};
 use crate::cf::stats::StallCounter;
@@ -50,6 +49,7 @@ use crate::statistics::{micros_since, Histogram, Ticker};
 use crate::wal::meta::PredecessorWal;
 use crate::wal::LogWriter;
 use crate::write::commit::{stamp_group, CommitJob, FamilyMemTables, WriteRequest};
+use crate::write::controller::StallCondition;
 use crate::write::spin::spin_until;
 use crate::write::WriteBatch;
 
@@ -121,7 +121,10 @@ pub(crate) fn with_writes_stopped<T>(
 }
 
 fn lost_lead() -> crate::Error {
-    crate::Error::invalid_argument("write queue", "an exclusive request was completed as a write")
+    crate::Error::invalid_argument(
+        "write queue",
+        "an exclusive request was completed as a write",
+    )
 }
 
 /// Switches family `id`'s memtable if it holds anything, from a caller that
@@ -228,7 +231,10 @@ fn lead(
     // Number the group and queue it for publication, in one step under the
     // DB mutex, so groups publish in the order they are numbered.
     let first_seq = state.versions.last_sequence() + 1;
-    let count: u64 = group.iter().map(|w| u64::from(w.batch.lock().count())).sum();
+    let count: u64 = group
+        .iter()
+        .map(|w| u64::from(w.batch.lock().count()))
+        .sum();
     let last_seq = first_seq + count - 1;
     state.versions.set_last_sequence(last_seq);
     let pending = inner.publisher.enqueue(last_seq, group.len());
@@ -300,7 +306,10 @@ fn complete(inner: &DbInner, request: &WriteRequest, job: &CommitJob) -> Result<
     };
     if let Some(e) = failure {
         let mut state = inner.state.lock();
-        info!(inner.info_log, "memtable insert failed, refusing further writes: {e}");
+        info!(
+            inner.info_log,
+            "memtable insert failed, refusing further writes: {e}"
+        );
         inner.set_bg_error(&mut state, e);
     }
     inner.publisher.finish(&job.pending);

@@ -34,13 +34,13 @@ use std::time::Instant;
 
 use crate::blob::BlobValues;
 use crate::error::{Error, Result};
+use crate::iter::prefix_seek::PrefixSeek;
 use crate::iter::InternalIterator;
-use crate::key_order::KeyComparator;
 use crate::key::{
     pack_tag, ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN,
     VALUE_TYPE_FOR_SEEK,
 };
-use crate::iter::prefix_seek::PrefixSeek;
+use crate::key_order::KeyComparator;
 use crate::merge::MergeOperator;
 use crate::options::{PrefixExtractor, ReadOptions};
 use crate::range_del::FragmentedRangeTombstones;

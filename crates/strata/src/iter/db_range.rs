@@ -113,7 +113,10 @@ impl Iterator for DbRange {
         };
         let order = self.front.order();
         if (self.back_yielded && order.le(&self.back_last, key))
-            || self.included_last.as_ref().is_some_and(|last| order.lt(last, key))
+            || self
+                .included_last
+                .as_ref()
+                .is_some_and(|last| order.lt(last, key))
         {
             return self.finish(Ok(()));
         }

@@ -184,9 +184,9 @@ impl InternalIterator for LevelIterator {
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         // The last file whose smallest key is <= target.
-        let after = self
-            .files
-            .partition_point(|f| self.version.order().compare_internal(&f.smallest, target) != Ordering::Greater);
+        let after = self.files.partition_point(|f| {
+            self.version.order().compare_internal(&f.smallest, target) != Ordering::Greater
+        });
         let Some(i) = after.checked_sub(1) else {
             self.current = None;
             return;

@@ -126,14 +126,26 @@ impl MergingIterator {
             Direction::Backward => child.prev(),
         }
         if child.valid() {
-            sift_down(&self.children, &self.order, &mut self.heap, self.direction, 0);
+            sift_down(
+                &self.children,
+                &self.order,
+                &mut self.heap,
+                self.direction,
+                0,
+            );
             return;
         }
         if let Err(e) = child.status() {
             self.record_error(e);
         }
         self.heap.swap_remove(0);
-        sift_down(&self.children, &self.order, &mut self.heap, self.direction, 0);
+        sift_down(
+            &self.children,
+            &self.order,
+            &mut self.heap,
+            self.direction,
+            0,
+        );
     }
 
     /// Repositions every non-current child on the other side of the current entry
@@ -159,14 +171,18 @@ impl MergingIterator {
             match to {
                 Direction::Forward => {
                     child.seek(target);
-                    if j < current && child.valid() && self.order.compare_internal(child.key(), target).is_eq()
+                    if j < current
+                        && child.valid()
+                        && self.order.compare_internal(child.key(), target).is_eq()
                     {
                         child.next();
                     }
                 }
                 Direction::Backward => {
                     child.seek_for_prev(target);
-                    if j > current && child.valid() && self.order.compare_internal(child.key(), target).is_eq()
+                    if j > current
+                        && child.valid()
+                        && self.order.compare_internal(child.key(), target).is_eq()
                     {
                         child.prev();
                     }

@@ -159,7 +159,10 @@ mod tests {
         let bounds = (lower.clone(), upper.clone());
         let mut p = PrefixSeek::new(Some(PrefixExtractor::Fixed(2)), &options, bounds).unwrap();
         p.confine(b"aa", &mut lower, &mut upper);
-        assert_eq!((lower.as_deref(), upper.as_deref()), (Some(&b"aa"[..]), Some(&b"ab"[..])));
+        assert_eq!(
+            (lower.as_deref(), upper.as_deref()),
+            (Some(&b"aa"[..]), Some(&b"ab"[..]))
+        );
         p.restore(&mut lower, &mut upper);
         assert_eq!((lower, upper), (None, Some(b"b".to_vec())));
     }

@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::key_order::KeyComparator;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{pack_tag, seek_key, ParsedInternalKey, SequenceNumber, ValueType, TAG_LEN};
+use crate::key_order::KeyComparator;
 use crate::options::{CfOptions, PrefixExtractor};
 use crate::range_del::{FragmentedRangeTombstones, RangeDelMemTable};
 use bloom::MemBloom;
@@ -116,7 +116,11 @@ impl MemTable {
     /// operands newer than it are appended to `operands`, newest first; with
     /// only operands here the answer is `NotFound` (look in older sources).
     pub fn get(&self, user_key: &[u8], seq: SequenceNumber, operands: &mut Vec<Bytes>) -> MemGet {
-        if self.bloom.as_ref().is_some_and(|b| !b.may_contain_key(user_key)) {
+        if self
+            .bloom
+            .as_ref()
+            .is_some_and(|b| !b.may_contain_key(user_key))
+        {
             return MemGet::NotFound;
         }
         let lookup = seek_key(user_key, seq);

@@ -97,10 +97,7 @@ unsafe fn node_key<'a>(node: NonNull<Node>) -> &'a [u8] {
     // and are never modified afterwards.
     unsafe {
         let h = &*node.as_ptr();
-        let start = node
-            .as_ptr()
-            .cast::<u8>()
-            .add(HEADER + h.height() * LINK);
+        let start = node.as_ptr().cast::<u8>().add(HEADER + h.height() * LINK);
         std::slice::from_raw_parts(start, h.key_len())
     }
 }

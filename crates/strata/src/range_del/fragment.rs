@@ -126,7 +126,10 @@ impl FragmentedRangeTombstones {
     /// Fragments `tombstones` (whose user keys are in `order`), given in any
     /// order, possibly overlapping and possibly repeated. O(n log n) plus
     /// the size of the result.
-    pub fn new(tombstones: impl IntoIterator<Item = RangeTombstone>, order: &KeyComparator) -> Self {
+    pub fn new(
+        tombstones: impl IntoIterator<Item = RangeTombstone>,
+        order: &KeyComparator,
+    ) -> Self {
         let mut tombstones: Vec<RangeTombstone> = tombstones.into_iter().collect();
         tombstones.sort_by(|a, b| order.compare_user(&a.start, &b.start));
         let mut points: Vec<Bytes> = tombstones
@@ -180,11 +183,15 @@ impl FragmentedRangeTombstones {
     /// fragment instead when they touch and carry the same numbers.
     fn push(&mut self, start: Bytes, end: Bytes, seqs: &[SequenceNumber]) {
         debug_assert!(self.order.lt(&start, &end));
-        debug_assert!(self.fragments.last().is_none_or(|l| self.order.le(&l.end, &start)));
+        debug_assert!(self
+            .fragments
+            .last()
+            .is_none_or(|l| self.order.le(&l.end, &start)));
         debug_assert!(!seqs.is_empty() && seqs.windows(2).all(|w| w[0] > w[1]));
         if let Some(last) = self.fragments.last_mut() {
             if self.order.compare_user(&last.end, &start) == Ordering::Equal
-                && self.seqs.get(last.seqs_from..last.seqs_to) == Some(seqs) {
+                && self.seqs.get(last.seqs_from..last.seqs_to) == Some(seqs)
+            {
                 last.end = end;
                 return;
             }

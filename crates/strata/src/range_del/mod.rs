@@ -28,10 +28,10 @@ pub use memtable::RangeDelMemTable;
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
-use crate::key_order::KeyComparator;
 use crate::key::{
     append_internal_key, ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER,
 };
+use crate::key_order::KeyComparator;
 
 /// One range tombstone `[start, end)@seq` over user keys.
 ///

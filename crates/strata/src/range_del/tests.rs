@@ -16,7 +16,10 @@ fn tombstone(start: &[u8], end: &[u8], seq: SequenceNumber) -> RangeTombstone {
 }
 
 fn build(model: &Model) -> FragmentedRangeTombstones {
-    FragmentedRangeTombstones::new(model.iter().map(|(s, e, q)| tombstone(s, e, *q)), &KeyComparator::Bytewise)
+    FragmentedRangeTombstones::new(
+        model.iter().map(|(s, e, q)| tombstone(s, e, *q)),
+        &KeyComparator::Bytewise,
+    )
 }
 
 /// The largest `seq <= read_seq` of a tombstone covering `key`, or 0.
@@ -88,11 +91,14 @@ fn check_invariants(f: &FragmentedRangeTombstones) {
 
 #[test]
 fn fragments_as_drawn() {
-    let f = FragmentedRangeTombstones::new([
-        tombstone(b"c", b"d", 4),
-        tombstone(b"g", b"h", 7),
-        tombstone(b"a", b"z", 10),
-    ], &KeyComparator::Bytewise);
+    let f = FragmentedRangeTombstones::new(
+        [
+            tombstone(b"c", b"d", 4),
+            tombstone(b"g", b"h", 7),
+            tombstone(b"a", b"z", 10),
+        ],
+        &KeyComparator::Bytewise,
+    );
     let got: Vec<(&[u8], &[u8], Vec<u64>)> = f
         .fragments()
         .map(|fr| (fr.start, fr.end, fr.seqs.to_vec()))
@@ -116,11 +122,14 @@ fn fragments_as_drawn() {
 
 #[test]
 fn touching_tombstones_at_one_seq_make_one_fragment() {
-    let f = FragmentedRangeTombstones::new([
-        tombstone(b"a", b"c", 5),
-        tombstone(b"c", b"e", 5),
-        tombstone(b"b", b"d", 5),
-    ], &KeyComparator::Bytewise);
+    let f = FragmentedRangeTombstones::new(
+        [
+            tombstone(b"a", b"c", 5),
+            tombstone(b"c", b"e", 5),
+            tombstone(b"b", b"d", 5),
+        ],
+        &KeyComparator::Bytewise,
+    );
     let got: Vec<_> = f.fragments().map(|fr| (fr.start, fr.end)).collect();
     assert_eq!(got, vec![(&b"a"[..], &b"e"[..])]);
 }
@@ -128,7 +137,8 @@ fn touching_tombstones_at_one_seq_make_one_fragment() {
 #[test]
 fn empty_ranges_are_refused() {
     for (start, end) in [(&b"b"[..], &b"b"[..]), (b"b", b"a")] {
-        let err = RangeTombstone::new(start.to_vec(), end.to_vec(), 1, &KeyComparator::Bytewise).unwrap_err();
+        let err = RangeTombstone::new(start.to_vec(), end.to_vec(), 1, &KeyComparator::Bytewise)
+            .unwrap_err();
         assert!(
             matches!(
                 err,
@@ -150,11 +160,15 @@ fn empty_ranges_are_refused() {
 fn block_entries_decode_or_say_why_not() {
     let t = tombstone(b"a", b"m", 7);
     let key = t.internal_start_key();
-    assert_eq!(RangeTombstone::decode_entry(&key, b"m", &KeyComparator::Bytewise), Ok(t));
+    assert_eq!(
+        RangeTombstone::decode_entry(&key, b"m", &KeyComparator::Bytewise),
+        Ok(t)
+    );
     let inverted = RangeTombstone::decode_entry(&key, b"a", &KeyComparator::Bytewise).unwrap_err();
     assert!(inverted.contains("end <= start"), "{inverted}");
     let put = internal_key(b"a", 7, crate::key::ValueType::Put);
-    let wrong_type = RangeTombstone::decode_entry(&put, b"m", &KeyComparator::Bytewise).unwrap_err();
+    let wrong_type =
+        RangeTombstone::decode_entry(&put, b"m", &KeyComparator::Bytewise).unwrap_err();
     assert!(wrong_type.contains("value type"), "{wrong_type}");
     assert!(RangeTombstone::decode_entry(b"short", b"m", &KeyComparator::Bytewise).is_err());
 }

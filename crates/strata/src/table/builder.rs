@@ -11,10 +11,8 @@ use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::SequenceNumber;
+use crate::key::{ParsedInternalKey, ValueType};
 use crate::key_order::KeyComparator;
-use crate::key::{
-    ParsedInternalKey, ValueType,
-};
 use crate::options::TableOptions;
 use crate::range_del::{range_end_sentinel, FragmentedRangeTombstones, RangeTombstone};
 use crate::table::block_builder::BlockBuilder;
@@ -90,7 +88,13 @@ impl TableBuilder {
         let filter = (options.bloom_bits_per_key > 0.0
             && (options.whole_key_filtering || options.prefix_extractor.is_some()))
         .then(|| BloomBuilder::new(options.bloom_bits_per_key));
-        let with_filter = |name: String| if filter.is_some() { name } else { String::new() };
+        let with_filter = |name: String| {
+            if filter.is_some() {
+                name
+            } else {
+                String::new()
+            }
+        };
         let props = TableProperties {
             prefix_extractor_name: with_filter(
                 options
@@ -150,8 +154,7 @@ impl TableBuilder {
     /// entry at sequence number 0, read at the global seqno the database
     /// gives it.
     pub(crate) fn for_ingestion(mut self) -> Self {
-        self.props.external_sst_file_version =
-            crate::table::properties::EXTERNAL_SST_FILE_VERSION;
+        self.props.external_sst_file_version = crate::table::properties::EXTERNAL_SST_FILE_VERSION;
         self
     }
 
@@ -207,8 +210,7 @@ impl TableBuilder {
             // starts with, even when that key's versions began in the
             // previous partition.
             if new_user_key || filter.is_empty() {
-                self.filter_keys
-                    .add(filter, &self.options, parsed.user_key);
+                self.filter_keys.add(filter, &self.options, parsed.user_key);
             }
         }
         if first {
@@ -332,7 +334,8 @@ impl TableBuilder {
         if self.range_tombstones.is_empty() {
             return Ok(None);
         }
-        let fragmented = FragmentedRangeTombstones::new(std::mem::take(&mut self.range_tombstones), &self.order);
+        let fragmented =
+            FragmentedRangeTombstones::new(std::mem::take(&mut self.range_tombstones), &self.order);
         let mut block = BlockBuilder::new(1);
         // `tombstones` yields internal-key order: start ascending, then newest
         // first, with no repeats.
@@ -357,11 +360,15 @@ impl TableBuilder {
         let end = tombstones.and_then(|t| t.largest_end());
         if let (Some(first), Some(end)) = (first, end) {
             let start = first.internal_start_key();
-            if smallest.is_empty() || self.order.compare_internal(&start, &smallest) == Ordering::Less {
+            if smallest.is_empty()
+                || self.order.compare_internal(&start, &smallest) == Ordering::Less
+            {
                 smallest = start;
             }
             let sentinel = range_end_sentinel(end);
-            if largest.is_empty() || self.order.compare_internal(&sentinel, &largest) == Ordering::Greater {
+            if largest.is_empty()
+                || self.order.compare_internal(&sentinel, &largest) == Ordering::Greater
+            {
                 largest = sentinel;
             }
         }

@@ -17,9 +17,9 @@ use crate::key::{pack_tag, seek_key, user_key, SequenceNumber, MAX_SEQUENCE_NUMB
 use crate::options::{PrefixExtractor, ReadOptions};
 use crate::table::block::{Block, BlockOrigin};
 use crate::table::format::BlockHandle;
+use crate::table::partitioned_index::IndexIter;
 use crate::table::prefetch::Prefetcher;
 use crate::table::reader::TableReader;
-use crate::table::partitioned_index::IndexIter;
 use crate::table::two_level::{BlockSource, TwoLevelIter};
 
 /// Iterates a table's entries in internal-key order, in both directions.
@@ -72,7 +72,10 @@ impl TableIterator {
                     file: Arc::from(table.path()),
                     offset: 0,
                 };
-                (IndexIter::Block(Block::empty(origin).iter(table.order.clone())), Some(e))
+                (
+                    IndexIter::Block(Block::empty(origin).iter(table.order.clone())),
+                    Some(e),
+                )
             }
         };
         let data = DataBlocks {
@@ -107,7 +110,8 @@ impl TableIterator {
             Some(at) => {
                 let type_code = key[at];
                 self.patched.extend_from_slice(&key[..at]);
-                self.patched.extend_from_slice(&pack_tag(seq, type_code).to_le_bytes());
+                self.patched
+                    .extend_from_slice(&pack_tag(seq, type_code).to_le_bytes());
             }
             None => self.patched.extend_from_slice(key),
         }
@@ -120,9 +124,16 @@ impl TableIterator {
         // The stored keys are at 0, below any target of their user key:
         // land on the user key, then step over it if its global seqno puts
         // it before the target.
-        self.inner.seek(&seek_key(user_key(target), MAX_SEQUENCE_NUMBER));
+        self.inner
+            .seek(&seek_key(user_key(target), MAX_SEQUENCE_NUMBER));
         self.patch();
-        if self.inner.valid() && self.table.order.compare_internal(&self.patched, target).is_lt() {
+        if self.inner.valid()
+            && self
+                .table
+                .order
+                .compare_internal(&self.patched, target)
+                .is_lt()
+        {
             self.inner.next();
         }
         self.patch();
@@ -154,9 +165,10 @@ impl InternalIterator for TableIterator {
     fn seek_in_prefix(&mut self, target: &[u8], extractor: &PrefixExtractor, prefix: &[u8]) {
         // No key of the prefix at or after the target here: the caller
         // reads nothing past the prefix, so the table has nothing for it.
-        self.skipped = !self
-            .table
-            .prefix_may_match(extractor, crate::key::user_key(target), prefix);
+        self.skipped =
+            !self
+                .table
+                .prefix_may_match(extractor, crate::key::user_key(target), prefix);
         if !self.skipped {
             self.seek_any(target);
         }
@@ -174,7 +186,13 @@ impl InternalIterator for TableIterator {
         last_of_user_key.extend_from_slice(&[0; TAG_LEN]);
         self.inner.seek_for_prev(&last_of_user_key);
         self.patch();
-        if self.inner.valid() && self.table.order.compare_internal(&self.patched, target).is_gt() {
+        if self.inner.valid()
+            && self
+                .table
+                .order
+                .compare_internal(&self.patched, target)
+                .is_gt()
+        {
             self.inner.prev();
         }
         self.patch();

@@ -19,9 +19,9 @@ use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key_order::KeyComparator;
 use crate::table::block::{Block, BlockIter};
+use crate::table::cached::BlockCacheRef;
 use crate::table::filter::BloomFilter;
 use crate::table::format::BlockHandle;
-use crate::table::cached::BlockCacheRef;
 use crate::table::reader::TableReader;
 use crate::table::two_level::{BlockSource, HandleIter, TwoLevelIter};
 

@@ -84,7 +84,10 @@ fn assert_reads_agree(table: &Arc<TableReader>, oracle: &Arc<TableReader>, rng: 
         let target = seek_key(&user, seq);
         it.seek(&target);
         want.seek(&target);
-        assert_eq!(it.valid().then(|| it.key()), want.valid().then(|| want.key()));
+        assert_eq!(
+            it.valid().then(|| it.key()),
+            want.valid().then(|| want.key())
+        );
         // A few steps each way from there cross block and partition edges.
         for _ in 0..rng.gen_range(0..6) {
             if !want.valid() {
@@ -98,11 +101,17 @@ fn assert_reads_agree(table: &Arc<TableReader>, oracle: &Arc<TableReader>, rng: 
                 it.prev();
                 want.prev();
             }
-            assert_eq!(it.valid().then(|| it.key()), want.valid().then(|| want.key()));
+            assert_eq!(
+                it.valid().then(|| it.key()),
+                want.valid().then(|| want.key())
+            );
         }
         it.seek_for_prev(&target);
         want.seek_for_prev(&target);
-        assert_eq!(it.valid().then(|| it.key()), want.valid().then(|| want.key()));
+        assert_eq!(
+            it.valid().then(|| it.key()),
+            want.valid().then(|| want.key())
+        );
         assert_eq!(get(table, &user, seq), get(oracle, &user, seq));
         // A filter may only say "absent" of a key without entries.
         if table.filter_answer(&user) == Some(false) {
@@ -110,7 +119,8 @@ fn assert_reads_agree(table: &Arc<TableReader>, oracle: &Arc<TableReader>, rng: 
         }
         // Past the last key the estimate is where the meta blocks start,
         // which the layouts place differently.
-        if !entries.is_empty() && user.as_slice() <= oracle.properties().largest_user_key.as_slice() {
+        if !entries.is_empty() && user.as_slice() <= oracle.properties().largest_user_key.as_slice()
+        {
             assert_eq!(
                 table.approximate_offset_of(&user).unwrap(),
                 oracle.approximate_offset_of(&user).unwrap(),
@@ -203,7 +213,10 @@ fn a_key_whose_versions_straddle_partitions_is_found_at_every_sequence() {
         assert_eq!(get(&table, b"j", 9), None);
         assert_eq!(get(&table, b"z", 9), None);
         table.verify().unwrap();
-        let oracle = open(build_table(&entries, one_block_index(&partitioned(64, 64, filters))));
+        let oracle = open(build_table(
+            &entries,
+            one_block_index(&partitioned(64, 64, filters)),
+        ));
         let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
         assert_reads_agree(&table, &oracle.unwrap(), &mut rng);
     }
@@ -243,7 +256,11 @@ fn reads_agree_through_the_cache_whatever_is_pinned() {
     let oracle = open(build_table(&entries, one_block_index(&options))).unwrap();
     let mut pinned = Vec::new();
     for meta in [false, true] {
-        for pinning in [MetaPinning::Nothing, MetaPinning::TopLevel, MetaPinning::All] {
+        for pinning in [
+            MetaPinning::Nothing,
+            MetaPinning::TopLevel,
+            MetaPinning::All,
+        ] {
             let (table, cache, _) = cached(&bytes, 4 << 20, meta, pinning);
             pinned.push((meta, pinning, cache.pinned_usage()));
             assert_reads_agree(&table, &oracle, &mut rng);
@@ -253,7 +270,11 @@ fn reads_agree_through_the_cache_whatever_is_pinned() {
     // Without cache_index_and_filter_blocks nothing is pinned; with it, the
     // top levels, or every partition too.
     let usage = |m, p| pinned.iter().find(|e| e.0 == m && e.1 == p).unwrap().2;
-    for p in [MetaPinning::Nothing, MetaPinning::TopLevel, MetaPinning::All] {
+    for p in [
+        MetaPinning::Nothing,
+        MetaPinning::TopLevel,
+        MetaPinning::All,
+    ] {
         assert_eq!(usage(false, p), 0);
     }
     assert_eq!(usage(true, MetaPinning::Nothing), 0);
@@ -288,7 +309,10 @@ fn partitions_come_and_go_with_a_small_cache() {
     let capacity = 8 << 10;
     let (table, cache, stats) = cached(&bytes, capacity, true, MetaPinning::TopLevel);
     let props = table.properties().clone();
-    assert!(props.index_size + props.filter_size > 2 * capacity as u64, "{props:?}");
+    assert!(
+        props.index_size + props.filter_size > 2 * capacity as u64,
+        "{props:?}"
+    );
     for (i, (key, value)) in entries.iter().enumerate().step_by(7) {
         let p = ParsedInternalKey::parse(key).unwrap();
         let got = get(&table, p.user_key, p.seq).unwrap();
@@ -312,13 +336,17 @@ fn range_tombstones_and_partitions_share_format_version_three() {
     for (k, v) in &entries {
         b.add(k, v).unwrap();
     }
-    b.add_range_tombstone(b"key000010", b"key000020", 100).unwrap();
+    b.add_range_tombstone(b"key000010", b"key000020", 100)
+        .unwrap();
     let built = b.finish().unwrap();
     let bytes = file.0.lock().clone();
     assert_eq!(footer_version(&bytes), FORMAT_VERSION_TWO_LEVEL_INDEX);
     assert_eq!(built.properties.num_range_deletions, 1);
     let table = open(bytes).unwrap();
-    assert_eq!(table.range_tombstones().max_covering_seq(b"key000015", 200), 100);
+    assert_eq!(
+        table.range_tombstones().max_covering_seq(b"key000015", 200),
+        100
+    );
     assert_eq!(scan_forward(&table), entries);
     assert_eq!(table.verify().unwrap().entries, 51);
 }
@@ -328,7 +356,10 @@ fn a_two_level_table_read_as_an_older_version_is_refused_or_found_damaged() {
     let entries = sweep_entries(60);
     let with_filters = build_table(&entries, partitioned(64, 64, true));
     let err = open(with_footer_version(&with_filters, 1)).unwrap_err();
-    assert!(err.to_string().contains("cannot have a partitioned filter"), "{err}");
+    assert!(
+        err.to_string().contains("cannot have a partitioned filter"),
+        "{err}"
+    );
     let err = open(with_footer_version(&with_filters, 2)).unwrap_err();
     assert!(err.is_corruption(), "{err}");
     // Without partitioned filters, index partitions read as data blocks
@@ -349,7 +380,9 @@ fn expect_corruption_at(bytes: Vec<u8>, offset: u64, needle: &str) {
     let err = open(bytes).unwrap_err();
     let msg = err.to_string();
     match err {
-        Error::Corruption { file, offset: at, .. } => {
+        Error::Corruption {
+            file, offset: at, ..
+        } => {
             assert_eq!(file, Path::new("t.sst"), "{msg}");
             assert_eq!(at, offset, "{msg}");
         }

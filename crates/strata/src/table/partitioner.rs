@@ -48,8 +48,7 @@ impl Partitioner {
     pub(crate) fn new(options: &TableOptions) -> Option<Self> {
         (options.index_type == IndexType::TwoLevelIndexSearch).then(|| Partitioner {
             metadata_block_size: options.metadata_block_size,
-            filter_bits_per_key: (options.partitioned_filter()
-                && options.bloom_bits_per_key > 0.0)
+            filter_bits_per_key: (options.partitioned_filter() && options.bloom_bits_per_key > 0.0)
                 .then_some(options.bloom_bits_per_key),
             index: Vec::new(),
             filters: Vec::new(),
@@ -93,8 +92,14 @@ impl Partitioner {
         }
     }
 
-    fn cut(&mut self, separator: &[u8], index: &mut BlockBuilder, filter: Option<&mut BloomBuilder>) {
-        self.index.push((separator.to_vec(), index.finish().to_vec()));
+    fn cut(
+        &mut self,
+        separator: &[u8],
+        index: &mut BlockBuilder,
+        filter: Option<&mut BloomBuilder>,
+    ) {
+        self.index
+            .push((separator.to_vec(), index.finish().to_vec()));
         index.reset();
         if let (Some(bits), Some(filter)) = (self.filter_bits_per_key, filter) {
             let finished = std::mem::replace(filter, BloomBuilder::new(bits));

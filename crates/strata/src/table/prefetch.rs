@@ -166,9 +166,17 @@ mod tests {
         let file = CountingFile::default();
         assert_eq!(fixed.read(&file, 1000, 10, 5000).unwrap(), expect(1000, 10));
         assert_eq!(fixed.read(&file, 3000, 10, 5000).unwrap(), expect(3000, 10));
-        assert_eq!(file.reads.load(Ordering::Relaxed), 1, "served from the window");
+        assert_eq!(
+            file.reads.load(Ordering::Relaxed),
+            1,
+            "served from the window"
+        );
         assert_eq!(file.read_bytes.load(Ordering::Relaxed), 4000);
         assert_eq!(fixed.read(&file, 500, 10, 5000).unwrap(), expect(500, 10));
-        assert_eq!(file.read_bytes.load(Ordering::Relaxed), 4010, "backward: no readahead");
+        assert_eq!(
+            file.read_bytes.load(Ordering::Relaxed),
+            4010,
+            "backward: no readahead"
+        );
     }
 }

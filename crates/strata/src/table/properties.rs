@@ -166,7 +166,10 @@ impl TableProperties {
         // Likewise, only tables with a prefix filter name their extractor,
         // and only prefix-only filters say so ("0", RocksDB's spelling).
         if !self.prefix_extractor_name.is_empty() {
-            entries.insert(PREFIX_EXTRACTOR, self.prefix_extractor_name.clone().into_bytes());
+            entries.insert(
+                PREFIX_EXTRACTOR,
+                self.prefix_extractor_name.clone().into_bytes(),
+            );
         }
         if self.filter_without_whole_keys {
             entries.insert(WHOLE_KEY_FILTERING, b"0".to_vec());
@@ -179,14 +182,20 @@ impl TableProperties {
         // And only tables the engine writes for a family name it.
         if let Some(id) = self.column_family_id {
             entries.insert(COLUMN_FAMILY_ID, varint(u64::from(id)));
-            entries.insert(COLUMN_FAMILY_NAME, self.column_family_name.clone().into_bytes());
+            entries.insert(
+                COLUMN_FAMILY_NAME,
+                self.column_family_name.clone().into_bytes(),
+            );
         }
         if self.log_number > 0 {
             entries.insert(LOG_NUMBER, varint(self.log_number));
         }
         // And only files written for ingestion say so.
         if self.external_sst_file_version > 0 {
-            entries.insert(EXTERNAL_SST_FILE_VERSION_NAME, varint(self.external_sst_file_version));
+            entries.insert(
+                EXTERNAL_SST_FILE_VERSION_NAME,
+                varint(self.external_sst_file_version),
+            );
         }
         entries.insert(CHECKSUM, self.checksum.clone().into_bytes());
         entries.insert(COMPRESSION, self.compression.clone().into_bytes());
@@ -239,7 +248,8 @@ impl TableProperties {
                 COMPARATOR => p.comparator_name = text()?,
                 COLUMN_FAMILY_ID => {
                     let id = number()?;
-                    let id = u32::try_from(id).map_err(|_| format!("column family id {id} is not a u32"))?;
+                    let id = u32::try_from(id)
+                        .map_err(|_| format!("column family id {id} is not a u32"))?;
                     p.column_family_id = Some(id);
                 }
                 COLUMN_FAMILY_NAME => p.column_family_name = text()?,
@@ -273,7 +283,10 @@ impl TableProperties {
         line("index block size", self.index_size.to_string());
         if self.top_level_index_size > 0 {
             line("index partitions", self.index_partitions.to_string());
-            line("top-level index size", self.top_level_index_size.to_string());
+            line(
+                "top-level index size",
+                self.top_level_index_size.to_string(),
+            );
         }
         line("filter block size", self.filter_size.to_string());
         line(
@@ -290,13 +303,19 @@ impl TableProperties {
         line("format version", self.format_version.to_string());
         line("comparator", self.comparator_name.clone());
         if let Some(id) = self.column_family_id {
-            line("column family", format!("{id} ({})", self.column_family_name));
+            line(
+                "column family",
+                format!("{id} ({})", self.column_family_name),
+            );
         }
         if self.log_number > 0 {
             line("log number", self.log_number.to_string());
         }
         if self.external_sst_file_version > 0 {
-            line("external sst file version", self.external_sst_file_version.to_string());
+            line(
+                "external sst file version",
+                self.external_sst_file_version.to_string(),
+            );
         }
         if !self.prefix_extractor_name.is_empty() {
             line("prefix extractor", self.prefix_extractor_name.clone());
@@ -365,6 +384,8 @@ mod tests {
         assert!(lines.contains("external sst file version: 2\n"));
         assert!(lines.contains("column family: 3 (users)\n"));
         assert!(lines.contains("log number: 12\n"));
-        assert!(lines.contains("prefix extractor: rocksdb.FixedPrefix.4\nwhole key filtering: false\n"));
+        assert!(
+            lines.contains("prefix extractor: rocksdb.FixedPrefix.4\nwhole key filtering: false\n")
+        );
     }
 }

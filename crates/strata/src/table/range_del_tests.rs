@@ -65,10 +65,10 @@ fn tombstones_round_trip_fragmented_beside_point_entries() {
     assert_eq!(footer_version(&bytes), FORMAT_VERSION_RANGE_DEL);
     let table = open(bytes).unwrap();
     let want = FragmentedRangeTombstones::new(
-        tombstones
-            .iter()
-            .map(|&(s, e, q)| RangeTombstone::new(s.to_vec(), e.to_vec(), q, &KeyComparator::Bytewise).unwrap()),
-            &KeyComparator::Bytewise,
+        tombstones.iter().map(|&(s, e, q)| {
+            RangeTombstone::new(s.to_vec(), e.to_vec(), q, &KeyComparator::Bytewise).unwrap()
+        }),
+        &KeyComparator::Bytewise,
     );
     assert_eq!(**table.range_tombstones(), want);
     assert_eq!(table.range_tombstones().max_covering_seq(b"ca", 100), 25);

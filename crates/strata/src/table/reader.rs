@@ -21,9 +21,10 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::key::{seek_key, ParsedInternalKey, SequenceNumber, ValueType};
-use crate::options::{PrefixExtractor, ReadOptions};
-use crate::range_del::{FragmentedRangeTombstones, RangeTombstone};
 use crate::key_order::KeyComparator;
+use crate::options::{PrefixExtractor, ReadOptions};
+use crate::perf_context::{self, PerfTimer};
+use crate::range_del::{FragmentedRangeTombstones, RangeTombstone};
 use crate::table::block::{Block, BlockOrigin, BytewiseOrder};
 use crate::table::cached::{BlockCacheRef, MetaPinning};
 use crate::table::filter::BloomFilter;
@@ -35,9 +36,8 @@ use crate::table::format::{
 use crate::table::partitioned_filter::{FilterQuery, TableFilter};
 use crate::table::partitioned_index::{HeldPartitions, IndexIter};
 use crate::table::prefetch::Prefetcher;
-use crate::table::two_level::HandleIter;
 use crate::table::properties::TableProperties;
-use crate::perf_context::{self, PerfTimer};
+use crate::table::two_level::HandleIter;
 
 /// The newest entry of a user key visible at the read's sequence number.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -455,7 +455,11 @@ impl TableReader {
         let Ok(answer) = FilterQuery::new(self, filter).may_contain(user_key, prefix) else {
             return true;
         };
-        if let Some(stats) = self.block_cache.as_ref().and_then(|c| c.statistics.as_ref()) {
+        if let Some(stats) = self
+            .block_cache
+            .as_ref()
+            .and_then(|c| c.statistics.as_ref())
+        {
             stats.add(Ticker::BloomFilterPrefixChecked, 1);
             if !answer {
                 stats.add(Ticker::BloomFilterPrefixUseful, 1);
@@ -533,7 +537,11 @@ impl TableReader {
             self.footer.metaindex,
         ]);
         if self.has_two_level_index() {
-            v.extend(self.partition_handles(&self.index()?)?.into_iter().map(|(_, h)| h));
+            v.extend(
+                self.partition_handles(&self.index()?)?
+                    .into_iter()
+                    .map(|(_, h)| h),
+            );
         }
         if let Some(top) = self.partitioned_filter_top()? {
             v.extend(self.partition_handles(&top)?.into_iter().map(|(_, h)| h));
@@ -654,7 +662,12 @@ impl BlockFetcher {
             })?;
         let timer = PerfTimer::start();
         let raw = match prefetch {
-            Some(p) => p.read(&*self.file, handle.offset, size + BLOCK_TRAILER_LEN, blocks_end)?,
+            Some(p) => p.read(
+                &*self.file,
+                handle.offset,
+                size + BLOCK_TRAILER_LEN,
+                blocks_end,
+            )?,
             None => self.file.read_at(handle.offset, size + BLOCK_TRAILER_LEN)?,
         };
         perf_context::count(|c| {

@@ -91,7 +91,10 @@ impl SstFileWriter {
         if fs.exists(&path)? {
             return Err(Error::invalid_argument(
                 "file_path",
-                format!("{} already exists; SstFileWriter writes a new file", path.display()),
+                format!(
+                    "{} already exists; SstFileWriter writes a new file",
+                    path.display()
+                ),
             ));
         }
         let order = KeyComparator::new(&options.comparator);
@@ -154,7 +157,10 @@ impl SstFileWriter {
         if self.num_entries == 0 && self.num_range_del_entries == 0 {
             return Err(Error::invalid_argument(
                 "SstFileWriter",
-                format!("{} has no entries; an empty file cannot be ingested", self.path.display()),
+                format!(
+                    "{} has no entries; an empty file cannot be ingested",
+                    self.path.display()
+                ),
             ));
         }
         let built = self.builder.finish()?;
@@ -173,7 +179,10 @@ impl SstFileWriter {
         if value.len() > MAX_VALUE_SIZE {
             return Err(Error::invalid_argument(
                 "value",
-                format!("value of {} bytes exceeds the maximum {MAX_VALUE_SIZE}", value.len()),
+                format!(
+                    "value of {} bytes exceeds the maximum {MAX_VALUE_SIZE}",
+                    value.len()
+                ),
             ));
         }
         if let Some(last) = &self.last_key {
@@ -203,9 +212,11 @@ fn check_key_size(key: &[u8]) -> Result<()> {
     if key.len() > MAX_KEY_SIZE {
         return Err(Error::invalid_argument(
             "key",
-            format!("key of {} bytes exceeds the maximum {MAX_KEY_SIZE}", key.len()),
+            format!(
+                "key of {} bytes exceeds the maximum {MAX_KEY_SIZE}",
+                key.len()
+            ),
         ));
     }
     Ok(())
 }
-

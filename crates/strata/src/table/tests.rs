@@ -239,12 +239,20 @@ fn a_table_opens_only_in_the_order_it_names() {
         .iter()
         .map(|k| (internal_key(*k, 1, ValueType::Put), b"v".to_vec()))
         .collect();
-    let bytes = build_table_in(&entries, TableOptions::default(), KeyComparator::ReverseBytewise);
+    let bytes = build_table_in(
+        &entries,
+        TableOptions::default(),
+        KeyComparator::ReverseBytewise,
+    );
     let file = || Arc::new(MemReadFile(Bytes::from(bytes.clone())));
     let path = Path::new("t.sst");
     let err = TableReader::open_in_order(file(), path, &KeyComparator::Bytewise).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
-    for name in ["rocksdb.ReverseBytewiseComparator", "leveldb.BytewiseComparator", "t.sst"] {
+    for name in [
+        "rocksdb.ReverseBytewiseComparator",
+        "leveldb.BytewiseComparator",
+        "t.sst",
+    ] {
         assert!(err.to_string().contains(name), "{err}");
     }
     let table = TableReader::open_in_order(file(), path, &KeyComparator::ReverseBytewise).unwrap();
@@ -253,7 +261,10 @@ fn a_table_opens_only_in_the_order_it_names() {
     // they were before comparators) and reads back as bytewise.
     let bytewise = build_table(&[], TableOptions::default());
     assert!(!bytewise.windows(18).any(|w| w == b"rocksdb.comparator"));
-    assert_eq!(open(bytewise).unwrap().properties().comparator_name, "leveldb.BytewiseComparator");
+    assert_eq!(
+        open(bytewise).unwrap().properties().comparator_name,
+        "leveldb.BytewiseComparator"
+    );
 }
 
 #[test]
@@ -480,11 +491,16 @@ pub(crate) const GOLDEN_TABLE_HEX: &str = concat!(
 #[test]
 fn a_global_seqno_rewrites_every_key_and_keeps_seeks_exact() {
     let file = MemFile::default();
-    let small_blocks = TableOptions { block_size: 128, ..TableOptions::default() };
+    let small_blocks = TableOptions {
+        block_size: 128,
+        ..TableOptions::default()
+    };
     let mut b = TableBuilder::new(Box::new(file.clone()), small_blocks)
         .unwrap()
         .for_ingestion();
-    let names: Vec<Vec<u8>> = (0..50u32).map(|i| format!("k{i:03}").into_bytes()).collect();
+    let names: Vec<Vec<u8>> = (0..50u32)
+        .map(|i| format!("k{i:03}").into_bytes())
+        .collect();
     for name in &names {
         b.add(&internal_key(name, 0, ValueType::Put), name).unwrap();
     }
@@ -514,14 +530,24 @@ fn a_global_seqno_rewrites_every_key_and_keeps_seeks_exact() {
         it.seek(&seek_key(name, 10));
         assert_eq!(at(&it), Some(internal_key(name, 10, ValueType::Put)));
         it.seek(&seek_key(name, 9));
-        assert_eq!(at(&it), names.get(i + 1).map(|n| internal_key(n, 10, ValueType::Put)));
+        assert_eq!(
+            at(&it),
+            names
+                .get(i + 1)
+                .map(|n| internal_key(n, 10, ValueType::Put))
+        );
         it.seek_for_prev(&seek_key(name, 9));
         assert_eq!(at(&it), Some(internal_key(name, 10, ValueType::Put)));
         it.seek_for_prev(&seek_key(name, 11));
-        let before = i.checked_sub(1).map(|j| internal_key(&names[j], 10, ValueType::Put));
+        let before = i
+            .checked_sub(1)
+            .map(|j| internal_key(&names[j], 10, ValueType::Put));
         assert_eq!(at(&it), before);
         assert_eq!(table.get(&ReadOptions::default(), name, 9).unwrap(), None);
-        let entry = table.get(&ReadOptions::default(), name, 10).unwrap().unwrap();
+        let entry = table
+            .get(&ReadOptions::default(), name, 10)
+            .unwrap()
+            .unwrap();
         assert_eq!((entry.seq, &entry.value[..]), (10, &name[..]));
     }
     let tombstones: Vec<_> = table.range_tombstones().tombstones().collect();

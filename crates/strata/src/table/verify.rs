@@ -36,7 +36,10 @@ impl TableReader {
         if !self.properties().filter_without_whole_keys {
             return filter.may_contain_key(user_key);
         }
-        match self.filter_prefix_extractor.and_then(|p| p.prefix(user_key)) {
+        match self
+            .filter_prefix_extractor
+            .and_then(|p| p.prefix(user_key))
+        {
             Some(prefix) => filter.may_contain(user_key, prefix),
             None => Ok(true),
         }
@@ -212,7 +215,9 @@ impl TableReader {
         let top = self.index()?;
         let partitions = self.partition_handles(&top)?;
         for (separator, handle) in &partitions {
-            let mut it = self.index_partition(*handle, false)?.iter(self.order.clone());
+            let mut it = self
+                .index_partition(*handle, false)?
+                .iter(self.order.clone());
             it.seek_to_last();
             it.status()?;
             if !it.valid() || it.key() != separator.as_slice() {
@@ -239,8 +244,8 @@ impl TableReader {
             }
         }
         let p = self.properties();
-        let top_size = self.footer_index().end_with_trailer().unwrap_or(0)
-            - self.footer_index().offset;
+        let top_size =
+            self.footer_index().end_with_trailer().unwrap_or(0) - self.footer_index().offset;
         if p.index_partitions != partitions.len() as u64 || p.top_level_index_size != top_size {
             return Err(Error::corruption(
                 self.path(),

@@ -218,7 +218,10 @@ pub(super) fn decode_blob_numbers(payload: &[u8]) -> Result<Vec<u64>, String> {
     // Each number takes at least a byte: a count the payload cannot hold
     // is refused before anything is allocated for it.
     if count as usize > payload.len() {
-        return Err(format!("blob_files claims {count} numbers in {} bytes", payload.len()));
+        return Err(format!(
+            "blob_files claims {count} numbers in {} bytes",
+            payload.len()
+        ));
     }
     let mut numbers = Vec::with_capacity(count as usize);
     let mut prev = 0u64;

@@ -75,15 +75,13 @@ use std::cmp::Ordering;
 use std::fmt::{self, Write as _};
 
 use crate::encoding::{put_length_prefixed, put_varint32, put_varint64, Decoder};
+use crate::error::{Error, Result};
+use crate::key::{ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN};
+use crate::key_order::KeyComparator;
 use crate::version::blob_files::{
     decode_addition, decode_blob_numbers, decode_garbage, encode_addition, encode_blob_numbers,
     encode_garbage, BlobFileAddition, BlobFileGarbage, FILE_FIELD_BLOB_FILES,
     TAG_BLOB_FILE_ADDITION, TAG_BLOB_FILE_GARBAGE,
-};
-use crate::error::{Error, Result};
-use crate::key_order::KeyComparator;
-use crate::key::{
-    ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN,
 };
 
 /// Number of levels a MANIFEST may name; levels are `0..MAX_LEVELS`.
@@ -199,7 +197,9 @@ impl FileMetaData {
             ));
         }
         if self.blob_files.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(format!("file #{n}: blob file numbers are not strictly increasing"));
+            return Err(format!(
+                "file #{n}: blob file numbers are not strictly increasing"
+            ));
         }
         if let Some(seq) = self.global_seqno {
             if seq == 0 || self.smallest_seqno != seq || self.largest_seqno != seq {

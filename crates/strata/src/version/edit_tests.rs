@@ -1,8 +1,8 @@
 //! Tests of the version edit encoding.
 
 use super::*;
-use crate::version::blob_files::{BlobFileAddition, BlobFileGarbage};
 use crate::key::internal_key;
+use crate::version::blob_files::{BlobFileAddition, BlobFileGarbage};
 use proptest::prelude::*;
 
 fn meta(number: u64, small: (&[u8], u64), large: (&[u8], u64)) -> FileMetaData {
@@ -184,15 +184,25 @@ fn golden_blob_bytes() {
     assert_eq!(VersionEdit::decode(&bytes).unwrap(), e);
     let shown = e.to_string();
     assert!(shown.contains("blob_files=[#10,#12]"), "{shown}");
-    assert!(shown.contains("add blob file #12 records=3 record_bytes=300 size=356"), "{shown}");
-    assert!(shown.contains("blob file #10 garbage records=1 bytes=100"), "{shown}");
+    assert!(
+        shown.contains("add blob file #12 records=3 record_bytes=300 size=356"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("blob file #10 garbage records=1 bytes=100"),
+        "{shown}"
+    );
 }
 
 #[test]
 fn golden_global_seqno_bytes() {
     let mut e = VersionEdit::new();
     let mut table = meta(13, (b"a", 7), (b"b", 7));
-    (table.smallest_seqno, table.largest_seqno, table.global_seqno) = (7, 7, Some(7));
+    (
+        table.smallest_seqno,
+        table.largest_seqno,
+        table.global_seqno,
+    ) = (7, 7, Some(7));
     e.add_file(6, table);
     let bytes = e.encode();
     #[rustfmt::skip]

@@ -72,7 +72,11 @@ pub struct FileIndex {
 impl FileIndex {
     /// The index of `files` (sorted in `order`, non-overlapping) for
     /// `search`.
-    pub fn build(files: &[Arc<FileMetaData>], search: FileSearch, order: &KeyComparator) -> FileIndex {
+    pub fn build(
+        files: &[Arc<FileMetaData>],
+        search: FileSearch,
+        order: &KeyComparator,
+    ) -> FileIndex {
         let prefixes = match (search, order) {
             (FileSearch::KeyPrefix, KeyComparator::Bytewise | KeyComparator::ReverseBytewise) => {
                 files

@@ -13,11 +13,11 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
+use crate::comparator::Comparator;
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{current_file_name, manifest_file_name, read_current_file, set_current_file};
 use crate::fs::{Fs, ReadFileOptions};
-use crate::comparator::Comparator;
 use crate::key::SequenceNumber;
 use crate::key_order::KeyComparator;
 use crate::version::edit::{
@@ -174,7 +174,11 @@ impl VersionSet {
     /// Makes `comparator` known by its name, for a family about to be
     /// created in its order (the MANIFEST records only the name).
     pub fn register_comparator(&mut self, comparator: &Arc<dyn Comparator>) {
-        if !self.comparators.iter().any(|c| c.name() == comparator.name()) {
+        if !self
+            .comparators
+            .iter()
+            .any(|c| c.name() == comparator.name())
+        {
             self.comparators.push(comparator.clone());
         }
     }
@@ -239,7 +243,9 @@ impl VersionSet {
                         format!(
                             "column family {} of {} is sorted by comparator {name:?}, which is \
                              neither built in nor the comparator of any family's options",
-                            edit.column_family_add.as_deref().unwrap_or(DEFAULT_COLUMN_FAMILY_NAME),
+                            edit.column_family_add
+                                .as_deref()
+                                .unwrap_or(DEFAULT_COLUMN_FAMILY_NAME),
                             dir.display()
                         ),
                     )
@@ -469,11 +475,12 @@ impl VersionSet {
                 for meta in family.current.blob_files().values() {
                     edit.blob_file_additions.push(meta.addition);
                     if meta.garbage_count > 0 {
-                        edit.blob_file_garbage.push(crate::version::BlobFileGarbage {
-                            number: meta.addition.number,
-                            count: meta.garbage_count,
-                            bytes: meta.garbage_bytes,
-                        });
+                        edit.blob_file_garbage
+                            .push(crate::version::BlobFileGarbage {
+                                number: meta.addition.number,
+                                count: meta.garbage_count,
+                                bytes: meta.garbage_bytes,
+                            });
                     }
                 }
                 edit
@@ -562,7 +569,10 @@ impl VersionSet {
 
     /// Number of blob files the live families' current versions link.
     pub fn num_live_blob_files(&self) -> usize {
-        self.families.values().map(|f| f.current.blob_files().len()).sum()
+        self.families
+            .values()
+            .map(|f| f.current.blob_files().len())
+            .sum()
     }
 
     /// Appends `edit` (completed with the current counters) to the MANIFEST,
@@ -591,10 +601,13 @@ impl VersionSet {
         }
         edit.validate()?;
         let change = self.prepare(edit).map_err(|e| self.invalid_edit(e))?;
-        let writer = self.manifest.clone().ok_or_else(|| match &self.manifest_failure {
-            Some(failure) => failure.clone(),
-            None => Error::invalid_argument("manifest", "no MANIFEST is open for writing"),
-        })?;
+        let writer = self
+            .manifest
+            .clone()
+            .ok_or_else(|| match &self.manifest_failure {
+                Some(failure) => failure.clone(),
+                None => Error::invalid_argument("manifest", "no MANIFEST is open for writing"),
+            })?;
         Ok(ManifestWrite {
             record: edit.encode(),
             edit: edit.clone(),
@@ -754,7 +767,10 @@ mod tests {
 
         let again = VersionSet::recover(Arc::new(fs.clone()), dir, &[user]).unwrap();
         assert_eq!(again.order(0), Some(&reverse));
-        assert_eq!(again.order(1).map(KeyComparator::name), Some("test.Backwards"));
+        assert_eq!(
+            again.order(1).map(KeyComparator::name),
+            Some("test.Backwards")
+        );
         let numbers: Vec<u64> = again.current(0).files(1).iter().map(|f| f.number).collect();
         assert_eq!(numbers, [a, b]);
 

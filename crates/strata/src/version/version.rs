@@ -144,7 +144,9 @@ impl Version {
     ) -> impl Iterator<Item = (usize, &'a Arc<FileMetaData>)> + 'a {
         let l0 = self.levels[0]
             .iter()
-            .filter(move |f| f.starts_at_or_before(key, &self.order) && !f.ends_before(key, &self.order))
+            .filter(move |f| {
+                f.starts_at_or_before(key, &self.order) && !f.ends_before(key, &self.order)
+            })
             .map(|f| (0, f));
         let deeper = (1..NUM_LEVELS).filter_map(move |level| {
             // First file that may hold key or a larger one. A file whose
@@ -199,8 +201,7 @@ impl Version {
                 files.sort_by(|a, b| order.compare_internal(&a.smallest, &b.smallest));
                 if let Some(pair) = files.windows(2).find(|w| {
                     order.compare_internal(&w[0].largest, &w[1].smallest) != Ordering::Less
-                })
-                {
+                }) {
                     return Err(InvalidEdit(format!(
                         "files #{} and #{} overlap at L{level}",
                         pair[0].number, pair[1].number

@@ -605,7 +605,14 @@ fn skipping_damage_loses_only_the_damaged_record() {
 fn records_end_is_the_writers_length_after_each_record() {
     let file = VecFile::default();
     let mut writer = LogWriter::new(Box::new(file.clone()));
-    let sizes = [0usize, 10, 3 * BLOCK_SIZE, BLOCK_SIZE - 2 * HEADER_SIZE - 3, 1, 40];
+    let sizes = [
+        0usize,
+        10,
+        3 * BLOCK_SIZE,
+        BLOCK_SIZE - 2 * HEADER_SIZE - 3,
+        1,
+        40,
+    ];
     let mut ends = Vec::new();
     for (i, &len) in sizes.iter().enumerate() {
         writer.add_record(&vec![i as u8 + 1; len]).unwrap();

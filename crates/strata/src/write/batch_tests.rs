@@ -424,7 +424,10 @@ fn empty_ranges_are_refused_and_corrupt_when_decoded() {
     // Whether `begin` sorts before `end` is the family's comparator's to
     // say, so the batch takes an inverted range; the write checks it.
     b.delete_range(b"b", b"a").unwrap();
-    assert_eq!(b.range_deletions().collect::<Vec<_>>(), [(0, &b"b"[..], &b"a"[..])]);
+    assert_eq!(
+        b.range_deletions().collect::<Vec<_>>(),
+        [(0, &b"b"[..], &b"a"[..])]
+    );
     #[rustfmt::skip]
     let empty: &[u8] = &[
         0, 0, 0, 0, 0, 0, 0, 0,

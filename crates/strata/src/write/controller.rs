@@ -151,7 +151,10 @@ impl WriteController {
     /// Adapts the rate to family `id`'s new condition.
     pub(crate) fn recalculate(&mut self, id: u32, stall: FamilyStall) {
         let (was_stopped, needed_delay) = (!self.stopped.is_empty(), !self.delayed.is_empty());
-        let prev = self.prev_pending.insert(id, stall.pending_bytes).unwrap_or(0);
+        let prev = self
+            .prev_pending
+            .insert(id, stall.pending_bytes)
+            .unwrap_or(0);
         let ceiling = stall.max_rate.max(1);
         let scaled = |rate: u64, by: f64| (rate as f64 * by) as u64;
         match stall.condition {
@@ -164,7 +167,8 @@ impl WriteController {
                 self.delayed.insert(id);
                 // A user rate below the floor is taken as it is.
                 if needed_delay && ceiling > MIN_WRITE_RATE {
-                    let penalize = was_stopped || (stall.near_stop && cause != StallCause::Memtables);
+                    let penalize =
+                        was_stopped || (stall.near_stop && cause != StallCause::Memtables);
                     self.rate = if penalize {
                         scaled(self.rate, NEAR_STOP).max(MIN_WRITE_RATE)
                     } else if prev > 0 && prev <= stall.pending_bytes {
@@ -326,10 +330,20 @@ mod tests {
         assert_eq!(at(19, 99), None);
         assert_eq!(at(20, 0), Some(Delayed { cause: L0 }));
         assert_eq!(at(20, 100), Some(Delayed { cause: L0 }));
-        assert_eq!(at(0, 100), Some(Delayed { cause: PendingBytes }));
+        assert_eq!(
+            at(0, 100),
+            Some(Delayed {
+                cause: PendingBytes
+            })
+        );
         assert_eq!(at(36, 0), Some(Stopped { cause: L0 }));
         assert_eq!(at(36, 200), Some(Stopped { cause: L0 }));
-        assert_eq!(at(20, 200), Some(Stopped { cause: PendingBytes }));
+        assert_eq!(
+            at(20, 200),
+            Some(Stopped {
+                cause: PendingBytes
+            })
+        );
         // A zero limit is no limit.
         let unlimited = CompactionOptions {
             soft_pending_compaction_bytes_limit: 0,

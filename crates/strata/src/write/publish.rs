@@ -149,7 +149,11 @@ mod tests {
         publisher.finish(&second);
         assert_eq!(publisher.visible(), 10, "13 must not pass 11-12");
         publisher.finish(&first);
-        assert_eq!(publisher.visible(), 10, "one member of 11-12 is still inserting");
+        assert_eq!(
+            publisher.visible(),
+            10,
+            "one member of 11-12 is still inserting"
+        );
         publisher.finish(&first);
         assert_eq!(publisher.visible(), 13, "both groups publish together");
         publisher.wait_idle();
@@ -210,7 +214,10 @@ mod shuttle_model {
                             let mut next = lock(&next_seq);
                             let first = *next;
                             *next += members as u64;
-                            (first, publisher.enqueue(first + members as u64 - 1, members))
+                            (
+                                first,
+                                publisher.enqueue(first + members as u64 - 1, members),
+                            )
                         };
                         let inserters: Vec<_> = (0..members as u64)
                             .map(|m| {

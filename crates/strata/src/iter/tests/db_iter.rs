@@ -78,7 +78,13 @@ impl Case {
                 .collect(),
         );
         let (lower, upper) = self.bounds();
-        DbIterator::new(Box::new(inner), self.snapshot, lower, upper, KeyComparator::Bytewise)
+        DbIterator::new(
+            Box::new(inner),
+            self.snapshot,
+            lower,
+            upper,
+            KeyComparator::Bytewise,
+        )
     }
 
     /// The visible state: newest version with seq <= snapshot, if a put, in bounds.
@@ -538,7 +544,13 @@ fn inner_error_is_reported_and_no_stale_candidate_is_shown() {
     assert!(!it.valid());
     assert!(it.status().is_err());
     // Forward, the same failure simply ends the scan with the error.
-    let mut it = DbIterator::new(VecIterator::failing_at(entries, 1).boxed(), 9, None, None, KeyComparator::Bytewise);
+    let mut it = DbIterator::new(
+        VecIterator::failing_at(entries, 1).boxed(),
+        9,
+        None,
+        None,
+        KeyComparator::Bytewise,
+    );
     it.seek_to_first();
     assert_eq!(it.value(), Some(&b"new"[..]));
     it.next();
@@ -556,7 +568,13 @@ fn range_yields_an_error_once_then_ends() {
         None,
         KeyComparator::Bytewise,
     );
-    let back = DbIterator::new(VecIterator::new(entries).boxed(), 9, None, None, KeyComparator::Bytewise);
+    let back = DbIterator::new(
+        VecIterator::new(entries).boxed(),
+        9,
+        None,
+        None,
+        KeyComparator::Bytewise,
+    );
     let mut r = DbRange::new(front, back);
     assert_eq!(r.next().unwrap().unwrap(), (b"a".to_vec(), b"1".to_vec()));
     assert!(r.next().unwrap().is_err());

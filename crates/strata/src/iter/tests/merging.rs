@@ -8,8 +8,8 @@ use proptest::prelude::*;
 use super::{Pairs, VecIterator};
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
-use crate::key_order::KeyComparator;
 use crate::key::{compare_internal, internal_key, pack_tag, ValueType};
+use crate::key_order::KeyComparator;
 
 const USER_KEYS: [&[u8]; 5] = [b"", b"a", b"ab", b"b", b"c"];
 
