@@ -20,7 +20,7 @@ pub struct ServeArgs {
 
 pub fn serve(flags: &DbFlags, a: &ServeArgs) -> CliResult {
     let run = |db: &strata::Db, how: &str| -> CliResult {
-        let view = strata_web::WebView::start(db.clone(), &a.http_addr)?;
+        let view = strata_web::WebView::start(db, &a.http_addr)?;
         eprintln!(
             "serving {} ({how}) at http://{}/ until stopped",
             db.path().display(),

@@ -14,6 +14,29 @@
 //! - `/metrics`: every ticker, histogram and the main properties in
 //!   Prometheus' text format, named `rocksdb_*`.
 //!
+//! Inside an application, the view starts with the database and stops when
+//! it closes: put [`http_addr`] in `DbOptions::services`.
+//!
+//! ```
+//! use strata::{Db, DbOptions};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! let options = DbOptions {
+//!     create_if_missing: true,
+//!     services: vec![strata_web::http_addr("127.0.0.1:0")],
+//!     ..DbOptions::default()
+//! };
+//! let db = Db::open(dir.path(), options)?;
+//! // ... served until:
+//! db.close()?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The view holds no handle of its own: it never keeps the database open,
+//! and a page asked for after the last handle is gone gets 503.
+//!
 //! Nothing served changes the database. Requests other than a bodiless GET
 //! (or HEAD) are refused with 405, unknown paths with 404, overlong URLs
 //! with 414; a client that goes away mid-response costs nothing. Two
@@ -26,7 +49,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use strata::Db;
+use strata::{Db, DbService, WeakDb};
 
 mod html;
 mod metrics;
@@ -47,12 +70,17 @@ pub struct WebView {
 }
 
 impl WebView {
-    /// Serves `db` on `addr` (`host:port`; port 0 picks a free one).
+    /// Serves `db` on `addr` (`host:port`; port 0 picks a free one) while
+    /// some handle of it is open.
     ///
     /// # Errors
     ///
     /// The address cannot be parsed or bound.
-    pub fn start(db: Db, addr: &str) -> Result<WebView, String> {
+    pub fn start(db: &Db, addr: &str) -> Result<WebView, String> {
+        Self::start_weak(db.downgrade(), addr)
+    }
+
+    fn start_weak(db: WeakDb, addr: &str) -> Result<WebView, String> {
         let parsed: SocketAddr = addr
             .parse()
             .map_err(|e| format!("http_addr {addr:?} is not host:port: {e}"))?;
@@ -108,8 +136,14 @@ impl Drop for WebView {
         for _ in 0..WORKERS {
             self.server.unblock();
         }
+        // The last handle of the database may go on one of these threads,
+        // closing it and so dropping this view there: that one ends by
+        // itself once it returns.
+        let me = std::thread::current().id();
         for thread in self.threads.drain(..) {
-            let _ = thread.join();
+            if thread.thread().id() != me {
+                let _ = thread.join();
+            }
         }
     }
 }
@@ -122,9 +156,35 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>
 }
 
 /// Answers one request; a client that went away is not an error.
-fn answer(db: &Db, history: &Mutex<samples::History>, request: tiny_http::Request) {
-    let response = route(db, history, &request);
+fn answer(db: &WeakDb, history: &Mutex<samples::History>, request: tiny_http::Request) {
+    let response = match db.upgrade() {
+        Some(db) => route(&db, history, &request),
+        None => text(503, "the database is closed\n"),
+    };
     let _ = request.respond(response);
+}
+
+/// The web view as a service of the database: started when it opens (on
+/// `addr`, `host:port`), stopped when it closes. Use a loopback address
+/// unless the view is meant to be seen from elsewhere: nothing on it
+/// changes the database, but it shows keys and options.
+pub fn http_addr(addr: &str) -> Arc<dyn DbService> {
+    Arc::new(HttpAddr(addr.to_owned()))
+}
+
+#[derive(Debug)]
+struct HttpAddr(String);
+
+impl DbService for HttpAddr {
+    fn name(&self) -> &str {
+        "web view"
+    }
+
+    fn start(&self, db: WeakDb) -> strata::Result<Box<dyn Send>> {
+        let view = WebView::start_weak(db, &self.0)
+            .map_err(|e| strata::Error::invalid_argument("http_addr", e))?;
+        Ok(Box::new(view))
+    }
 }
 
 type Response = tiny_http::Response<std::io::Cursor<Vec<u8>>>;

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use strata::{Db, Ticker};
+use strata::{Db, Ticker, WeakDb};
 
 /// Points kept: ten minutes at one a second.
 const KEEP: usize = 600;
@@ -58,15 +58,24 @@ fn read(db: &Db) -> Reading {
 }
 
 /// Samples `db` into `history` every second until `stop`.
-pub(crate) fn run(db: &Db, history: &Mutex<History>, stop: &AtomicBool) {
+pub(crate) fn run(weak: &WeakDb, history: &Mutex<History>, stop: &AtomicBool) {
     let start = Instant::now();
-    let mut last = (Instant::now(), read(db));
+    let Some(first) = weak.upgrade().map(|db| read(&db)) else {
+        return;
+    };
+    let mut last = (Instant::now(), first);
     while !stop.load(Ordering::Acquire) {
         // Short naps, so a stop is seen within a tenth of a second.
         std::thread::sleep(Duration::from_millis(100));
         if last.0.elapsed() < crate::SAMPLE_EVERY {
             continue;
         }
+        // A handle only for the sample: the view must not keep the
+        // database open.
+        let Some(db) = weak.upgrade() else {
+            return;
+        };
+        let db = &db;
         let now = (Instant::now(), read(db));
         let secs = now.0.duration_since(last.0).as_secs_f64().max(1e-3);
         let (a, b) = (last.1, now.1);

@@ -56,7 +56,7 @@ fn every_page_and_the_metrics_are_served_and_bad_requests_refused() {
     }
     db.flush().unwrap();
     db.get("key00007").unwrap();
-    let view = WebView::start(db.clone(), "127.0.0.1:0").unwrap();
+    let view = WebView::start(&db, "127.0.0.1:0").unwrap();
     let addr = view.addr();
     assert!(addr.ip().is_loopback());
 
@@ -142,6 +142,57 @@ fn a_bad_address_is_refused() {
         },
     )
     .unwrap();
-    let err = WebView::start(db, "not an address").unwrap_err();
+    let err = WebView::start(&db, "not an address").unwrap_err();
     assert!(err.contains("not host:port"), "{err}");
+}
+
+/// A free loopback port, for a view started by the database (which does
+/// not say which port 0 picked).
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// `http_addr` in the options: the view serves while the database is open,
+/// keeps no handle of its own, and is gone once the database closes.
+#[test]
+fn the_view_as_a_service_lives_as_long_as_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let options = DbOptions {
+        create_if_missing: true,
+        services: vec![strata_web::http_addr(&addr.to_string())],
+        ..DbOptions::default()
+    };
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    db.put("k", "v").unwrap();
+    let (status, body) = get(addr, "/metrics");
+    assert_eq!(status, 200);
+    assert!(body.contains("rocksdb_"), "{body}");
+    // Dropping the only handle closes the database: the view holds none.
+    drop(db);
+    assert!(
+        TcpStream::connect(addr).is_err(),
+        "still served after close"
+    );
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    assert_eq!(get(addr, "/").0, 200);
+    db.close().unwrap();
+    assert!(
+        TcpStream::connect(addr).is_err(),
+        "still served after close"
+    );
+
+    // An address that cannot be bound fails the open, naming it, and
+    // leaves the database closed.
+    let bad = DbOptions {
+        services: vec![strata_web::http_addr("not an address")],
+        ..options.clone()
+    };
+    let err = Db::open(dir.path(), bad).unwrap_err().to_string();
+    assert!(
+        err.contains("web view") && err.contains("not an address"),
+        "{err}"
+    );
+    Db::open(dir.path(), options).unwrap().close().unwrap();
 }

@@ -119,8 +119,8 @@ pub use comparator::{
 };
 pub use compression::CompressionType;
 pub use db::{
-    check_consistency, repair_db, ConsistencyReport, Db, KeyRange, KeyVersion,
-    LiveBlobFileMetaData, LiveFileMetaData, RepairReport, Snapshot, WalDamage,
+    check_consistency, repair_db, ConsistencyReport, Db, DbService, KeyRange, KeyVersion,
+    LiveBlobFileMetaData, LiveFileMetaData, RepairReport, Snapshot, WalDamage, WeakDb,
 };
 pub use error::{Error, Result};
 pub use fs::{Fs, StdFs};

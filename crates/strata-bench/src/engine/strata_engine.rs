@@ -80,7 +80,7 @@ impl Engine for StrataEngine {
 
     #[cfg(feature = "web")]
     fn web_view(&self, addr: &str) -> Result<Box<dyn std::any::Any>, String> {
-        let view = strata_web::WebView::start(self.db.clone(), addr)?;
+        let view = strata_web::WebView::start(&self.db, addr)?;
         eprintln!("web view of the database at http://{}/", view.addr());
         Ok(Box::new(view))
     }

@@ -21,6 +21,7 @@ pub(crate) mod info_log;
 mod ingest;
 pub mod key_range;
 mod key_versions;
+mod lifecycle;
 mod live_files;
 mod manifest_writer;
 mod multi_get;
@@ -33,6 +34,7 @@ mod repair;
 mod repair_scan;
 mod resume;
 mod retired_wals;
+mod services;
 pub mod snapshot;
 mod stall;
 mod state;
@@ -44,7 +46,6 @@ mod write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use bytes::Bytes;
 use parking_lot::{Condvar, Mutex};
@@ -64,8 +65,10 @@ pub use admin::{check_consistency, ConsistencyReport};
 use info_log::InfoLog;
 pub use key_range::KeyRange;
 pub use key_versions::KeyVersion;
+use lifecycle::Lifecycle;
 pub use live_files::{LiveBlobFileMetaData, LiveFileMetaData};
 pub use repair::{repair_db, RepairReport};
+pub use services::{DbService, WeakDb};
 pub use snapshot::Snapshot;
 use snapshot::SnapshotList;
 use state::DbState;
@@ -97,14 +100,6 @@ pub struct Db {
     inner: Arc<DbInner>,
     /// Shared by the clones; closes the database when the last one goes.
     lifecycle: Arc<Lifecycle>,
-}
-
-/// What closing the database needs, shared by every clone of a [`Db`].
-#[derive(Debug)]
-struct Lifecycle {
-    inner: Arc<DbInner>,
-    /// The flush thread and the compaction threads; empty once closed.
-    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 #[derive(Debug)]
@@ -180,17 +175,14 @@ impl Db {
     ) -> Result<Db> {
         let families = families.into_iter().map(|(n, o)| (n.into(), o)).collect();
         let inner = Arc::new(open::open(path.as_ref(), options, families)?);
-        let lifecycle = Arc::new(Lifecycle {
-            inner: inner.clone(),
-            threads: Mutex::new(Vec::new()),
-        });
+        let lifecycle = Arc::new(Lifecycle::new(inner.clone()));
         // On an error here, dropping `lifecycle` stops the threads already
         // started.
         let flush_thread = background::spawn_flush_thread(inner.clone())?;
         lifecycle.threads.lock().push(flush_thread);
         let wanted = inner.state.lock().jobs.compaction_threads;
         lifecycle.add_compaction_threads(wanted)?;
-        Ok(Db { inner, lifecycle })
+        Db { inner, lifecycle }.with_services()
     }
 
     /// Opens the database for reads only (RocksDB's `OpenForReadOnly`): the
@@ -217,11 +209,8 @@ impl Db {
     ) -> Result<Db> {
         let families = families.into_iter().map(|(n, o)| (n.into(), o)).collect();
         let inner = Arc::new(open::open_read_only(path.as_ref(), options, families)?);
-        let lifecycle = Arc::new(Lifecycle {
-            inner: inner.clone(),
-            threads: Mutex::new(Vec::new()),
-        });
-        Ok(Db { inner, lifecycle })
+        let lifecycle = Arc::new(Lifecycle::new(inner.clone()));
+        Db { inner, lifecycle }.with_services()
     }
 
     /// Deletes the database in `path` (RocksDB's `DestroyDB`): every file of
@@ -548,89 +537,6 @@ impl Db {
     /// dropped.
     pub fn close(self) -> Result<()> {
         self.lifecycle.shutdown()
-    }
-}
-
-impl Lifecycle {
-    /// Starts compaction threads until `wanted` run (never stops any:
-    /// threads numbered past the state's `compaction_threads` idle).
-    fn add_compaction_threads(&self, wanted: usize) -> Result<()> {
-        let mut threads = self.threads.lock();
-        // `shutdown` sets the flag holding this lock: once set, no thread
-        // may start that it would not join.
-        if self.inner.shutting_down.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        // The flush thread is the first.
-        let running = threads.len().saturating_sub(1);
-        threads.extend(compact::spawn_compaction_threads(
-            &self.inner,
-            running..wanted,
-        )?);
-        Ok(())
-    }
-
-    /// Stops the background threads and syncs the WAL; a no-op once done, and
-    /// on a read-only handle.
-    fn shutdown(&self) -> Result<()> {
-        let mut threads = self.threads.lock();
-        if threads.is_empty() {
-            return Ok(());
-        }
-        let inner = &self.inner;
-        let unlogged: Vec<Arc<CfShared>> = {
-            let state = inner.state.lock();
-            state
-                .cfs
-                .values()
-                .filter(|cf| cf.mem_unlogged || cf.imm.iter().any(|imm| imm.unlogged))
-                .map(|cf| cf.shared.clone())
-                .collect()
-        };
-        let flushed = unlogged.iter().try_for_each(|cf| write::flush(inner, cf));
-        inner.shutting_down.store(true, Ordering::Release);
-        {
-            // Under the mutex, so no background thread or stalled writer
-            // misses the wake-up between checking the flag and waiting.
-            let _state = inner.state.lock();
-            inner.bg_cv.notify_all();
-        }
-        let mut panicked = None;
-        for thread in threads.drain(..) {
-            let name = thread
-                .thread()
-                .name()
-                .unwrap_or("a background thread")
-                .to_owned();
-            if thread.join().is_err() {
-                panicked.get_or_insert(name);
-            }
-        }
-        let synced = match inner.wal.lock().as_mut() {
-            Some(wal) => inner
-                .retired_wals
-                .sync_below(u64::MAX)
-                .and_then(|()| wal.sync()),
-            None => Ok(()),
-        };
-        // Every event of the work above reaches the listeners first.
-        let delivered = inner.events.close();
-        info_log::info!(inner.info_log, "closed");
-        flushed?;
-        synced?;
-        delivered?;
-        if let Some(thread) = panicked {
-            return Err(crate::Error::BackgroundThreadPanicked { thread });
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Lifecycle {
-    fn drop(&mut self) {
-        if let Err(e) = self.shutdown() {
-            info_log::info!(self.inner.info_log, "error while closing: {e}");
-        }
     }
 }
 

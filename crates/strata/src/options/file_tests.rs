@@ -229,6 +229,7 @@ fn assert_same_db(got: &DbOptions, want: &DbOptions) {
         block_cache: _,
         statistics: _,
         listeners: _,
+        services: _,
         // Strata's own search switch: RocksDB would refuse it in the file.
         file_index_prefix_cache: _,
         keep_log_file_num,

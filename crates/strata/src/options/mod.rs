@@ -499,6 +499,10 @@ pub struct DbOptions {
     /// ingestion, background errors and stall changes (RocksDB's
     /// `listeners`; see [`crate::listener`]).
     pub listeners: Vec<Arc<dyn crate::listener::EventListener>>,
+    /// Started beside the database when it opens and stopped first when it
+    /// closes (see [`crate::DbService`]); the live web view of the
+    /// `strata-web` crate is one (`strata_web::http_addr`). Default none.
+    pub services: Vec<Arc<dyn crate::db::DbService>>,
     /// The default family's memtable bloom filter size, as a fraction of
     /// `write_buffer_size` (see [`CfOptions::memtable_prefix_bloom_size_ratio`]).
     pub memtable_prefix_bloom_size_ratio: f64,
@@ -577,6 +581,7 @@ impl Default for DbOptions {
             merge_operator: None,
             compaction_filter: None,
             listeners: Vec::new(),
+            services: Vec::new(),
             memtable_prefix_bloom_size_ratio: 0.0,
             memtable_whole_key_filtering: false,
             blob: BlobOptions::default(),

@@ -26,6 +26,7 @@ mod db_partitioned;
 mod db_prefix;
 mod db_range_del;
 mod db_repair;
+mod db_services;
 mod db_statistics;
 mod db_wal_flush;
 mod db_wal_switch;
