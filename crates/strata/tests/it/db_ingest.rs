@@ -154,8 +154,10 @@ fn over_flushed_data_the_files_get_a_global_seqno_and_win() {
 fn files_of_one_ingestion_get_a_sequence_number_each() {
     let fs = SimFs::new(9);
     let options = strata::DbOptions {
+        // No compaction may merge the files before they are looked at.
         compaction: strata::CompactionOptions {
             compaction_style: strata::CompactionStyle::Universal,
+            disable_auto_compactions: true,
             ..strata::CompactionOptions::default()
         },
         ..sim_options(&fs)
