@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+# The Python module: its wheel built with maturin in a virtualenv under
+# target/, installed there, and its pytest suite (a hypothesis model test
+# against a dict among it).
+bash scripts/python-test.sh
 # The CLI against RocksDB's ldb, command for command, on two seeds (one of
 # them with 0x00 bytes in keys and values).
 if command -v ldb >/dev/null; then

@@ -1,0 +1,590 @@
+//! `Db`, its column families and snapshots: the dict protocol on bytes.
+
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use strata::ReadOptions;
+
+use crate::batch::{BatchContext, WriteBatch};
+use crate::iter::{Items, Kind, RawIterator, Span};
+use crate::options::{Options, WriteOptions};
+use crate::{bytes_of, to_py, Error};
+
+/// The open engine, shared with the families, snapshots and iterators made
+/// from it, so each can tell that it was closed.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    db: RwLock<Option<strata::Db>>,
+}
+
+impl Shared {
+    /// `strata.Error` once closed.
+    pub(crate) fn check_open(&self) -> PyResult<()> {
+        match self.db.read().is_some() {
+            true => Ok(()),
+            false => Err(Error::new_err("database is closed")),
+        }
+    }
+
+    /// A handle of the open database, or `strata.Error` once closed.
+    pub(crate) fn db(&self) -> PyResult<strata::Db> {
+        self.db
+            .read()
+            .clone()
+            .ok_or_else(|| Error::new_err("database is closed"))
+    }
+}
+
+/// What reads and writes go to: a family of an open database.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) cf: strata::ColumnFamily,
+}
+
+impl Target {
+    fn get(&self, py: Python<'_>, key: &[u8], read: &ReadOptions) -> PyResult<Option<Vec<u8>>> {
+        let db = self.shared.db()?;
+        let found = py
+            .detach(|| db.get_cf_opt(&self.cf, read, key))
+            .map_err(to_py)?;
+        Ok(found.map(|v| v.to_vec()))
+    }
+
+    fn put(&self, py: Python<'_>, key: &[u8], value: &[u8]) -> PyResult<()> {
+        let db = self.shared.db()?;
+        py.detach(|| db.put_cf(&self.cf, key, value)).map_err(to_py)
+    }
+
+    fn delete(&self, py: Python<'_>, key: &[u8]) -> PyResult<()> {
+        let db = self.shared.db()?;
+        py.detach(|| db.delete_cf(&self.cf, key)).map_err(to_py)
+    }
+
+    fn items(&self, read: ReadOptions, kind: Kind, span: Span) -> PyResult<Items> {
+        Items::new(self, read, kind, span)
+    }
+}
+
+/// The dict protocol and the rest, shared by `Db`, `ColumnFamily` and
+/// `Snapshot` (which reads at its point in time and writes nothing).
+macro_rules! reads {
+    ($class:ty) => {
+        #[pymethods]
+        impl $class {
+            fn __getitem__<'py>(
+                &self,
+                py: Python<'py>,
+                key: &Bound<'py, PyAny>,
+            ) -> PyResult<Bound<'py, PyBytes>> {
+                let k = bytes_of(key, "key")?;
+                match self.target().get(py, k, &self.read())? {
+                    Some(v) => Ok(PyBytes::new(py, &v)),
+                    None => Err(PyKeyError::new_err(key.clone().unbind())),
+                }
+            }
+
+            fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+                let k = bytes_of(key, "key")?;
+                Ok(self.target().get(py, k, &self.read())?.is_some())
+            }
+
+            /// The value of `key`, or `default` when it is missing.
+            #[pyo3(signature = (key, default=None))]
+            fn get<'py>(
+                &self,
+                py: Python<'py>,
+                key: &Bound<'py, PyAny>,
+                default: Option<Bound<'py, PyAny>>,
+            ) -> PyResult<Option<Bound<'py, PyAny>>> {
+                let k = bytes_of(key, "key")?;
+                Ok(match self.target().get(py, k, &self.read())? {
+                    Some(v) => Some(PyBytes::new(py, &v).into_any()),
+                    None => default,
+                })
+            }
+
+            /// The values of `keys` in one batched lookup, `None` where missing.
+            fn get_many<'py>(
+                &self,
+                py: Python<'py>,
+                keys: &Bound<'py, PyAny>,
+            ) -> PyResult<Bound<'py, PyList>> {
+                let objects: Vec<Bound<'py, PyAny>> = keys.try_iter()?.collect::<PyResult<_>>()?;
+                let mut slices: Vec<&[u8]> = Vec::with_capacity(objects.len());
+                for key in &objects {
+                    slices.push(bytes_of(key, "key")?);
+                }
+                let target = self.target();
+                let db = target.shared.db()?;
+                let read = self.read();
+                let found = py.detach(|| db.multi_get_cf(&target.cf, &read, &slices));
+                let out = PyList::empty(py);
+                for value in found {
+                    match value.map_err(to_py)? {
+                        Some(v) => out.append(PyBytes::new(py, &v))?,
+                        None => out.append(py.None())?,
+                    }
+                }
+                Ok(out)
+            }
+
+            /// Keys from `start` (inclusive) to `stop` (exclusive), or with
+            /// `prefix`, in key order or `reverse`d, read lazily.
+            #[pyo3(signature = (start=None, stop=None, prefix=None, reverse=false))]
+            fn keys(
+                &self,
+                start: Option<&Bound<'_, PyAny>>,
+                stop: Option<&Bound<'_, PyAny>>,
+                prefix: Option<&Bound<'_, PyAny>>,
+                reverse: bool,
+            ) -> PyResult<Items> {
+                let span = Span::new(start, stop, prefix, reverse)?;
+                self.target().items(self.read(), Kind::Keys, span)
+            }
+
+            /// Values, as `keys` takes its arguments.
+            #[pyo3(signature = (start=None, stop=None, prefix=None, reverse=false))]
+            fn values(
+                &self,
+                start: Option<&Bound<'_, PyAny>>,
+                stop: Option<&Bound<'_, PyAny>>,
+                prefix: Option<&Bound<'_, PyAny>>,
+                reverse: bool,
+            ) -> PyResult<Items> {
+                let span = Span::new(start, stop, prefix, reverse)?;
+                self.target().items(self.read(), Kind::Values, span)
+            }
+
+            /// `(key, value)` pairs, as `keys` takes its arguments.
+            #[pyo3(signature = (start=None, stop=None, prefix=None, reverse=false))]
+            fn items(
+                &self,
+                start: Option<&Bound<'_, PyAny>>,
+                stop: Option<&Bound<'_, PyAny>>,
+                prefix: Option<&Bound<'_, PyAny>>,
+                reverse: bool,
+            ) -> PyResult<Items> {
+                let span = Span::new(start, stop, prefix, reverse)?;
+                self.target().items(self.read(), Kind::Items, span)
+            }
+
+            fn __iter__(&self) -> PyResult<Items> {
+                self.target().items(self.read(), Kind::Keys, Span::all())
+            }
+
+            /// A raw iterator: `seek`, `seek_to_first`, `seek_to_last`,
+            /// `seek_for_prev`, `next`, `prev`, `valid`, `key`, `value`.
+            fn iterator(&self) -> PyResult<RawIterator> {
+                RawIterator::new(&self.target(), self.read())
+            }
+
+            /// `len()` is not offered: an LSM tree cannot count its keys
+            /// without reading them all. Use `property("rocksdb.estimate-num-keys")`.
+            fn __len__(&self) -> PyResult<usize> {
+                Err(pyo3::exceptions::PyTypeError::new_err(
+                    "a strata database has no cheap len(); count keys() or read \
+                     property('rocksdb.estimate-num-keys')",
+                ))
+            }
+        }
+    };
+}
+
+/// A Strata database (see `help(strata)`).
+#[pyclass(module = "strata", frozen)]
+pub struct Db {
+    target: Target,
+    path: String,
+}
+
+/// One column family: the dict protocol of `Db`, on its own keys.
+#[pyclass(module = "strata", frozen)]
+pub struct ColumnFamily {
+    target: Target,
+}
+
+/// A point-in-time view: reads through it never see later writes.
+#[pyclass(module = "strata", frozen)]
+pub struct Snapshot {
+    target: Target,
+    snapshot: RwLock<Option<strata::Snapshot>>,
+}
+
+impl Db {
+    fn target(&self) -> Target {
+        self.target.clone()
+    }
+    fn read(&self) -> ReadOptions {
+        ReadOptions::default()
+    }
+}
+
+impl ColumnFamily {
+    pub(crate) fn handle(&self) -> strata::ColumnFamily {
+        self.target.cf.clone()
+    }
+
+    fn target(&self) -> Target {
+        self.target.clone()
+    }
+    fn read(&self) -> ReadOptions {
+        ReadOptions::default()
+    }
+}
+
+impl Snapshot {
+    fn target(&self) -> Target {
+        self.target.clone()
+    }
+    fn read(&self) -> ReadOptions {
+        ReadOptions {
+            snapshot: self.snapshot.read().clone(),
+            ..ReadOptions::default()
+        }
+    }
+}
+
+reads!(Db);
+reads!(ColumnFamily);
+reads!(Snapshot);
+
+/// Writes shared by `Db` and `ColumnFamily`.
+macro_rules! writes {
+    ($class:ty) => {
+        #[pymethods]
+        impl $class {
+            fn __setitem__(
+                &self,
+                py: Python<'_>,
+                key: &Bound<'_, PyAny>,
+                value: &Bound<'_, PyAny>,
+            ) -> PyResult<()> {
+                self.target
+                    .put(py, bytes_of(key, "key")?, bytes_of(value, "value")?)
+            }
+
+            fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+                self.target.delete(py, bytes_of(key, "key")?)
+            }
+
+            /// Sets `key` to `value`; `sync` waits for the WAL on disk.
+            #[pyo3(signature = (key, value, sync=false))]
+            fn put(
+                &self,
+                py: Python<'_>,
+                key: &Bound<'_, PyAny>,
+                value: &Bound<'_, PyAny>,
+                sync: bool,
+            ) -> PyResult<()> {
+                let mut batch = strata::WriteBatch::new();
+                batch
+                    .put_cf(
+                        &self.target.cf,
+                        bytes_of(key, "key")?,
+                        bytes_of(value, "value")?,
+                    )
+                    .map_err(to_py)?;
+                write(
+                    py,
+                    &self.target,
+                    batch,
+                    &WriteOptions {
+                        sync,
+                        disable_wal: false,
+                    },
+                )
+            }
+
+            /// Deletes `key` (missing is fine).
+            #[pyo3(signature = (key, sync=false))]
+            fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+                let mut batch = strata::WriteBatch::new();
+                batch
+                    .delete_cf(&self.target.cf, bytes_of(key, "key")?)
+                    .map_err(to_py)?;
+                write(
+                    py,
+                    &self.target,
+                    batch,
+                    &WriteOptions {
+                        sync,
+                        disable_wal: false,
+                    },
+                )
+            }
+
+            /// Merges `operand` into `key` with the family's merge operator
+            /// (`Options(merge_operator="uint64add")`, say).
+            fn merge(
+                &self,
+                py: Python<'_>,
+                key: &Bound<'_, PyAny>,
+                operand: &Bound<'_, PyAny>,
+            ) -> PyResult<()> {
+                let db = self.target.shared.db()?;
+                let (k, v) = (bytes_of(key, "key")?, bytes_of(operand, "operand")?);
+                py.detach(|| db.merge_cf(&self.target.cf, k, v))
+                    .map_err(to_py)
+            }
+
+            /// Deletes every key in [`begin`, `end`) with one range deletion.
+            fn delete_range(
+                &self,
+                py: Python<'_>,
+                begin: &Bound<'_, PyAny>,
+                end: &Bound<'_, PyAny>,
+            ) -> PyResult<()> {
+                let db = self.target.shared.db()?;
+                let (b, e) = (bytes_of(begin, "begin")?, bytes_of(end, "end")?);
+                py.detach(|| db.delete_range_cf(&self.target.cf, b, e))
+                    .map_err(to_py)
+            }
+
+            /// Writes the memtable to a table file.
+            fn flush(&self, py: Python<'_>) -> PyResult<()> {
+                let db = self.target.shared.db()?;
+                py.detach(|| db.flush_cf(&self.target.cf)).map_err(to_py)
+            }
+
+            /// Compacts the keys in [`begin`, `end`] (all by default).
+            #[pyo3(signature = (begin=None, end=None))]
+            fn compact_range(
+                &self,
+                py: Python<'_>,
+                begin: Option<&Bound<'_, PyAny>>,
+                end: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<()> {
+                let db = self.target.shared.db()?;
+                let b = begin.map(|k| bytes_of(k, "begin")).transpose()?;
+                let e = end.map(|k| bytes_of(k, "end")).transpose()?;
+                py.detach(|| db.compact_range_cf(&self.target.cf, b, e))
+                    .map_err(to_py)
+            }
+
+            /// A property such as `rocksdb.stats` or
+            /// `rocksdb.estimate-num-keys`; `None` when unknown.
+            fn property(&self, name: &str) -> PyResult<Option<String>> {
+                Ok(self.target.shared.db()?.property_cf(&self.target.cf, name))
+            }
+        }
+    };
+}
+
+writes!(Db);
+writes!(ColumnFamily);
+
+/// Applies `batch` with `options`, the interpreter detached.
+pub(crate) fn write(
+    py: Python<'_>,
+    target: &Target,
+    batch: strata::WriteBatch,
+    options: &WriteOptions,
+) -> PyResult<()> {
+    let db = target.shared.db()?;
+    let options = options.engine();
+    py.detach(move || db.write(&options, batch)).map_err(to_py)
+}
+
+#[pymethods]
+impl Db {
+    /// Opens the database in `path`, creating it when missing (unless
+    /// `options` says `create_if_missing=False`). `column_families` maps
+    /// each family's name to its `Options`; families it names that the
+    /// database lacks are created.
+    #[new]
+    #[pyo3(signature = (path, options=None, column_families=None, read_only=false))]
+    fn open(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        options: Option<Options>,
+        column_families: Option<&Bound<'_, PyDict>>,
+        read_only: bool,
+    ) -> PyResult<Db> {
+        let options = options.unwrap_or_else(Options::defaults);
+        let mut families: Vec<(String, strata::CfOptions)> = Vec::new();
+        if let Some(map) = column_families {
+            for (name, family) in map.iter() {
+                let family: Options = family.extract()?;
+                families.push((name.extract()?, family.cf()));
+            }
+        }
+        // Families on disk that the caller did not name open with the
+        // database's options, as rocksdict opens them.
+        let mut db_options = options.db.clone();
+        db_options.create_missing_column_families = true;
+        if let Ok(on_disk) = strata::Db::list_column_families(&path, &db_options) {
+            for name in on_disk {
+                if name != strata::DEFAULT_COLUMN_FAMILY_NAME
+                    && !families.iter().any(|(n, _)| *n == name)
+                {
+                    families.push((name, options.cf()));
+                }
+            }
+        }
+        let opened = py.detach(|| match read_only {
+            true => strata::Db::open_cf_read_only(&path, db_options, families),
+            false => strata::Db::open_cf(&path, db_options, families),
+        });
+        let db = opened.map_err(to_py)?;
+        let cf = db.default_cf();
+        Ok(Db {
+            target: Target {
+                shared: Arc::new(Shared {
+                    db: RwLock::new(Some(db)),
+                }),
+                cf,
+            },
+            path: path.display().to_string(),
+        })
+    }
+
+    /// Closes the database: writes made without the WAL are flushed and the
+    /// WAL synced. Using it (or an iterator of it) afterwards raises
+    /// `strata.Error`. Closing twice is fine.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let taken = self.target.shared.db.write().take();
+        match taken {
+            Some(db) => py.detach(|| db.close()).map_err(to_py),
+            None => Ok(()),
+        }
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    /// Deletes the database in `path` (every file of the engine's).
+    #[staticmethod]
+    fn destroy(py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| strata::Db::destroy(&path, &strata::DbOptions::default()))
+            .map_err(to_py)
+    }
+
+    /// The names of the column families of the database in `path`.
+    #[staticmethod]
+    fn list_column_families(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Vec<String>> {
+        py.detach(|| strata::Db::list_column_families(&path, &strata::DbOptions::default()))
+            .map_err(to_py)
+    }
+
+    /// Creates the column family `name`.
+    #[pyo3(signature = (name, options=None))]
+    fn create_column_family(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        options: Option<Options>,
+    ) -> PyResult<ColumnFamily> {
+        let db = self.target.shared.db()?;
+        let cf_options = options.unwrap_or_else(Options::defaults).cf();
+        let cf = py
+            .detach(|| db.create_column_family(name, cf_options))
+            .map_err(to_py)?;
+        Ok(ColumnFamily {
+            target: Target {
+                shared: self.target.shared.clone(),
+                cf,
+            },
+        })
+    }
+
+    /// The column family `name`; `KeyError` when the database has none.
+    fn get_column_family(&self, name: &str) -> PyResult<ColumnFamily> {
+        let db = self.target.shared.db()?;
+        let cf = db
+            .cf_handle(name)
+            .ok_or_else(|| PyKeyError::new_err(format!("no column family {name:?}")))?;
+        Ok(ColumnFamily {
+            target: Target {
+                shared: self.target.shared.clone(),
+                cf,
+            },
+        })
+    }
+
+    /// Drops the column family `name`.
+    fn drop_column_family(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        let db = self.target.shared.db()?;
+        let cf = db
+            .cf_handle(name)
+            .ok_or_else(|| PyKeyError::new_err(format!("no column family {name:?}")))?;
+        py.detach(|| db.drop_column_family(&cf)).map_err(to_py)
+    }
+
+    /// Applies `batch` atomically.
+    #[pyo3(signature = (batch, sync=false, disable_wal=false))]
+    fn write(
+        &self,
+        py: Python<'_>,
+        batch: &WriteBatch,
+        sync: bool,
+        disable_wal: bool,
+    ) -> PyResult<()> {
+        write(
+            py,
+            &self.target,
+            batch.take()?,
+            &WriteOptions { sync, disable_wal },
+        )
+    }
+
+    /// `with db.write_batch() as wb:` collects writes and applies them
+    /// atomically on leaving the block, or drops them on an exception.
+    #[pyo3(signature = (sync=false, disable_wal=false))]
+    fn write_batch(&self, sync: bool, disable_wal: bool) -> PyResult<BatchContext> {
+        BatchContext::new(self.target.clone(), WriteOptions { sync, disable_wal })
+    }
+
+    /// A snapshot of the database now; usable as a context manager, which
+    /// releases it on exit.
+    fn snapshot(&self) -> PyResult<Snapshot> {
+        let snapshot = self.target.shared.db()?.snapshot();
+        Ok(Snapshot {
+            target: self.target.clone(),
+            snapshot: RwLock::new(Some(snapshot)),
+        })
+    }
+
+    /// Makes an openable copy of the database in `path`, which must not exist.
+    fn checkpoint(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let db = self.target.shared.db()?;
+        py.detach(|| db.create_checkpoint(&path)).map_err(to_py)
+    }
+
+    #[getter]
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    fn __repr__(&self) -> String {
+        format!("strata.Db({:?})", self.path)
+    }
+}
+
+#[pymethods]
+impl Snapshot {
+    /// Releases the snapshot; reads through it then see the present.
+    fn release(&self) {
+        self.snapshot.write().take();
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.release();
+        false
+    }
+}
