@@ -388,4 +388,32 @@ mod tests {
             lines.contains("prefix extractor: rocksdb.FixedPrefix.4\nwhole key filtering: false\n")
         );
     }
+
+    /// The bytes of the properties `repair` reads: each is a whole entry of
+    /// the block (restart interval 1, so no shared prefix), name then value.
+    #[test]
+    fn golden_family_and_log_number_entries() {
+        let p = TableProperties {
+            column_family_id: Some(3),
+            column_family_name: "users".into(),
+            log_number: 12,
+            ..TableProperties::default()
+        };
+        let block = p.encode();
+        let entry = |name: &str, value: &[u8]| {
+            let mut e = vec![0, name.len() as u8, value.len() as u8];
+            e.extend_from_slice(name.as_bytes());
+            e.extend_from_slice(value);
+            e
+        };
+        let has = |e: Vec<u8>| block.windows(e.len()).any(|w| w == e.as_slice());
+        assert!(has(entry("rocksdb.column.family.id", &[3])));
+        assert!(has(entry("rocksdb.column.family.name", b"users")));
+        assert!(has(entry("strata.log.number", &[12])));
+        // Absent when unknown: tables without them stay as they were.
+        let plain = TableProperties::default().encode();
+        for name in ["rocksdb.column.family", "strata.log.number"] {
+            assert!(!plain.windows(name.len()).any(|w| w == name.as_bytes()));
+        }
+    }
 }
