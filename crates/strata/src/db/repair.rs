@@ -571,6 +571,9 @@ impl<'a> Repair<'a> {
         }
         let mut default = options.clone();
         default.create_if_missing = false;
+        // The caller's services (a web view, say) belong to its own opens,
+        // not to this one that only compacts.
+        default.services.clear();
         let mut others = Vec::new();
         for (&id, family) in &self.families {
             let mut cf = family.options.clone();
