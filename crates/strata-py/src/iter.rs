@@ -170,17 +170,27 @@ impl Items {
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         // Closed: nothing more, read ahead or not.
         self.shared.check_open()?;
-        let mut guard = self.state.lock();
-        let state: &mut ItemsState = &mut guard;
-        if state.ahead.is_empty() && !state.done {
-            let reverse = self.reverse;
-            py.detach(|| state.read_ahead(reverse));
-        }
-        let Some((key, value)) = state.ahead.pop_front() else {
-            return match state.error.take() {
-                Some(e) => Err(to_py(e)),
-                None => Ok(None),
-            };
+        let reverse = self.reverse;
+        let ahead = self.state.lock().ahead.pop_front();
+        // The lock is taken again with the interpreter detached: held across
+        // a detach, it would deadlock with a thread of the same iterator
+        // waiting for it while holding the interpreter.
+        let next = match ahead {
+            Some(entry) => Some(Ok(entry)),
+            None => py.detach(|| {
+                let mut state = self.state.lock();
+                if state.ahead.is_empty() && !state.done {
+                    state.read_ahead(reverse);
+                }
+                match state.ahead.pop_front() {
+                    Some(entry) => Some(Ok(entry)),
+                    None => state.error.take().map(Err),
+                }
+            }),
+        };
+        let (key, value) = match next {
+            Some(entry) => entry.map_err(to_py)?,
+            None => return Ok(None),
         };
         Ok(Some(match self.kind {
             Kind::Keys => PyBytes::new(py, &key).into_any(),
@@ -211,11 +221,14 @@ impl RawIterator {
     /// Runs `step` on the iterator with the interpreter detached, once the
     /// database is known open, and reports its status.
     fn step(&self, py: Python<'_>, step: impl FnOnce(&mut DbIterator) + Send) -> PyResult<()> {
-        self.shared.db()?;
-        let mut guard = self.it.lock();
-        let it: &mut DbIterator = &mut guard;
-        py.detach(|| step(it));
-        it.status().map_err(to_py)
+        self.shared.check_open()?;
+        // Locked with the interpreter detached (see `Items::__next__`).
+        py.detach(|| {
+            let mut it = self.it.lock();
+            step(&mut it);
+            it.status()
+        })
+        .map_err(to_py)
     }
 }
 

@@ -1,5 +1,6 @@
 """The dict protocol, batches, snapshots, families and errors."""
 
+import faulthandler
 import threading
 
 import pytest
@@ -220,3 +221,43 @@ def test_threads_read_while_one_writes(db):
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_threads_sharing_one_iterator_neither_deadlock_nor_lose_entries(db):
+    # A deadlock holds the interpreter, so no join timeout could report it:
+    # faulthandler's own thread ends the process with every stack instead.
+    faulthandler.dump_traceback_later(120, exit=True)
+    try:
+        _share_one_iterator(db)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _share_one_iterator(db):
+    n = 20000
+    with db.write_batch() as wb:
+        for i in range(n):
+            wb.put(b"k%06d" % i, b"v")
+    items = db.keys()
+    raw = db.iterator()
+    raw.seek_to_first()
+    seen = [[] for _ in range(4)]
+
+    def drain(out):
+        for k in items:
+            out.append(k)
+
+    def step():
+        for _ in range(n // 4):
+            raw.next()
+
+    threads = [threading.Thread(target=drain, args=(seen[t],), daemon=True) for t in range(4)]
+    threads += [threading.Thread(target=step, daemon=True) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "threads sharing an iterator deadlocked"
+    got = sorted(k for part in seen for k in part)
+    assert got == [b"k%06d" % i for i in range(n)]
+    assert raw.valid() and raw.key() == b"k%06d" % (n // 2)
