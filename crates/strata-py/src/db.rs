@@ -215,8 +215,9 @@ pub struct Snapshot {
 }
 
 impl Db {
-    fn target(&self) -> Target {
-        self.target.clone()
+    /// Borrowed: a read clones nothing but the engine handle it uses.
+    fn target(&self) -> &Target {
+        &self.target
     }
     fn read(&self) -> ReadOptions {
         ReadOptions::default()
@@ -228,8 +229,9 @@ impl ColumnFamily {
         self.target.cf.clone()
     }
 
-    fn target(&self) -> Target {
-        self.target.clone()
+    /// Borrowed: a read clones nothing but the engine handle it uses.
+    fn target(&self) -> &Target {
+        &self.target
     }
     fn read(&self) -> ReadOptions {
         ReadOptions::default()
@@ -237,8 +239,9 @@ impl ColumnFamily {
 }
 
 impl Snapshot {
-    fn target(&self) -> Target {
-        self.target.clone()
+    /// Borrowed: a read clones nothing but the engine handle it uses.
+    fn target(&self) -> &Target {
+        &self.target
     }
     fn read(&self) -> ReadOptions {
         ReadOptions {
