@@ -29,8 +29,8 @@ pub use file::{
 };
 pub use ingest::IngestExternalFileOptions;
 pub use mutable::{
-    apply_cf_option, apply_db_option, is_mutable_cf_option, is_mutable_db_option,
-    mutable_cf_option_names,
+    apply_cf_option, apply_db_option, cf_option_value, db_option_value, is_mutable_cf_option,
+    is_mutable_db_option, mutable_cf_option_names, option_names,
 };
 pub use prefix::PrefixExtractor;
 

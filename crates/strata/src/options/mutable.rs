@@ -70,6 +70,62 @@ pub fn apply_db_option(db: &mut DbOptions, name: &str, value: &str) -> Result<()
     }
 }
 
+/// The value of the column family option `name` (as [`apply_cf_option`]
+/// takes it) in the OPTIONS file's spelling; `None` when the option is
+/// unset and so not written (a `prefix_extractor` of none, say).
+///
+/// # Errors
+///
+/// `InvalidArgument` naming the option when Strata has no such option.
+///
+/// ```
+/// use strata::options::{apply_cf_option, cf_option_value};
+/// use strata::CfOptions;
+///
+/// let mut cf = CfOptions::default();
+/// apply_cf_option(&mut cf, "block_size", "16384").unwrap();
+/// assert_eq!(cf_option_value(&cf, "block_size").unwrap().as_deref(), Some("16384"));
+/// assert!(cf_option_value(&cf, "no_such_option").is_err());
+/// ```
+pub fn cf_option_value(cf: &CfOptions, name: &str) -> Result<Option<String>> {
+    if let Some(def) = catalog::find(CF_OPTIONS, name) {
+        return Ok((def.get)(cf));
+    }
+    if let Some(def) = catalog::find(TABLE_OPTIONS, name) {
+        return Ok((def.get)(&cf.table));
+    }
+    Err(Error::invalid_argument(
+        "options",
+        format!("{name:?} is not a column family option Strata knows"),
+    ))
+}
+
+/// The value of the database option `name` (as [`apply_db_option`] takes
+/// it) in the OPTIONS file's spelling; see [`cf_option_value`].
+///
+/// # Errors
+///
+/// `InvalidArgument` naming the option when Strata has no such option.
+pub fn db_option_value(db: &DbOptions, name: &str) -> Result<Option<String>> {
+    match catalog::find(DB_OPTIONS, name) {
+        Some(def) => Ok((def.get)(db)),
+        None => Err(Error::invalid_argument(
+            "options",
+            format!("{name:?} is not a database option Strata knows"),
+        )),
+    }
+}
+
+/// Every option name [`apply_db_option`] and then [`apply_cf_option`] take,
+/// in catalogue order: database, column family, then table options.
+pub fn option_names() -> Vec<&'static str> {
+    let db = DB_OPTIONS.iter().map(|d| d.name);
+    let cf = CF_OPTIONS.iter().map(|d| d.name);
+    db.chain(cf)
+        .chain(TABLE_OPTIONS.iter().map(|d| d.name))
+        .collect()
+}
+
 /// Applies `value`, refusing sub-options Strata lacks.
 fn set_strictly<T>(def: &OptionDef<T>, target: &mut T, value: &str) -> Result<()> {
     let mut unknown = Vec::new();
@@ -116,6 +172,47 @@ pub fn mutable_cf_option_names() -> Vec<&'static str> {
 mod tests {
     use super::*;
     use crate::compression::CompressionType;
+
+    #[test]
+    fn every_option_reads_back_what_was_set() {
+        let mut db = DbOptions::default();
+        apply_db_option(&mut db, "max_background_jobs", "5").unwrap();
+        assert_eq!(
+            db_option_value(&db, "max_background_jobs")
+                .unwrap()
+                .as_deref(),
+            Some("5")
+        );
+        let mut cf = CfOptions::default();
+        apply_cf_option(&mut cf, "compression", "kZSTD").unwrap();
+        apply_cf_option(&mut cf, "whole_key_filtering", "false").unwrap();
+        assert_eq!(
+            cf_option_value(&cf, "compression").unwrap().as_deref(),
+            Some("kZSTD")
+        );
+        assert_eq!(
+            cf_option_value(&cf, "whole_key_filtering")
+                .unwrap()
+                .as_deref(),
+            Some("false")
+        );
+        assert!(db_option_value(&db, "compression").is_err());
+        assert!(cf_option_value(&cf, "max_background_jobs").is_err());
+        // Each name reads, and a value read sets the same option again.
+        for name in option_names() {
+            let value = match db_option_value(&db, name) {
+                Ok(v) => v,
+                Err(_) => cf_option_value(&cf, name).unwrap(),
+            };
+            if let Some(value) = value {
+                let mut db2 = db.clone();
+                let mut cf2 = cf.clone();
+                let set = apply_db_option(&mut db2, name, &value)
+                    .or_else(|_| apply_cf_option(&mut cf2, name, &value));
+                assert!(set.is_ok(), "{name} = {value:?}: {set:?}");
+            }
+        }
+    }
 
     #[test]
     fn mutable_names_are_rocksdbs() {
