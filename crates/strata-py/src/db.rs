@@ -10,8 +10,8 @@ use strata::ReadOptions;
 
 use crate::batch::{BatchContext, WriteBatch};
 use crate::iter::{Items, Kind, RawIterator, Span};
-use crate::options::{Options, WriteOptions};
-use crate::{bytes_of, to_py, Error};
+use crate::options::{Options, PyReadOptions, WriteOptions};
+use crate::{bytes_of, engine_call, to_py, Error};
 
 /// The open engine, shared with the families, snapshots and iterators made
 /// from it, so each can tell that it was closed.
@@ -48,20 +48,18 @@ pub(crate) struct Target {
 impl Target {
     fn get(&self, py: Python<'_>, key: &[u8], read: &ReadOptions) -> PyResult<Option<Vec<u8>>> {
         let db = self.shared.db()?;
-        let found = py
-            .detach(|| db.get_cf_opt(&self.cf, read, key))
-            .map_err(to_py)?;
+        let found = engine_call(py, || db.get_cf_opt(&self.cf, read, key)).map_err(to_py)?;
         Ok(found.map(|v| v.to_vec()))
     }
 
     fn put(&self, py: Python<'_>, key: &[u8], value: &[u8]) -> PyResult<()> {
         let db = self.shared.db()?;
-        py.detach(|| db.put_cf(&self.cf, key, value)).map_err(to_py)
+        engine_call(py, || db.put_cf(&self.cf, key, value)).map_err(to_py)
     }
 
     fn delete(&self, py: Python<'_>, key: &[u8]) -> PyResult<()> {
         let db = self.shared.db()?;
-        py.detach(|| db.delete_cf(&self.cf, key)).map_err(to_py)
+        engine_call(py, || db.delete_cf(&self.cf, key)).map_err(to_py)
     }
 
     fn items(&self, read: ReadOptions, kind: Kind, span: Span) -> PyResult<Items> {
@@ -81,7 +79,7 @@ macro_rules! reads {
                 key: &Bound<'py, PyAny>,
             ) -> PyResult<Bound<'py, PyBytes>> {
                 let k = bytes_of(key, "key")?;
-                match self.target().get(py, k, &self.read())? {
+                match self.target().get(py, k, &self.read(None))? {
                     Some(v) => Ok(PyBytes::new(py, &v)),
                     None => Err(PyKeyError::new_err(key.clone().unbind())),
                 }
@@ -89,29 +87,33 @@ macro_rules! reads {
 
             fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
                 let k = bytes_of(key, "key")?;
-                Ok(self.target().get(py, k, &self.read())?.is_some())
+                Ok(self.target().get(py, k, &self.read(None))?.is_some())
             }
 
             /// The value of `key`, or `default` when it is missing.
-            #[pyo3(signature = (key, default=None))]
+            #[pyo3(signature = (key, default=None, read_options=None))]
             fn get<'py>(
                 &self,
                 py: Python<'py>,
                 key: &Bound<'py, PyAny>,
                 default: Option<Bound<'py, PyAny>>,
+                read_options: Option<PyRef<'py, PyReadOptions>>,
             ) -> PyResult<Option<Bound<'py, PyAny>>> {
                 let k = bytes_of(key, "key")?;
-                Ok(match self.target().get(py, k, &self.read())? {
+                let read = self.read(read_options.as_deref());
+                Ok(match self.target().get(py, k, &read)? {
                     Some(v) => Some(PyBytes::new(py, &v).into_any()),
                     None => default,
                 })
             }
 
             /// The values of `keys` in one batched lookup, `None` where missing.
+            #[pyo3(signature = (keys, read_options=None))]
             fn get_many<'py>(
                 &self,
                 py: Python<'py>,
                 keys: &Bound<'py, PyAny>,
+                read_options: Option<PyRef<'py, PyReadOptions>>,
             ) -> PyResult<Bound<'py, PyList>> {
                 let objects: Vec<Bound<'py, PyAny>> = keys.try_iter()?.collect::<PyResult<_>>()?;
                 let mut slices: Vec<&[u8]> = Vec::with_capacity(objects.len());
@@ -120,8 +122,8 @@ macro_rules! reads {
                 }
                 let target = self.target();
                 let db = target.shared.db()?;
-                let read = self.read();
-                let found = py.detach(|| db.multi_get_cf(&target.cf, &read, &slices));
+                let read = self.read(read_options.as_deref());
+                let found = engine_call(py, || db.multi_get_cf(&target.cf, &read, &slices));
                 let out = PyList::empty(py);
                 for value in found {
                     match value.map_err(to_py)? {
@@ -134,52 +136,59 @@ macro_rules! reads {
 
             /// Keys from `start` (inclusive) to `stop` (exclusive), or with
             /// `prefix`, in key order or `reverse`d, read lazily.
-            #[pyo3(signature = (start=None, stop=None, prefix=None, reverse=false))]
+            #[pyo3(signature = (start=None, stop=None, prefix=None, reverse=false, read_options=None))]
             fn keys(
                 &self,
                 start: Option<&Bound<'_, PyAny>>,
                 stop: Option<&Bound<'_, PyAny>>,
                 prefix: Option<&Bound<'_, PyAny>>,
                 reverse: bool,
+                read_options: Option<PyRef<'_, PyReadOptions>>,
             ) -> PyResult<Items> {
                 let span = Span::new(start, stop, prefix, reverse)?;
-                self.target().items(self.read(), Kind::Keys, span)
+                self.target().items(self.read(read_options.as_deref()), Kind::Keys, span)
             }
 
             /// Values, as `keys` takes its arguments.
-            #[pyo3(signature = (start=None, stop=None, prefix=None, reverse=false))]
+            #[pyo3(signature = (start=None, stop=None, prefix=None, reverse=false, read_options=None))]
             fn values(
                 &self,
                 start: Option<&Bound<'_, PyAny>>,
                 stop: Option<&Bound<'_, PyAny>>,
                 prefix: Option<&Bound<'_, PyAny>>,
                 reverse: bool,
+                read_options: Option<PyRef<'_, PyReadOptions>>,
             ) -> PyResult<Items> {
                 let span = Span::new(start, stop, prefix, reverse)?;
-                self.target().items(self.read(), Kind::Values, span)
+                self.target().items(self.read(read_options.as_deref()), Kind::Values, span)
             }
 
             /// `(key, value)` pairs, as `keys` takes its arguments.
-            #[pyo3(signature = (start=None, stop=None, prefix=None, reverse=false))]
+            #[pyo3(signature = (start=None, stop=None, prefix=None, reverse=false, read_options=None))]
             fn items(
                 &self,
                 start: Option<&Bound<'_, PyAny>>,
                 stop: Option<&Bound<'_, PyAny>>,
                 prefix: Option<&Bound<'_, PyAny>>,
                 reverse: bool,
+                read_options: Option<PyRef<'_, PyReadOptions>>,
             ) -> PyResult<Items> {
                 let span = Span::new(start, stop, prefix, reverse)?;
-                self.target().items(self.read(), Kind::Items, span)
+                self.target().items(self.read(read_options.as_deref()), Kind::Items, span)
             }
 
             fn __iter__(&self) -> PyResult<Items> {
-                self.target().items(self.read(), Kind::Keys, Span::all())
+                self.target().items(self.read(None), Kind::Keys, Span::all())
             }
 
             /// A raw iterator: `seek`, `seek_to_first`, `seek_to_last`,
             /// `seek_for_prev`, `next`, `prev`, `valid`, `key`, `value`.
-            fn iterator(&self) -> PyResult<RawIterator> {
-                RawIterator::new(&self.target(), self.read())
+            #[pyo3(signature = (read_options=None))]
+            fn iterator(
+                &self,
+                read_options: Option<PyRef<'_, PyReadOptions>>,
+            ) -> PyResult<RawIterator> {
+                RawIterator::new(&self.target(), self.read(read_options.as_deref()))
             }
 
             /// `len()` is not offered: an LSM tree cannot count its keys
@@ -219,8 +228,8 @@ impl Db {
     fn target(&self) -> &Target {
         &self.target
     }
-    fn read(&self) -> ReadOptions {
-        ReadOptions::default()
+    fn read(&self, given: Option<&PyReadOptions>) -> ReadOptions {
+        given.map_or_else(ReadOptions::default, |given| given.engine(None))
     }
 }
 
@@ -233,8 +242,8 @@ impl ColumnFamily {
     fn target(&self) -> &Target {
         &self.target
     }
-    fn read(&self) -> ReadOptions {
-        ReadOptions::default()
+    fn read(&self, given: Option<&PyReadOptions>) -> ReadOptions {
+        given.map_or_else(ReadOptions::default, |given| given.engine(None))
     }
 }
 
@@ -243,10 +252,15 @@ impl Snapshot {
     fn target(&self) -> &Target {
         &self.target
     }
-    fn read(&self) -> ReadOptions {
-        ReadOptions {
-            snapshot: self.snapshot.read().clone(),
-            ..ReadOptions::default()
+    /// At the snapshot, until it is released.
+    fn read(&self, given: Option<&PyReadOptions>) -> ReadOptions {
+        let snapshot = self.snapshot.read().clone();
+        match given {
+            Some(given) => given.engine(snapshot),
+            None => ReadOptions {
+                snapshot,
+                ..ReadOptions::default()
+            },
         }
     }
 }
@@ -330,8 +344,7 @@ macro_rules! writes {
             ) -> PyResult<()> {
                 let db = self.target.shared.db()?;
                 let (k, v) = (bytes_of(key, "key")?, bytes_of(operand, "operand")?);
-                py.detach(|| db.merge_cf(&self.target.cf, k, v))
-                    .map_err(to_py)
+                engine_call(py, || db.merge_cf(&self.target.cf, k, v)).map_err(to_py)
             }
 
             /// Deletes every key in [`begin`, `end`) with one range deletion.
@@ -343,14 +356,13 @@ macro_rules! writes {
             ) -> PyResult<()> {
                 let db = self.target.shared.db()?;
                 let (b, e) = (bytes_of(begin, "begin")?, bytes_of(end, "end")?);
-                py.detach(|| db.delete_range_cf(&self.target.cf, b, e))
-                    .map_err(to_py)
+                engine_call(py, || db.delete_range_cf(&self.target.cf, b, e)).map_err(to_py)
             }
 
             /// Writes the memtable to a table file.
             fn flush(&self, py: Python<'_>) -> PyResult<()> {
                 let db = self.target.shared.db()?;
-                py.detach(|| db.flush_cf(&self.target.cf)).map_err(to_py)
+                engine_call(py, || db.flush_cf(&self.target.cf)).map_err(to_py)
             }
 
             /// Compacts the keys in [`begin`, `end`] (all by default).
@@ -364,8 +376,7 @@ macro_rules! writes {
                 let db = self.target.shared.db()?;
                 let b = begin.map(|k| bytes_of(k, "begin")).transpose()?;
                 let e = end.map(|k| bytes_of(k, "end")).transpose()?;
-                py.detach(|| db.compact_range_cf(&self.target.cf, b, e))
-                    .map_err(to_py)
+                engine_call(py, || db.compact_range_cf(&self.target.cf, b, e)).map_err(to_py)
             }
 
             /// A property such as `rocksdb.stats` or
@@ -389,7 +400,7 @@ pub(crate) fn write(
 ) -> PyResult<()> {
     let db = target.shared.db()?;
     let options = options.engine();
-    py.detach(move || db.write(&options, batch)).map_err(to_py)
+    engine_call(py, move || db.write(&options, batch)).map_err(to_py)
 }
 
 #[pymethods]
@@ -428,7 +439,7 @@ impl Db {
                 }
             }
         }
-        let opened = py.detach(|| match read_only {
+        let opened = engine_call(py, || match read_only {
             true => strata::Db::open_cf_read_only(&path, db_options, families),
             false => strata::Db::open_cf(&path, db_options, families),
         });
@@ -451,7 +462,7 @@ impl Db {
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let taken = self.target.shared.db.write().take();
         match taken {
-            Some(db) => py.detach(|| db.close()).map_err(to_py),
+            Some(db) => engine_call(py, || db.close()).map_err(to_py),
             None => Ok(()),
         }
     }
@@ -469,15 +480,19 @@ impl Db {
     /// Deletes the database in `path` (every file of the engine's).
     #[staticmethod]
     fn destroy(py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-        py.detach(|| strata::Db::destroy(&path, &strata::DbOptions::default()))
-            .map_err(to_py)
+        engine_call(py, || {
+            strata::Db::destroy(&path, &strata::DbOptions::default())
+        })
+        .map_err(to_py)
     }
 
     /// The names of the column families of the database in `path`.
     #[staticmethod]
     fn list_column_families(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Vec<String>> {
-        py.detach(|| strata::Db::list_column_families(&path, &strata::DbOptions::default()))
-            .map_err(to_py)
+        engine_call(py, || {
+            strata::Db::list_column_families(&path, &strata::DbOptions::default())
+        })
+        .map_err(to_py)
     }
 
     /// Creates the column family `name`.
@@ -490,9 +505,7 @@ impl Db {
     ) -> PyResult<ColumnFamily> {
         let db = self.target.shared.db()?;
         let cf_options = options.unwrap_or_else(Options::defaults).cf();
-        let cf = py
-            .detach(|| db.create_column_family(name, cf_options))
-            .map_err(to_py)?;
+        let cf = engine_call(py, || db.create_column_family(name, cf_options)).map_err(to_py)?;
         Ok(ColumnFamily {
             target: Target {
                 shared: self.target.shared.clone(),
@@ -521,7 +534,7 @@ impl Db {
         let cf = db
             .cf_handle(name)
             .ok_or_else(|| PyKeyError::new_err(format!("no column family {name:?}")))?;
-        py.detach(|| db.drop_column_family(&cf)).map_err(to_py)
+        engine_call(py, || db.drop_column_family(&cf)).map_err(to_py)
     }
 
     /// Applies `batch` atomically.
@@ -561,7 +574,7 @@ impl Db {
     /// Makes an openable copy of the database in `path`, which must not exist.
     fn checkpoint(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
         let db = self.target.shared.db()?;
-        py.detach(|| db.create_checkpoint(&path)).map_err(to_py)
+        engine_call(py, || db.create_checkpoint(&path)).map_err(to_py)
     }
 
     #[getter]

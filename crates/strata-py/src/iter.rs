@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyTuple};
 use strata::{DbIterator, DbRange, ReadOptions};
 
 use crate::db::{Shared, Target};
-use crate::{bytes_of, to_py};
+use crate::{bytes_of, engine_call, to_py};
 
 /// What a lazy iterator yields.
 #[derive(Debug, Clone, Copy)]
@@ -177,7 +177,7 @@ impl Items {
         // waiting for it while holding the interpreter.
         let next = match ahead {
             Some(entry) => Some(Ok(entry)),
-            None => py.detach(|| {
+            None => engine_call(py, || {
                 let mut state = self.state.lock();
                 if state.ahead.is_empty() && !state.done {
                     state.read_ahead(reverse);
@@ -223,7 +223,7 @@ impl RawIterator {
     fn step(&self, py: Python<'_>, step: impl FnOnce(&mut DbIterator) + Send) -> PyResult<()> {
         self.shared.check_open()?;
         // Locked with the interpreter detached (see `Items::__next__`).
-        py.detach(|| {
+        engine_call(py, || {
             let mut it = self.it.lock();
             step(&mut it);
             it.status()

@@ -3,7 +3,9 @@
 //!
 //! Every call that may block in the engine (a read from disk, a write that
 //! syncs, a flush, a compaction, a close) runs with the interpreter
-//! detached, so other Python threads go on meanwhile.
+//! detached, so other Python threads go on meanwhile (see `engine_call`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError};
@@ -30,6 +32,37 @@ create_exception!(
     Error,
     "Another process or handle holds the database."
 );
+
+/// Whether engine calls let go of the interpreter. Always on, except while
+/// `_set_release_gil(False)` turns it off to measure what letting go buys
+/// (`python -m strata.bench --gil`).
+static RELEASE_GIL: AtomicBool = AtomicBool::new(true);
+
+/// Runs `call` in the engine with the interpreter detached, so other Python
+/// threads run meanwhile.
+///
+/// Holding the interpreter instead (the measuring switch off) cannot
+/// deadlock: then no thread ever waits for a lock of ours while another
+/// holds it and waits for the interpreter, since no call lets go of it.
+pub(crate) fn engine_call<T, F>(py: Python<'_>, call: F) -> T
+where
+    F: pyo3::marker::Ungil + FnOnce() -> T,
+    T: pyo3::marker::Ungil,
+{
+    if RELEASE_GIL.load(Ordering::Relaxed) {
+        py.detach(call)
+    } else {
+        call()
+    }
+}
+
+/// Turns letting go of the interpreter around engine calls on (the
+/// default) or off. Off is for measuring only: threads then take turns at
+/// the engine.
+#[pyfunction]
+fn _set_release_gil(release: bool) {
+    RELEASE_GIL.store(release, Ordering::Relaxed);
+}
 
 /// The engine's error as the Python exception of its kind, with its message.
 pub(crate) fn to_py(e: strata::Error) -> PyErr {
@@ -69,6 +102,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InvalidArgument", py.get_type::<InvalidArgument>())?;
     m.add("IOError", py.get_type::<IOError>())?;
     m.add("Busy", py.get_type::<Busy>())?;
+    m.add_function(wrap_pyfunction!(_set_release_gil, m)?)?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::ColumnFamily>()?;
     m.add_class::<db::Snapshot>()?;
@@ -78,5 +112,6 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<iter::RawIterator>()?;
     m.add_class::<options::Options>()?;
     m.add_class::<options::WriteOptions>()?;
+    m.add_class::<options::PyReadOptions>()?;
     Ok(())
 }

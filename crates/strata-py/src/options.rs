@@ -1,17 +1,23 @@
-//! `Options` and `WriteOptions`, with RocksDB's option names.
+//! `Options`, `ReadOptions` and `WriteOptions`, with RocksDB's option names.
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyAttributeError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict};
-use strata::options::{apply_cf_option, apply_db_option, load_latest_options, LoadOptions};
+use pyo3::types::{PyBool, PyBytes, PyDict};
+use strata::options::{
+    apply_cf_option, apply_db_option, cf_option_value, db_option_value, load_latest_options,
+    option_names, LoadOptions,
+};
 use strata::{CfOptions, DbOptions};
 
-use crate::to_py;
+use crate::{bytes_of, to_py};
 
 /// A database's (or a column family's) options, set by RocksDB's names as
 /// keyword arguments, e.g. `Options(write_buffer_size=64 << 20,
-/// compression="kLZ4Compression", merge_operator="uint64add")`.
-/// `create_if_missing` is on unless set off, as rocksdict has it.
+/// compression="kLZ4Compression", merge_operator="uint64add")`, or as
+/// attributes (`opts.max_background_jobs = 4`), and read back as
+/// attributes. Values are written as the OPTIONS file spells them:
+/// `"kLZ4Compression"`, `"uint64add"`. `create_if_missing` is on unless set
+/// off, as rocksdict has it.
 #[pyclass(module = "strata")]
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -20,6 +26,11 @@ pub struct Options {
 
 /// The text the engine's option parser takes for a Python value.
 fn option_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    // The OPTIONS file's spelling of "none", for a merge operator or a
+    // prefix extractor.
+    if value.is_none() {
+        return Ok("nullptr".to_owned());
+    }
     if value.is_instance_of::<PyBool>() {
         return Ok(if value.extract::<bool>()? {
             "true"
@@ -38,7 +49,7 @@ fn option_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
         return Ok(x.to_string());
     }
     Err(PyTypeError::new_err(format!(
-        "an option value must be a bool, int, float or str, not {}",
+        "an option value must be a bool, int, float, str or None, not {}",
         value.get_type().name()?
     )))
 }
@@ -107,14 +118,33 @@ impl Options {
         Ok((Options { db }, families))
     }
 
-    #[getter]
-    fn create_if_missing(&self) -> bool {
-        self.db.create_if_missing
+    /// The value of option `name`: a bool, an int, a float or the
+    /// OPTIONS file's text; `None` when unset. `strata.InvalidArgument`
+    /// for a name Strata does not know.
+    fn get(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        let text = match db_option_value(&self.db, name) {
+            Ok(text) => text,
+            Err(_) => cf_option_value(&self.db.cf_options(), name).map_err(to_py)?,
+        };
+        Ok(match text {
+            None => py.None(),
+            Some(text) => python_value(py, &text)?,
+        })
     }
 
-    #[getter]
-    fn write_buffer_size(&self) -> usize {
-        self.db.write_buffer_size
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        self.get(py, name)
+            .map_err(|_| PyAttributeError::new_err(format!("Options has no option {name:?}")))
+    }
+
+    fn __setattr__(&mut self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.set(name, value)
+    }
+
+    fn __dir__(&self) -> Vec<&'static str> {
+        let mut names = option_names();
+        names.extend(["get", "set", "load_latest"]);
+        names
     }
 
     fn __repr__(&self) -> String {
@@ -123,6 +153,28 @@ impl Options {
             self.db.create_if_missing, self.db.write_buffer_size
         )
     }
+}
+
+/// An option's text as Python reads it: `true`/`false` as a bool, a number
+/// as an int or float, `nullptr` as `None`, anything else as the text
+/// itself.
+fn python_value(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
+    Ok(match text {
+        "nullptr" => py.None(),
+        "true" => true.into_pyobject(py)?.to_owned().into_any().unbind(),
+        "false" => false.into_pyobject(py)?.to_owned().into_any().unbind(),
+        _ => {
+            if let Ok(n) = text.parse::<i64>() {
+                n.into_pyobject(py)?.into_any().unbind()
+            } else if let Ok(n) = text.parse::<u64>() {
+                n.into_pyobject(py)?.into_any().unbind()
+            } else if let Ok(x) = text.parse::<f64>() {
+                x.into_pyobject(py)?.into_any().unbind()
+            } else {
+                text.into_pyobject(py)?.into_any().unbind()
+            }
+        }
+    })
 }
 
 /// How a write is made: `sync` waits for the WAL to reach the disk;
@@ -151,6 +203,115 @@ impl WriteOptions {
             sync: self.sync,
             disable_wal: self.disable_wal,
             ..strata::WriteOptions::default()
+        }
+    }
+}
+
+/// How a read is made (RocksDB's `ReadOptions`), for `get`, `get_many`,
+/// the iterators and `iterator` through their `read_options` argument:
+/// `ReadOptions(fill_cache=False)` for a long scan that should leave the
+/// block cache to the hot keys, say.
+#[pyclass(module = "strata", name = "ReadOptions")]
+#[derive(Debug, Clone)]
+pub struct PyReadOptions {
+    /// Verify the checksum of every data block read (default on).
+    #[pyo3(get, set)]
+    pub verify_checksums: bool,
+    /// Keep the blocks read in the block cache (default on).
+    #[pyo3(get, set)]
+    pub fill_cache: bool,
+    /// Bytes a scan reads ahead of each block it reads from a file; 0 (the
+    /// default) grows it by itself from 8 KiB to 256 KiB.
+    #[pyo3(get, set)]
+    pub readahead_size: usize,
+    /// With the family's prefix extractor, a seek stays in its target's
+    /// prefix (default off).
+    #[pyo3(get, set)]
+    pub prefix_same_as_start: bool,
+    /// Never consult prefix filters (default off).
+    #[pyo3(get, set)]
+    pub total_order_seek: bool,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+}
+
+/// A bound given as bytes or `None`.
+fn bound_of(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<u8>>> {
+    match value {
+        Some(v) if !v.is_none() => Ok(Some(bytes_of(v, what)?.to_vec())),
+        _ => Ok(None),
+    }
+}
+
+#[pymethods]
+impl PyReadOptions {
+    #[new]
+    #[pyo3(signature = (
+        verify_checksums=true,
+        fill_cache=true,
+        readahead_size=0,
+        prefix_same_as_start=false,
+        total_order_seek=false,
+        iterate_lower_bound=None,
+        iterate_upper_bound=None,
+    ))]
+    fn new(
+        verify_checksums: bool,
+        fill_cache: bool,
+        readahead_size: usize,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
+        iterate_lower_bound: Option<&Bound<'_, PyAny>>,
+        iterate_upper_bound: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyReadOptions> {
+        Ok(PyReadOptions {
+            verify_checksums,
+            fill_cache,
+            readahead_size,
+            prefix_same_as_start,
+            total_order_seek,
+            lower: bound_of(iterate_lower_bound, "iterate_lower_bound")?,
+            upper: bound_of(iterate_upper_bound, "iterate_upper_bound")?,
+        })
+    }
+
+    /// Iterators skip keys below this (inclusive; bytes or `None`).
+    #[getter]
+    fn iterate_lower_bound<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+        self.lower.as_ref().map(|b| PyBytes::new(py, b))
+    }
+
+    #[setter]
+    fn set_iterate_lower_bound(&mut self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        self.lower = bound_of(value, "iterate_lower_bound")?;
+        Ok(())
+    }
+
+    /// Iterators stop before this (exclusive; bytes or `None`).
+    #[getter]
+    fn iterate_upper_bound<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+        self.upper.as_ref().map(|b| PyBytes::new(py, b))
+    }
+
+    #[setter]
+    fn set_iterate_upper_bound(&mut self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        self.upper = bound_of(value, "iterate_upper_bound")?;
+        Ok(())
+    }
+}
+
+impl PyReadOptions {
+    /// The engine's read options these stand for, at `snapshot`.
+    pub(crate) fn engine(&self, snapshot: Option<strata::Snapshot>) -> strata::ReadOptions {
+        strata::ReadOptions {
+            verify_checksums: self.verify_checksums,
+            fill_cache: self.fill_cache,
+            readahead_size: self.readahead_size,
+            prefix_same_as_start: self.prefix_same_as_start,
+            total_order_seek: self.total_order_seek,
+            iterate_lower_bound: self.lower.clone(),
+            iterate_upper_bound: self.upper.clone(),
+            snapshot,
         }
     }
 }

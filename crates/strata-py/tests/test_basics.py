@@ -1,8 +1,5 @@
 """The dict protocol, batches, snapshots, families and errors."""
 
-import faulthandler
-import threading
-
 import pytest
 
 import strata
@@ -199,65 +196,3 @@ def test_checkpoint_and_destroy(tmp_path):
         assert db[b"k"] == b"v"
     strata.Db.destroy(copy)
     assert strata.Db.list_column_families.__doc__
-
-
-def test_threads_read_while_one_writes(db):
-    for i in range(1000):
-        db[b"k%04d" % i] = b"v%d" % i
-    errors = []
-
-    def reader():
-        try:
-            for i in range(2000):
-                assert db[b"k%04d" % (i % 1000)].startswith(b"v")
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=reader) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for i in range(1000):
-        db[b"k%04d" % i] = b"v%d-new" % i
-    for t in threads:
-        t.join()
-    assert not errors
-
-
-def test_threads_sharing_one_iterator_neither_deadlock_nor_lose_entries(db):
-    # A deadlock holds the interpreter, so no join timeout could report it:
-    # faulthandler's own thread ends the process with every stack instead.
-    faulthandler.dump_traceback_later(120, exit=True)
-    try:
-        _share_one_iterator(db)
-    finally:
-        faulthandler.cancel_dump_traceback_later()
-
-
-def _share_one_iterator(db):
-    n = 20000
-    with db.write_batch() as wb:
-        for i in range(n):
-            wb.put(b"k%06d" % i, b"v")
-    items = db.keys()
-    raw = db.iterator()
-    raw.seek_to_first()
-    seen = [[] for _ in range(4)]
-
-    def drain(out):
-        for k in items:
-            out.append(k)
-
-    def step():
-        for _ in range(n // 4):
-            raw.next()
-
-    threads = [threading.Thread(target=drain, args=(seen[t],), daemon=True) for t in range(4)]
-    threads += [threading.Thread(target=step, daemon=True) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not any(t.is_alive() for t in threads), "threads sharing an iterator deadlocked"
-    got = sorted(k for part in seen for k in part)
-    assert got == [b"k%06d" % i for i in range(n)]
-    assert raw.valid() and raw.key() == b"k%06d" % (n // 2)

@@ -5,6 +5,12 @@ opened with ``Options(raw_mode=True)``, so it stores bytes as they are;
 plyvel needs Debian's libleveldb), alternating engines run by run, and
 prints the median ops/s of each workload and its ratio to strata's.
 Keys are 16 bytes, values 100 (``--num``, ``--runs``, ``--threads``).
+
+``--gil`` measures instead what letting go of the interpreter buys: strata
+alone, 1 and then ``--threads`` Python threads reading random keys while one
+more thread overwrites random keys, with the interpreter released around
+engine calls (as shipped) and held (a switch kept for this measurement),
+alternating run by run.
 """
 
 import argparse
@@ -135,12 +141,90 @@ def run_once(engine, num, threads, seed):
     return out
 
 
+def read_while_writing(db, num, readers, reads, seed):
+    """Reads/s of `readers` threads sharing `reads` random gets, and the
+    writes/s of one thread overwriting random keys until they finish."""
+    rng = random.Random(seed)
+    keys = [key(rng.randrange(num)) for _ in range(reads)]
+    parts = [keys[t::readers] for t in range(readers)]
+    done = threading.Event()
+    written = [0]
+
+    def writer():
+        wrng = random.Random(seed + 1)
+        while not done.is_set():
+            i = wrng.randrange(num)
+            db[key(i)] = value(i)
+            written[0] += 1
+
+    def reader(part):
+        for k in part:
+            if db[k] is None:
+                raise AssertionError("key %r missing" % k)
+
+    pool = [threading.Thread(target=reader, args=(p,)) for p in parts]
+    w = threading.Thread(target=writer)
+    w.start()
+    start = time.perf_counter()
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    elapsed = time.perf_counter() - start
+    done.set()
+    w.join()
+    return reads / elapsed, written[0] / elapsed
+
+
+def gil_scaling(num, runs, threads):
+    """Prints reads/s with 1 and `threads` readers beside a writer, with
+    the interpreter released around engine calls and held."""
+    import strata
+
+    reads = max(num, 100_000)
+    results = {}
+    root = tempfile.mkdtemp(prefix="strata-bench-gil-")
+    try:
+        db = strata.Db(os.path.join(root, "db"))
+        order = list(range(num))
+        random.Random(0).shuffle(order)
+        for i in order:
+            db[key(i)] = value(i)
+        for run in range(runs):
+            for release in (True, False):
+                strata._strata._set_release_gil(release)
+                try:
+                    for readers in (1, threads):
+                        got = read_while_writing(db, num, readers, reads, seed=run)
+                        results.setdefault((release, readers), []).append(got)
+                finally:
+                    strata._strata._set_release_gil(True)
+            print("run %d done" % (run + 1), flush=True)
+        db.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print("\nmedian of %d runs, %d keys, %d reads a run, one writer beside" % (runs, num, reads))
+    print("%-22s%9s%14s%14s%10s" % ("interpreter", "readers", "reads/s", "writes/s", "scaling"))
+    for release in (True, False):
+        one = statistics.median(r for r, _ in results[(release, 1)])
+        for readers in (1, threads):
+            got = results[(release, readers)]
+            r = statistics.median(x for x, _ in got)
+            w = statistics.median(x for _, x in got)
+            name = "released" if release else "held"
+            print("%-22s%9d%14.0f%14.0f%10.2f" % (name, readers, r, w, r / one))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--num", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--gil", action="store_true", help="measure the GIL's release instead")
     args = parser.parse_args()
+    if args.gil:
+        gil_scaling(args.num, args.runs, args.threads)
+        return
     found = engines()
     results = {e.name: [] for e in found}
     for run in range(args.runs):

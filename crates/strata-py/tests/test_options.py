@@ -1,0 +1,79 @@
+"""Options as attributes, and ReadOptions on reads and iterators."""
+
+import pytest
+
+import strata
+
+
+def test_options_read_and_set_as_attributes():
+    opts = strata.Options(max_background_jobs=3, compression="kZSTD")
+    assert opts.max_background_jobs == 3
+    assert opts.compression == "kZSTD"
+    assert opts.create_if_missing is True
+    opts.whole_key_filtering = False
+    opts.block_size = 16384
+    assert opts.whole_key_filtering is False and opts.block_size == 16384
+    assert opts.get("block_size") == 16384
+    assert "level0_file_num_compaction_trigger" in dir(opts)
+    assert opts.merge_operator is None
+    opts.merge_operator = "uint64add"
+    assert opts.merge_operator == "UInt64AddOperator"
+    opts.merge_operator = None
+    assert opts.merge_operator is None
+    with pytest.raises(AttributeError, match="no_such_option"):
+        opts.no_such_option
+    with pytest.raises(strata.InvalidArgument, match="no_such_option"):
+        opts.no_such_option = 1
+    with pytest.raises(strata.InvalidArgument, match="block_size"):
+        opts.block_size = "big"
+    with pytest.raises(TypeError, match="bytes"):
+        opts.block_size = b"16384"
+
+
+def test_options_set_as_attributes_reach_the_options_file(tmp_path):
+    opts = strata.Options()
+    opts.write_buffer_size = 2 << 20
+    opts.merge_operator = "uint64add"
+    path = str(tmp_path / "db")
+    with strata.Db(path, options=opts) as db:
+        db.merge(b"n", (2).to_bytes(8, "little"))
+        db.merge(b"n", (3).to_bytes(8, "little"))
+        assert int.from_bytes(db[b"n"], "little") == 5
+    loaded, _ = strata.Options.load_latest(path)
+    assert loaded.write_buffer_size == 2 << 20
+    assert loaded.merge_operator == opts.merge_operator
+
+
+def test_read_options_bound_iterators_and_reads(db):
+    for i in range(20):
+        db[b"k%02d" % i] = b"v%d" % i
+    bounded = strata.ReadOptions(iterate_lower_bound=b"k05", iterate_upper_bound=b"k08")
+    assert bounded.iterate_upper_bound == b"k08"
+    assert list(db.keys(read_options=bounded)) == [b"k05", b"k06", b"k07"]
+    assert list(db.keys(reverse=True, read_options=bounded)) == [b"k07", b"k06", b"k05"]
+    # The bounds and start/stop both hold.
+    assert list(db.keys(start=b"k06", read_options=bounded)) == [b"k06", b"k07"]
+    it = db.iterator(read_options=bounded)
+    it.seek_to_first()
+    assert it.key() == b"k05"
+    it.seek_to_last()
+    assert it.key() == b"k07"
+    quiet = strata.ReadOptions(fill_cache=False, verify_checksums=False, readahead_size=1 << 20)
+    db.flush()
+    assert db.get(b"k03", read_options=quiet) == b"v3"
+    assert db.get_many([b"k03", b"zz"], read_options=quiet) == [b"v3", None]
+    assert len(list(db.items(read_options=quiet))) == 20
+    bounded.iterate_upper_bound = None
+    assert list(db.keys(read_options=bounded))[-1] == b"k19"
+    with pytest.raises(TypeError, match="iterate_lower_bound must be bytes"):
+        strata.ReadOptions(iterate_lower_bound="k")
+
+
+def test_read_options_through_a_snapshot_keep_its_point_in_time(db):
+    db[b"a"] = b"old"
+    with db.snapshot() as snap:
+        db[b"a"] = b"new"
+        db[b"b"] = b"later"
+        ro = strata.ReadOptions(fill_cache=False)
+        assert snap.get(b"a", read_options=ro) == b"old"
+        assert list(snap.keys(read_options=ro)) == [b"a"]
