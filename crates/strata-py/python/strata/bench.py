@@ -204,15 +204,17 @@ def gil_scaling(num, runs, threads):
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print("\nmedian of %d runs, %d keys, %d reads a run, one writer beside" % (runs, num, reads))
-    print("%-22s%9s%14s%14s%10s" % ("interpreter", "readers", "reads/s", "writes/s", "scaling"))
-    for release in (True, False):
-        one = statistics.median(r for r, _ in results[(release, 1)])
-        for readers in (1, threads):
-            got = results[(release, readers)]
-            r = statistics.median(x for x, _ in got)
-            w = statistics.median(x for _, x in got)
-            name = "released" if release else "held"
-            print("%-22s%9d%14.0f%14.0f%10.2f" % (name, readers, r, w, r / one))
+    print(
+        "%8s%16s%16s%12s%16s%16s%12s"
+        % ("readers", "reads/s rel.", "reads/s held", "ratio", "writes/s rel.", "writes/s held", "ratio")
+    )
+    for readers in (1, threads):
+        line = "%8d" % readers
+        for which in (0, 1):
+            rel = statistics.median(x[which] for x in results[(True, readers)])
+            held = statistics.median(x[which] for x in results[(False, readers)])
+            line += "%16.0f%16.0f%12.2f" % (rel, held, rel / held)
+        print(line)
 
 
 def main():
