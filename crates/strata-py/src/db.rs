@@ -289,74 +289,74 @@ macro_rules! writes {
             }
 
             /// Sets `key` to `value`; `sync` waits for the WAL on disk.
-            #[pyo3(signature = (key, value, sync=false))]
+            /// `write_options`, when given, says how instead.
+            #[pyo3(signature = (key, value, sync=false, write_options=None))]
             fn put(
                 &self,
                 py: Python<'_>,
                 key: &Bound<'_, PyAny>,
                 value: &Bound<'_, PyAny>,
                 sync: bool,
+                write_options: Option<PyRef<'_, WriteOptions>>,
             ) -> PyResult<()> {
+                let (k, v) = (bytes_of(key, "key")?, bytes_of(value, "value")?);
                 let mut batch = strata::WriteBatch::new();
-                batch
-                    .put_cf(
-                        &self.target.cf,
-                        bytes_of(key, "key")?,
-                        bytes_of(value, "value")?,
-                    )
-                    .map_err(to_py)?;
-                write(
-                    py,
-                    &self.target,
-                    batch,
-                    &WriteOptions {
-                        sync,
-                        disable_wal: false,
-                    },
-                )
+                batch.put_cf(&self.target.cf, k, v).map_err(to_py)?;
+                let options = write_options_of(sync, false, write_options);
+                write(py, &self.target, batch, &options)
             }
 
-            /// Deletes `key` (missing is fine).
-            #[pyo3(signature = (key, sync=false))]
-            fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+            /// Deletes `key` (missing is fine); `sync` and `write_options` as
+            /// `put` takes them.
+            #[pyo3(signature = (key, sync=false, write_options=None))]
+            fn delete(
+                &self,
+                py: Python<'_>,
+                key: &Bound<'_, PyAny>,
+                sync: bool,
+                write_options: Option<PyRef<'_, WriteOptions>>,
+            ) -> PyResult<()> {
                 let mut batch = strata::WriteBatch::new();
                 batch
                     .delete_cf(&self.target.cf, bytes_of(key, "key")?)
                     .map_err(to_py)?;
-                write(
-                    py,
-                    &self.target,
-                    batch,
-                    &WriteOptions {
-                        sync,
-                        disable_wal: false,
-                    },
-                )
+                let options = write_options_of(sync, false, write_options);
+                write(py, &self.target, batch, &options)
             }
 
             /// Merges `operand` into `key` with the family's merge operator
             /// (`Options(merge_operator="uint64add")`, say).
+            #[pyo3(signature = (key, operand, write_options=None))]
             fn merge(
                 &self,
                 py: Python<'_>,
                 key: &Bound<'_, PyAny>,
                 operand: &Bound<'_, PyAny>,
+                write_options: Option<PyRef<'_, WriteOptions>>,
             ) -> PyResult<()> {
-                let db = self.target.shared.db()?;
                 let (k, v) = (bytes_of(key, "key")?, bytes_of(operand, "operand")?);
-                engine_call(py, || db.merge_cf(&self.target.cf, k, v)).map_err(to_py)
+                let mut batch = strata::WriteBatch::new();
+                batch.merge_cf(&self.target.cf, k, v).map_err(to_py)?;
+                let options = write_options_of(false, false, write_options);
+                write(py, &self.target, batch, &options)
             }
 
             /// Deletes every key in [`begin`, `end`) with one range deletion.
+            #[pyo3(signature = (begin, end, write_options=None))]
             fn delete_range(
                 &self,
                 py: Python<'_>,
                 begin: &Bound<'_, PyAny>,
                 end: &Bound<'_, PyAny>,
+                write_options: Option<PyRef<'_, WriteOptions>>,
             ) -> PyResult<()> {
-                let db = self.target.shared.db()?;
                 let (b, e) = (bytes_of(begin, "begin")?, bytes_of(end, "end")?);
-                engine_call(py, || db.delete_range_cf(&self.target.cf, b, e)).map_err(to_py)
+                let mut batch = strata::WriteBatch::new();
+                batch
+                    .delete_range_cf(&self.target.cf, b, e)
+                    .map_err(to_py)?;
+                let options = write_options_of(false, false, write_options);
+                write(py, &self.target, batch, &options)
             }
 
             /// Writes the memtable to a table file.
@@ -390,6 +390,18 @@ macro_rules! writes {
 
 writes!(Db);
 writes!(ColumnFamily);
+
+/// `write_options` when given, else `sync` and `disable_wal`.
+fn write_options_of(
+    sync: bool,
+    disable_wal: bool,
+    write_options: Option<PyRef<'_, WriteOptions>>,
+) -> WriteOptions {
+    match write_options {
+        Some(given) => given.clone(),
+        None => WriteOptions { sync, disable_wal },
+    }
+}
 
 /// Applies `batch` with `options`, the interpreter detached.
 pub(crate) fn write(
@@ -537,28 +549,32 @@ impl Db {
         engine_call(py, || db.drop_column_family(&cf)).map_err(to_py)
     }
 
-    /// Applies `batch` atomically.
-    #[pyo3(signature = (batch, sync=false, disable_wal=false))]
+    /// Applies `batch` atomically; `write_options`, when given, instead of
+    /// `sync` and `disable_wal`.
+    #[pyo3(signature = (batch, sync=false, disable_wal=false, write_options=None))]
     fn write(
         &self,
         py: Python<'_>,
         batch: &WriteBatch,
         sync: bool,
         disable_wal: bool,
+        write_options: Option<PyRef<'_, WriteOptions>>,
     ) -> PyResult<()> {
-        write(
-            py,
-            &self.target,
-            batch.take()?,
-            &WriteOptions { sync, disable_wal },
-        )
+        let options = write_options_of(sync, disable_wal, write_options);
+        write(py, &self.target, batch.take()?, &options)
     }
 
     /// `with db.write_batch() as wb:` collects writes and applies them
     /// atomically on leaving the block, or drops them on an exception.
-    #[pyo3(signature = (sync=false, disable_wal=false))]
-    fn write_batch(&self, sync: bool, disable_wal: bool) -> PyResult<BatchContext> {
-        BatchContext::new(self.target.clone(), WriteOptions { sync, disable_wal })
+    #[pyo3(signature = (sync=false, disable_wal=false, write_options=None))]
+    fn write_batch(
+        &self,
+        sync: bool,
+        disable_wal: bool,
+        write_options: Option<PyRef<'_, WriteOptions>>,
+    ) -> PyResult<BatchContext> {
+        let options = write_options_of(sync, disable_wal, write_options);
+        BatchContext::new(self.target.clone(), options)
     }
 
     /// A snapshot of the database now; usable as a context manager, which

@@ -77,3 +77,32 @@ def test_read_options_through_a_snapshot_keep_its_point_in_time(db):
         ro = strata.ReadOptions(fill_cache=False)
         assert snap.get(b"a", read_options=ro) == b"old"
         assert list(snap.keys(read_options=ro)) == [b"a"]
+
+
+def test_write_options_on_every_write(tmp_path):
+    path = str(tmp_path / "db")
+    synced = strata.WriteOptions(sync=True)
+    unlogged = strata.WriteOptions(disable_wal=True)
+    assert synced.sync and not synced.disable_wal
+    counters = strata.Options(merge_operator="uint64add")
+    with strata.Db(path, options=counters) as db:
+        db.put(b"a", b"1", write_options=synced)
+        db.put(b"b", b"2", write_options=unlogged)
+        db.delete(b"a", write_options=synced)
+        db.merge(b"n", (4).to_bytes(8, "little"), write_options=unlogged)
+        db.put(b"r1", b"x")
+        db.delete_range(b"r", b"s", write_options=synced)
+        batch = strata.WriteBatch()
+        batch.put(b"c", b"3")
+        db.write(batch, write_options=unlogged)
+        with db.write_batch(write_options=synced) as wb:
+            wb.put(b"d", b"4")
+        assert db.get(b"b") == b"2" and db.get(b"a") is None and db.get(b"r1") is None
+    # Writes without the WAL are flushed by close, so all survive it.
+    with strata.Db(path, options=counters) as db:
+        assert list(db.items()) == [
+            (b"b", b"2"),
+            (b"c", b"3"),
+            (b"d", b"4"),
+            (b"n", (4).to_bytes(8, "little")),
+        ]
