@@ -92,6 +92,7 @@ internal_modules!(
     key_order,
     memtable,
     range_del,
+    read_tier,
     table,
     table_cache,
     version,
@@ -132,7 +133,7 @@ pub use merge::{merge_operator_from_name, MergeError, MergeOperator};
 pub use options::{
     load_latest_options, BlobOptions, CfOptions, CompactionOptions, CompactionStyle, DbOptions,
     FifoOptions, IndexType, IngestExternalFileOptions, LoadOptions, PrefixExtractor,
-    PrepopulateBlobCache, ReadOptions, TableOptions, UniversalOptions, WalRecoveryMode,
+    PrepopulateBlobCache, ReadOptions, ReadTier, TableOptions, UniversalOptions, WalRecoveryMode,
     WriteOptions,
 };
 pub use statistics::{Histogram, Statistics, Ticker};

@@ -176,6 +176,7 @@ impl TableCache {
         // threads may race to open the same file, and the first insert wins.
         let path = table_file_name(&self.dir, number);
         let global_seqno = file.global_seqno;
+        crate::read_tier::check_storage_read(&path)?;
         let opened_at = std::time::Instant::now();
         let file = self.fs.open(&path, self.read_options)?;
         if file.len() != expected_size {

@@ -17,7 +17,7 @@ use crate::fs::RandomAccessFile;
 #[derive(Debug)]
 pub struct BlobFileReader {
     file: Arc<dyn RandomAccessFile>,
-    path: PathBuf,
+    pub(crate) path: PathBuf,
     header: BlobHeader,
     footer: BlobFooter,
     /// Where the footer starts: records lie in `BLOB_HEADER_LEN..records_end`.

@@ -100,6 +100,7 @@ impl BlobSource {
             }
             self.tick(Ticker::BlobCacheMiss, 1);
         }
+        crate::read_tier::check_storage_read(&file.path)?;
         let value = Bytes::from(file.get(user_key, &reference, read.verify_checksums)?);
         let record_len =
             BLOB_RECORD_HEADER_LEN as u64 + user_key.len() as u64 + reference.stored_len;
@@ -148,6 +149,7 @@ impl BlobSource {
             return Ok(file.clone());
         }
         let path = blob_file_name(&self.dir, number);
+        crate::read_tier::check_storage_read(&path)?;
         let file = match self.fs.open(&path, self.read_options) {
             Ok(file) => file,
             Err(e) if e.is_not_found() => {

@@ -37,6 +37,7 @@ pub(super) fn multi_get<K: AsRef<[u8]>>(
     options: &ReadOptions,
     keys: &[K],
 ) -> Vec<Result<Option<Bytes>>> {
+    let _tier = crate::read_tier::enter(options.read_tier);
     let start = inner.options.statistics.as_ref().map(|_| Instant::now());
     let sv = cf.super_version.load_full();
     let values = match read_sequence(inner, options) {
@@ -57,6 +58,7 @@ pub(super) fn multi_get_across<K: AsRef<[u8]>>(
     options: &ReadOptions,
     requests: &[(&CfShared, K)],
 ) -> Vec<Result<Option<Bytes>>> {
+    let _tier = crate::read_tier::enter(options.read_tier);
     let start = inner.options.statistics.as_ref().map(|_| Instant::now());
     // The families asked for, each once, with the positions of its keys.
     let mut families: Vec<(&CfShared, Vec<usize>)> = Vec::new();

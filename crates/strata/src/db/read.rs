@@ -65,6 +65,7 @@ pub(super) fn get(
     options: &ReadOptions,
     key: &[u8],
 ) -> Result<Option<Bytes>> {
+    let _tier = crate::read_tier::enter(options.read_tier);
     let start = inner.options.statistics.as_ref().map(|_| Instant::now());
     let timer = PerfTimer::start();
     let sv = cf.super_version.load();
@@ -374,6 +375,7 @@ fn build_iter(
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
 ) -> DbIterator {
+    let _tier = crate::read_tier::enter(options.read_tier);
     let children = point_sources(inner, sv, options, seq, lower.as_deref(), upper.as_deref());
     let tombstones = match iterator_tombstones(inner, sv) {
         Ok(tombstones) => tombstones,
@@ -392,6 +394,7 @@ fn build_iter(
             fill_cache: options.fill_cache,
         })
         .with_prefix_extractor(sv.options.table.prefix_extractor, options)
+        .with_read_tier(options.read_tier)
         .pinning(sv.clone());
     match &options.snapshot {
         Some(snapshot) => it.pinning(Arc::new(snapshot.clone())),

@@ -42,7 +42,7 @@ use crate::key::{
 };
 use crate::key_order::KeyComparator;
 use crate::merge::MergeOperator;
-use crate::options::{PrefixExtractor, ReadOptions};
+use crate::options::{PrefixExtractor, ReadOptions, ReadTier};
 use crate::range_del::FragmentedRangeTombstones;
 use crate::statistics::{micros_since, Histogram, Statistics, Ticker};
 
@@ -223,6 +223,9 @@ pub struct DbIterator {
     /// The range tombstones of every source `inner` reads; `None` when there
     /// are none.
     range_tombstones: Option<Arc<FragmentedRangeTombstones>>,
+    /// Where each step may look: with `BlockCache`, a step that would read
+    /// a file fails with `Incomplete` (see `crate::read_tier`).
+    tier: ReadTier,
     /// What the iterator reads from (a super version), kept alive for its
     /// whole life so its tables stay on disk.
     _pinned: Vec<Arc<dyn std::any::Any + Send + Sync>>,
@@ -259,6 +262,7 @@ impl DbIterator {
             statistics: None,
             prefix_seek: None,
             range_tombstones: None,
+            tier: ReadTier::ReadAll,
             _pinned: Vec::new(),
         }
     }
@@ -310,6 +314,12 @@ impl DbIterator {
         self
     }
 
+    /// Steps within `tier` (`ReadOptions::read_tier`).
+    pub fn with_read_tier(mut self, tier: ReadTier) -> Self {
+        self.tier = tier;
+        self
+    }
+
     /// Records the latency of every seek in `statistics` (`db.seek.micros`).
     pub fn with_statistics(mut self, statistics: Option<Arc<Statistics>>) -> Self {
         self.statistics = statistics;
@@ -355,6 +365,7 @@ impl DbIterator {
 
     /// Positions on the first visible key (at or after the lower bound).
     pub fn seek_to_first(&mut self) {
+        let _tier = crate::read_tier::enter(self.tier);
         self.error = None;
         if let Some(p) = self.prefix_seek.as_mut() {
             p.restore(&mut self.lower_bound, &mut self.upper_bound);
@@ -372,6 +383,7 @@ impl DbIterator {
 
     /// Positions on the last visible key (before the upper bound).
     pub fn seek_to_last(&mut self) {
+        let _tier = crate::read_tier::enter(self.tier);
         if let Some(p) = self.prefix_seek.as_mut() {
             p.restore(&mut self.lower_bound, &mut self.upper_bound);
         }
@@ -401,6 +413,7 @@ impl DbIterator {
 
     /// Positions on the first visible key >= `target` (and >= the lower bound).
     pub fn seek(&mut self, target: &[u8]) {
+        let _tier = crate::read_tier::enter(self.tier);
         let timer = self
             .statistics
             .as_ref()
@@ -444,6 +457,7 @@ impl DbIterator {
 
     /// Positions on the last visible key <= `target` (and below the upper bound).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
+        let _tier = crate::read_tier::enter(self.tier);
         let timer = self
             .statistics
             .as_ref()
@@ -475,6 +489,7 @@ impl DbIterator {
 
     /// Moves to the next visible key. Does nothing when not valid.
     pub fn next(&mut self) {
+        let _tier = crate::read_tier::enter(self.tier);
         if !self.valid {
             return;
         }
@@ -507,6 +522,7 @@ impl DbIterator {
 
     /// Moves to the previous visible key. Does nothing when not valid.
     pub fn prev(&mut self) {
+        let _tier = crate::read_tier::enter(self.tier);
         if !self.valid {
             return;
         }

@@ -310,6 +310,13 @@ pub struct ReadOptions {
     /// without it): a prefix filter is used only when the iteration cannot
     /// leave the target's prefix.
     pub total_order_seek: bool,
+    /// Where a read may look (RocksDB's `read_tier`). Default
+    /// [`ReadTier::ReadAll`]; with [`ReadTier::BlockCache`] a read that
+    /// would have to read a file fails with [`crate::Error::Incomplete`]
+    /// instead, so it never blocks on storage. For `get`, `multi_get` and
+    /// iterators (an iterator step that would read a file leaves the
+    /// iterator invalid with that status).
+    pub read_tier: ReadTier,
 }
 
 impl Default for ReadOptions {
@@ -323,8 +330,21 @@ impl Default for ReadOptions {
             readahead_size: 0,
             prefix_same_as_start: false,
             total_order_seek: false,
+            read_tier: ReadTier::ReadAll,
         }
     }
+}
+
+/// What a read may look at (RocksDB's `ReadTier`, the tiers Strata has).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadTier {
+    /// Memory and storage (RocksDB's `kReadAllTier`).
+    #[default]
+    ReadAll,
+    /// Only what is in memory: the memtables, the block and blob caches,
+    /// and tables already open with their pinned blocks (RocksDB's
+    /// `kBlockCacheTier`).
+    BlockCache,
 }
 
 /// Options for one write (RocksDB's `WriteOptions`).

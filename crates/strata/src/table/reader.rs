@@ -646,6 +646,7 @@ impl BlockFetcher {
         verify_checksum: bool,
         prefetch: Option<&mut Prefetcher>,
     ) -> Result<Bytes> {
+        crate::read_tier::check_storage_read(&self.path)?;
         let corrupt = |reason: String| Error::corruption(&self.path, handle.offset, reason);
         let blocks_end = self.file_size - FOOTER_LEN as u64;
         let in_bounds = handle

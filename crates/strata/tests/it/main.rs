@@ -25,6 +25,7 @@ mod db_model;
 mod db_partitioned;
 mod db_prefix;
 mod db_range_del;
+mod db_read_tier;
 mod db_repair;
 mod db_services;
 mod db_statistics;
