@@ -28,6 +28,12 @@ create_exception!(
 );
 create_exception!(
     strata,
+    Incomplete,
+    Error,
+    "A read limited to memory (read_tier=\"kBlockCacheTier\") needed a file."
+);
+create_exception!(
+    strata,
     Busy,
     Error,
     "Another process or handle holds the database."
@@ -72,6 +78,7 @@ pub(crate) fn to_py(e: strata::Error) -> PyErr {
         strata::Error::InvalidArgument { .. } => InvalidArgument::new_err(message),
         strata::Error::Io { .. } | strata::Error::NoSpace { .. } => IOError::new_err(message),
         strata::Error::LockHeld { .. } => Busy::new_err(message),
+        strata::Error::Incomplete { .. } => Incomplete::new_err(message),
         _ => Error::new_err(message),
     }
 }
@@ -102,6 +109,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InvalidArgument", py.get_type::<InvalidArgument>())?;
     m.add("IOError", py.get_type::<IOError>())?;
     m.add("Busy", py.get_type::<Busy>())?;
+    m.add("Incomplete", py.get_type::<Incomplete>())?;
     m.add_function(wrap_pyfunction!(_set_release_gil, m)?)?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::ColumnFamily>()?;

@@ -7,9 +7,9 @@ use strata::options::{
     apply_cf_option, apply_db_option, cf_option_value, db_option_value, load_latest_options,
     option_names, LoadOptions,
 };
-use strata::{CfOptions, DbOptions};
+use strata::{CfOptions, DbOptions, ReadTier};
 
-use crate::{bytes_of, to_py};
+use crate::{bytes_of, to_py, InvalidArgument};
 
 /// A database's (or a column family's) options, set by RocksDB's names as
 /// keyword arguments, e.g. `Options(write_buffer_size=64 << 20,
@@ -233,6 +233,25 @@ pub struct PyReadOptions {
     pub total_order_seek: bool,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
+    tier: ReadTier,
+}
+
+/// RocksDB's names of the read tiers Strata has.
+const TIERS: [(&str, ReadTier); 2] = [
+    ("kReadAllTier", ReadTier::ReadAll),
+    ("kBlockCacheTier", ReadTier::BlockCache),
+];
+
+fn tier_of(name: &str) -> PyResult<ReadTier> {
+    TIERS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, tier)| *tier)
+        .ok_or_else(|| {
+            InvalidArgument::new_err(format!(
+                "read_tier {name:?} is not one of \"kReadAllTier\", \"kBlockCacheTier\""
+            ))
+        })
 }
 
 /// A bound given as bytes or `None`.
@@ -254,7 +273,10 @@ impl PyReadOptions {
         total_order_seek=false,
         iterate_lower_bound=None,
         iterate_upper_bound=None,
+        read_tier="kReadAllTier",
     ))]
+    // One argument per keyword of the Python constructor.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         verify_checksums: bool,
         fill_cache: bool,
@@ -263,6 +285,7 @@ impl PyReadOptions {
         total_order_seek: bool,
         iterate_lower_bound: Option<&Bound<'_, PyAny>>,
         iterate_upper_bound: Option<&Bound<'_, PyAny>>,
+        read_tier: &str,
     ) -> PyResult<PyReadOptions> {
         Ok(PyReadOptions {
             verify_checksums,
@@ -272,7 +295,24 @@ impl PyReadOptions {
             total_order_seek,
             lower: bound_of(iterate_lower_bound, "iterate_lower_bound")?,
             upper: bound_of(iterate_upper_bound, "iterate_upper_bound")?,
+            tier: tier_of(read_tier)?,
         })
+    }
+
+    /// `"kReadAllTier"` (the default), or `"kBlockCacheTier"`: answer from
+    /// memory only, raising `strata.Incomplete` where a file would be read.
+    #[getter]
+    fn read_tier(&self) -> &'static str {
+        TIERS
+            .iter()
+            .find(|(_, tier)| *tier == self.tier)
+            .map_or("kReadAllTier", |(name, _)| name)
+    }
+
+    #[setter]
+    fn set_read_tier(&mut self, name: &str) -> PyResult<()> {
+        self.tier = tier_of(name)?;
+        Ok(())
     }
 
     /// Iterators skip keys below this (inclusive; bytes or `None`).
@@ -312,6 +352,7 @@ impl PyReadOptions {
             iterate_lower_bound: self.lower.clone(),
             iterate_upper_bound: self.upper.clone(),
             snapshot,
+            read_tier: self.tier,
         }
     }
 }

@@ -106,3 +106,28 @@ def test_write_options_on_every_write(tmp_path):
             (b"d", b"4"),
             (b"n", (4).to_bytes(8, "little")),
         ]
+
+
+def test_read_tier_limits_a_read_to_memory(tmp_path):
+    path = str(tmp_path / "db")
+    with strata.Db(path) as db:
+        for i in range(1000):
+            db[b"k%04d" % i] = b"v" * 50
+        db.flush()
+    memory = strata.ReadOptions(read_tier="kBlockCacheTier")
+    assert memory.read_tier == "kBlockCacheTier"
+    with strata.Db(path) as db:
+        # Nothing of the table is in memory after the reopen.
+        with pytest.raises(strata.Incomplete, match="kBlockCacheTier"):
+            db.get(b"k0010", read_options=memory)
+        with pytest.raises(strata.Incomplete):
+            list(db.keys(read_options=memory))
+        # A plain read goes to the file (and caches the block), after
+        # which memory answers.
+        assert db[b"k0010"] == b"v" * 50
+        assert db.get(b"k0011", read_options=memory) == b"v" * 50
+        assert db.get(b"missing", read_options=memory) is None
+        db[b"fresh"] = b"1"
+        assert db.get(b"fresh", read_options=memory) == b"1"
+    with pytest.raises(strata.InvalidArgument, match="kNoSuchTier"):
+        strata.ReadOptions(read_tier="kNoSuchTier")

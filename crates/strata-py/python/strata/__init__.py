@@ -14,7 +14,8 @@ Keys and values are bytes, as in rocksdict's raw mode::
             wb.delete(b"b")
 
 Errors of the engine raise ``strata.Error`` or one of its subclasses
-``Corruption``, ``InvalidArgument``, ``IOError`` and ``Busy``. ``len(db)``
+``Corruption``, ``InvalidArgument``, ``IOError``, ``Busy`` and
+``Incomplete`` (a read limited to memory needed a file). ``len(db)``
 is not offered: an LSM tree cannot count its keys cheaply.
 """
 
@@ -25,6 +26,7 @@ from ._strata import (
     Corruption,
     Db,
     Error,
+    Incomplete,
     InvalidArgument,
     IOError,
     Items,
@@ -43,6 +45,7 @@ __all__ = [
     "Corruption",
     "Db",
     "Error",
+    "Incomplete",
     "InvalidArgument",
     "IOError",
     "Items",

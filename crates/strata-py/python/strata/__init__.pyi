@@ -9,6 +9,7 @@ class Corruption(Error): ...
 class InvalidArgument(Error): ...
 class IOError(Error): ...
 class Busy(Error): ...
+class Incomplete(Error): ...
 
 _OptionValue = Union[bool, int, float, str, None]
 
@@ -32,6 +33,7 @@ class ReadOptions:
     total_order_seek: bool
     iterate_lower_bound: Optional[bytes]
     iterate_upper_bound: Optional[bytes]
+    read_tier: str
     def __init__(
         self,
         verify_checksums: bool = True,
@@ -41,6 +43,7 @@ class ReadOptions:
         total_order_seek: bool = False,
         iterate_lower_bound: Optional[bytes] = None,
         iterate_upper_bound: Optional[bytes] = None,
+        read_tier: str = "kReadAllTier",
     ) -> None: ...
 
 class WriteOptions:
