@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
+use strata::{Db, ReadOptions, ReadTier, WriteBatch, WriteOptions};
 
 use crate::families::Families;
 use crate::model::{allows, expected_of, mismatch, show, Found, KeyState};
@@ -193,19 +193,42 @@ fn write_batch(
 }
 
 fn check_get(shared: &Shared<'_>, thread: usize, state: &KeyState, n: u32) -> Result<bool, String> {
-    match shared.db.get_cf(shared.families.for_key(n), key(thread, n)) {
-        Ok(got) => {
-            if !allows(state, n, got.as_deref()) {
-                return Err(format!(
-                    "thread {thread}: get of key {n} returned {}, expected {}",
-                    show(got.as_deref()),
-                    expected_of(state, n)
-                ));
-            }
-            Ok(true)
+    let cf = shared.families.for_key(n);
+    // Every fourth key is first read from memory only (`kBlockCacheTier`):
+    // that answers as a full read would, or is `Incomplete`.
+    if n % 4 == 0 {
+        let memory = ReadOptions {
+            read_tier: ReadTier::BlockCache,
+            ..ReadOptions::default()
+        };
+        match shared.db.get_cf_opt(cf, &memory, key(thread, n)) {
+            Ok(got) => return judge_get(thread, state, n, got.as_deref(), "memory-only get"),
+            Err(strata::Error::Incomplete { .. }) => {}
+            Err(e) => return shared.failed("memory-only get", e),
         }
+    }
+    match shared.db.get_cf(cf, key(thread, n)) {
+        Ok(got) => judge_get(thread, state, n, got.as_deref(), "get"),
         Err(e) => shared.failed("get", e),
     }
+}
+
+/// Whether `got` is a value key `n` may hold now.
+fn judge_get(
+    thread: usize,
+    state: &KeyState,
+    n: u32,
+    got: Option<&[u8]>,
+    what: &str,
+) -> Result<bool, String> {
+    if !allows(state, n, got) {
+        return Err(format!(
+            "thread {thread}: {what} of key {n} returned {}, expected {}",
+            show(got),
+            expected_of(state, n)
+        ));
+    }
+    Ok(true)
 }
 
 fn check_scan(shared: &Shared<'_>, thread: usize, state: &KeyState) -> Result<bool, String> {

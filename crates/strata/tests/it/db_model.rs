@@ -9,8 +9,8 @@ use std::path::Path;
 use strata::fs::{Fs, SimFs};
 
 use strata::{
-    BlobOptions, CompactionOptions, CompressionType, Db, DbOptions, ReadOptions, WriteBatch,
-    WriteOptions,
+    BlobOptions, CompactionOptions, CompressionType, Db, DbOptions, ReadOptions, ReadTier,
+    WriteBatch, WriteOptions,
 };
 
 use crate::util::{drain_from_both_ends, scan_both_ways, sim_options};
@@ -41,12 +41,15 @@ fn check_all(db: &strata::Db, model: &Model, seed: u64, step: usize) {
         } else {
             format!("key{n:04}").into_bytes()
         };
+        check_memory_only(db, model, &key, seed, step);
         let got = db.get(&key).unwrap().map(|v| v.to_vec());
         assert_eq!(
             got.as_ref(),
             model.get(&key),
             "seed {seed} step {step} key {key:?}"
         );
+        // The full read may have cached what the memory-only one lacked.
+        check_memory_only(db, model, &key, seed, step);
         keys.push(key);
     }
     // The batched read, keys out of order and some twice, answers in the
@@ -64,6 +67,24 @@ fn check_all(db: &strata::Db, model: &Model, seed: u64, step: usize) {
             model.get(key),
             "multi_get: seed {seed} step {step} key {key:?}"
         );
+    }
+}
+
+/// A read from memory only (`kBlockCacheTier`) gives the model's answer
+/// or `Incomplete`.
+fn check_memory_only(db: &Db, model: &Model, key: &[u8], seed: u64, step: usize) {
+    let memory = ReadOptions {
+        read_tier: ReadTier::BlockCache,
+        ..ReadOptions::default()
+    };
+    match db.get_opt(&memory, key) {
+        Ok(got) => assert_eq!(
+            got.map(|v| v.to_vec()).as_ref(),
+            model.get(key),
+            "memory-only read: seed {seed} step {step} key {key:?}"
+        ),
+        Err(strata::Error::Incomplete { .. }) => {}
+        Err(e) => panic!("memory-only read: seed {seed} step {step} key {key:?}: {e}"),
     }
 }
 
