@@ -237,7 +237,7 @@ pub struct Snapshot {
 
 impl Db {
     /// Borrowed: a read clones nothing but the engine handle it uses.
-    fn target(&self) -> &Target {
+    pub(crate) fn target(&self) -> &Target {
         &self.target
     }
     fn read(&self, given: Option<&PyReadOptions>) -> ReadOptions {
@@ -251,7 +251,7 @@ impl ColumnFamily {
     }
 
     /// Borrowed: a read clones nothing but the engine handle it uses.
-    fn target(&self) -> &Target {
+    pub(crate) fn target(&self) -> &Target {
         &self.target
     }
     fn read(&self, given: Option<&PyReadOptions>) -> ReadOptions {

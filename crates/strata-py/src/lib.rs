@@ -15,6 +15,7 @@ use pyo3::types::PyBytes;
 mod batch;
 mod db;
 mod iter;
+mod ops;
 mod options;
 
 create_exception!(strata, Error, PyException, "An error the engine reported.");
@@ -121,5 +122,6 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<options::Options>()?;
     m.add_class::<options::WriteOptions>()?;
     m.add_class::<options::PyReadOptions>()?;
+    m.add_class::<ops::SstFileWriter>()?;
     Ok(())
 }

@@ -25,7 +25,7 @@ pub struct Options {
 }
 
 /// The text the engine's option parser takes for a Python value.
-fn option_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn option_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
     // The OPTIONS file's spelling of "none", for a merge operator or a
     // prefix extractor.
     if value.is_none() {

@@ -34,6 +34,7 @@ from ._strata import (
     RawIterator,
     ReadOptions,
     Snapshot,
+    SstFileWriter,
     WriteBatch,
     WriteOptions,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "RawIterator",
     "ReadOptions",
     "Snapshot",
+    "SstFileWriter",
     "WriteBatch",
     "WriteOptions",
 ]
