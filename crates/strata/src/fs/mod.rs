@@ -24,6 +24,7 @@ mod direct_write;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
 mod std_fs;
+mod std_read;
 
 pub use direct_write::DirectWritesFs;
 #[cfg(any(test, feature = "sim"))]
