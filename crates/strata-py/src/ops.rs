@@ -150,14 +150,9 @@ macro_rules! family_operations {
             /// Adds the table files at `paths` (written by `SstFileWriter`)
             /// to this family, atomically; RocksDB's ingestion options by
             /// name. On an error nothing is added.
-            #[pyo3(signature = (
-                                        paths,
-                                        move_files=false,
-                                        snapshot_consistency=true,
-                                        allow_global_seqno=true,
-                                        allow_blocking_flush=true,
-                                        verify_checksums_before_ingest=false,
-                                    ))]
+            #[pyo3(signature = (paths, move_files=false, snapshot_consistency=true,
+                                                allow_global_seqno=true, allow_blocking_flush=true,
+                                                verify_checksums_before_ingest=false))]
             #[allow(clippy::too_many_arguments)]
             fn ingest_external_file(
                 &self,

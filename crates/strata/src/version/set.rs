@@ -796,4 +796,36 @@ mod tests {
         // The MANIFEST is not written again after a failure.
         assert!(set.log_and_apply(&mut VersionEdit::new()).is_err());
     }
+
+    /// Seen once in strata-stress (seed 103, cycle 315): a job taking its
+    /// MANIFEST turn after another job's write failed on a full disk must
+    /// fail with that `NoSpace`, which recovery waits out, and not with an
+    /// `InvalidArgument` of its own, which would stop the database for good.
+    #[test]
+    fn a_write_after_a_failed_one_fails_with_the_same_error() {
+        let fs = SimFs::new(5);
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let mut set = VersionSet::new_empty(Arc::new(fs.clone()), dir, KeyComparator::Bytewise);
+        set.write_new_manifest(Some(0)).unwrap();
+        fs.inject(crate::fs::sim::Fault::SpaceQuota {
+            bytes: fs.total_bytes(),
+        });
+        let mut edit = VersionEdit::new();
+        edit.add_file(0, meta(set.new_file_number(), b"k", 1));
+        let first = set.log_and_apply(&mut edit).unwrap_err();
+        assert!(matches!(first, Error::NoSpace { .. }), "{first:?}");
+        // The next writer, begun before any recovery, gets the full disk too.
+        let mut next = VersionEdit::new();
+        next.add_file(0, meta(set.new_file_number(), b"m", 2));
+        let second = set.log_and_apply(&mut next).unwrap_err();
+        assert!(matches!(second, Error::NoSpace { .. }), "{second:?}");
+        assert_eq!(set.current(0).num_files(0), 0);
+        // A new MANIFEST (what recovery writes once space is back) takes
+        // writes again.
+        fs.clear_faults();
+        set.write_new_manifest(None).unwrap();
+        set.log_and_apply(&mut next).unwrap();
+        assert_eq!(set.current(0).num_files(0), 1);
+    }
 }
