@@ -215,7 +215,26 @@ macro_rules! reads {
     };
 }
 
-/// A Strata database (see `help(strata)`).
+/// A Strata database: an embedded LSM-tree key-value store, bytes in and
+/// bytes out. `Db(path)` creates it when missing; use it as a context
+/// manager or call `close()`.
+///
+/// - Dict protocol: `db[k] = v`, `db[k]` (KeyError when missing),
+///   `del db[k]`, `k in db`, `get(k, default)`, `get_many(keys)`. No
+///   `len()`: read `property("rocksdb.estimate-num-keys")`.
+/// - Iteration: `keys()`, `values()`, `items()` with `start`, `stop`,
+///   `prefix`, `reverse`; `iterator()` for a raw, seekable cursor.
+/// - Writes: `put`, `delete`, `merge`, `delete_range`; `write(batch)` and
+///   `with db.write_batch() as wb:` for atomic batches.
+/// - Views and families: `snapshot()`, `create_column_family`,
+///   `get_column_family`, `drop_column_family`.
+/// - Operations: `flush`, `compact_range`, `wait_for_compaction`,
+///   `checkpoint`, `ingest_external_file`, `set_options`,
+///   `set_db_options`, `property`; `Db.repair`, `Db.destroy`,
+///   `Db.list_column_families`.
+///
+/// Engine errors raise `strata.Error` or a subclass. Every engine call
+/// lets go of the interpreter, so threads read and write side by side.
 #[pyclass(module = "strata", frozen)]
 pub struct Db {
     target: Target,
