@@ -1,4 +1,5 @@
-"""The database against a Python dict, with reopens (hypothesis)."""
+"""The database against a Python dict, with reopens and ingested files
+(hypothesis)."""
 
 import tempfile
 
@@ -10,6 +11,7 @@ import strata
 
 keys = st.binary(min_size=0, max_size=6)
 values = st.binary(min_size=0, max_size=40)
+MEMORY_ONLY = strata.ReadOptions(read_tier="kBlockCacheTier")
 
 
 class DictModel(RuleBasedStateMachine):
@@ -19,6 +21,7 @@ class DictModel(RuleBasedStateMachine):
         self.path = self.dir.name + "/db"
         self.db = strata.Db(self.path, options=strata.Options(write_buffer_size=64 << 10))
         self.model = {}
+        self.files = 0
 
     @rule(k=keys, v=values)
     def put(self, k, v):
@@ -57,9 +60,32 @@ class DictModel(RuleBasedStateMachine):
         self.db.close()
         self.db = strata.Db(self.path, options=strata.Options(write_buffer_size=64 << 10))
 
+    @rule(items=st.dictionaries(keys, st.one_of(st.none(), values), min_size=1, max_size=8))
+    def ingest(self, items):
+        self.files += 1
+        path = "%s/ingest-%d.sst" % (self.dir.name, self.files)
+        writer = strata.SstFileWriter(path)
+        for k in sorted(items):
+            if items[k] is None:
+                writer.delete(k)
+                self.model.pop(k, None)
+            else:
+                writer.put(k, items[k])
+                self.model[k] = items[k]
+        writer.finish()
+        self.db.ingest_external_file([path], move_files=True)
+
     @rule(k=keys)
     def get(self, k):
         assert self.db.get(k) == self.model.get(k)
+
+    @rule(k=keys)
+    def get_from_memory_only(self, k):
+        try:
+            got = self.db.get(k, read_options=MEMORY_ONLY)
+        except strata.Incomplete:
+            return
+        assert got == self.model.get(k)
 
     @rule(lo=keys, hi=keys, reverse=st.booleans())
     def scan(self, lo, hi, reverse):
