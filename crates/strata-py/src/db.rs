@@ -1,5 +1,6 @@
 //! `Db`, its column families and snapshots: the dict protocol on bytes.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -18,14 +19,18 @@ use crate::{bytes_of, engine_call, to_py, Error};
 #[derive(Debug)]
 pub(crate) struct Shared {
     db: RwLock<Option<strata::Db>>,
+    /// Set by `close` before it takes `db`: a check of it costs an atomic
+    /// load, where a look at `db` takes the lock (iterators check it for
+    /// every entry).
+    closed: AtomicBool,
 }
 
 impl Shared {
     /// `strata.Error` once closed.
     pub(crate) fn check_open(&self) -> PyResult<()> {
-        match self.db.read().is_some() {
-            true => Ok(()),
-            false => Err(Error::new_err("database is closed")),
+        match self.closed.load(Ordering::Acquire) {
+            false => Ok(()),
+            true => Err(Error::new_err("database is closed")),
         }
     }
 
@@ -492,6 +497,7 @@ impl Db {
             target: Target {
                 shared: Arc::new(Shared {
                     db: RwLock::new(Some(db)),
+                    closed: AtomicBool::new(false),
                 }),
                 cf,
             },
@@ -503,6 +509,7 @@ impl Db {
     /// WAL synced. Using it (or an iterator of it) afterwards raises
     /// `strata.Error`. Closing twice is fine.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.target.shared.closed.store(true, Ordering::Release);
         let taken = self.target.shared.db.write().take();
         match taken {
             Some(db) => engine_call(py, || db.close()).map_err(to_py),

@@ -93,6 +93,10 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
 /// interpreter once, not once per entry.
 const READ_AHEAD: usize = 64;
 
+/// Bytes read ahead per trip at most (past the first entry), so a scan of
+/// large values holds few of them at a time.
+const READ_AHEAD_BYTES: usize = 1 << 20;
+
 /// A lazy iterator over a family's keys, values or items. Raises
 /// `strata.Error` once its database is closed.
 #[pyclass(module = "strata")]
@@ -103,27 +107,43 @@ pub struct Items {
     reverse: bool,
 }
 
-type Entry = (Vec<u8>, Vec<u8>);
-
 struct ItemsState {
     range: DbRange,
-    /// Entries read ahead, in the order they are handed out.
-    ahead: VecDeque<Entry>,
+    /// The bytes of the entries read ahead, back to back (only the parts
+    /// `kind` yields); cleared and reused by each trip, so entries cost no
+    /// allocation of their own.
+    bytes: Vec<u8>,
+    /// Per entry read ahead, in the order they are handed out: where its
+    /// key starts, where the key ends and the value starts, where the value
+    /// ends, in `bytes`.
+    ahead: VecDeque<(usize, usize, usize)>,
     /// The range ran out, or failed with `error`, handed out after `ahead`.
     done: bool,
     error: Option<strata::Error>,
 }
 
 impl ItemsState {
-    fn read_ahead(&mut self, reverse: bool) {
-        while self.ahead.len() < READ_AHEAD {
+    /// Refills `ahead` (which must be empty) with the next entries.
+    fn read_ahead(&mut self, kind: Kind, reverse: bool) {
+        self.bytes.clear();
+        while self.ahead.len() < READ_AHEAD && self.bytes.len() < READ_AHEAD_BYTES {
             let next = if reverse {
-                self.range.next_back()
+                self.range.next_back_entry()
             } else {
-                self.range.next()
+                self.range.next_entry()
             };
             match next {
-                Some(Ok(entry)) => self.ahead.push_back(entry),
+                Some(Ok((key, value))) => {
+                    let start = self.bytes.len();
+                    if !matches!(kind, Kind::Values) {
+                        self.bytes.extend_from_slice(key);
+                    }
+                    let key_end = self.bytes.len();
+                    if !matches!(kind, Kind::Keys) {
+                        self.bytes.extend_from_slice(value);
+                    }
+                    self.ahead.push_back((start, key_end, self.bytes.len()));
+                }
                 Some(Err(e)) => {
                     self.error = Some(e);
                     self.done = true;
@@ -135,6 +155,24 @@ impl ItemsState {
                 }
             }
         }
+    }
+
+    /// The next entry read ahead, as the Python bytes `kind` yields. Only
+    /// `bytes` objects are made here, with the state locked: making them
+    /// never runs the garbage collector, so never other Python code that
+    /// could want this lock.
+    fn pop<'py>(
+        &mut self,
+        py: Python<'py>,
+        kind: Kind,
+    ) -> Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let (start, key_end, end) = self.ahead.pop_front()?;
+        let key = PyBytes::new(py, &self.bytes[start..key_end]);
+        let value = match kind {
+            Kind::Keys => PyBytes::new(py, &[]),
+            _ => PyBytes::new(py, &self.bytes[key_end..end]),
+        };
+        Some((key, value))
     }
 }
 
@@ -151,6 +189,7 @@ impl Items {
             shared: target.shared.clone(),
             state: Mutex::new(ItemsState {
                 range,
+                bytes: Vec::new(),
                 ahead: VecDeque::new(),
                 done: false,
                 error: None,
@@ -168,37 +207,38 @@ impl Items {
     }
 
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        // Closed: nothing more, read ahead or not.
-        self.shared.check_open()?;
-        let reverse = self.reverse;
-        let ahead = self.state.lock().ahead.pop_front();
-        // The lock is taken again with the interpreter detached: held across
-        // a detach, it would deadlock with a thread of the same iterator
-        // waiting for it while holding the interpreter.
-        let next = match ahead {
-            Some(entry) => Some(Ok(entry)),
-            None => engine_call(py, || {
+        let (kind, reverse) = (self.kind, self.reverse);
+        // Twice at most: what is read ahead, else a refill and then that.
+        loop {
+            // Closed: nothing more, read ahead or not.
+            self.shared.check_open()?;
+            {
+                let mut state = self.state.lock();
+                if let Some((key, value)) = state.pop(py, kind) {
+                    drop(state);
+                    return Ok(Some(match kind {
+                        Kind::Keys => key.into_any(),
+                        Kind::Values => value.into_any(),
+                        Kind::Items => PyTuple::new(py, [key, value])?.into_any(),
+                    }));
+                }
+                if state.done {
+                    return match state.error.take() {
+                        Some(e) => Err(to_py(e)),
+                        None => Ok(None),
+                    };
+                }
+            }
+            // The lock is taken again with the interpreter detached: held
+            // across a detach, it would deadlock with a thread of the same
+            // iterator waiting for it while holding the interpreter.
+            engine_call(py, || {
                 let mut state = self.state.lock();
                 if state.ahead.is_empty() && !state.done {
-                    state.read_ahead(reverse);
+                    state.read_ahead(kind, reverse);
                 }
-                match state.ahead.pop_front() {
-                    Some(entry) => Some(Ok(entry)),
-                    None => state.error.take().map(Err),
-                }
-            }),
-        };
-        let (key, value) = match next {
-            Some(entry) => entry.map_err(to_py)?,
-            None => return Ok(None),
-        };
-        Ok(Some(match self.kind {
-            Kind::Keys => PyBytes::new(py, &key).into_any(),
-            Kind::Values => PyBytes::new(py, &value).into_any(),
-            Kind::Items => {
-                PyTuple::new(py, [PyBytes::new(py, &key), PyBytes::new(py, &value)])?.into_any()
-            }
-        }))
+            });
+        }
     }
 }
 
@@ -263,19 +303,19 @@ impl RawIterator {
     }
 
     fn valid(&self) -> PyResult<bool> {
-        self.shared.db()?;
+        self.shared.check_open()?;
         Ok(self.it.lock().valid())
     }
 
     /// The key at the position; `None` when not valid.
     fn key<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        self.shared.db()?;
+        self.shared.check_open()?;
         Ok(self.it.lock().key().map(|k| PyBytes::new(py, k)))
     }
 
     /// The value at the position; `None` when not valid.
     fn value<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        self.shared.db()?;
+        self.shared.check_open()?;
         Ok(self.it.lock().value().map(|v| PyBytes::new(py, v)))
     }
 }

@@ -196,3 +196,21 @@ def test_checkpoint_and_destroy(tmp_path):
         assert db[b"k"] == b"v"
     strata.Db.destroy(copy)
     assert strata.Db.list_column_families.__doc__
+
+
+def test_iteration_of_large_values_and_of_many_entries(db):
+    # Values past the read-ahead's byte budget, then many small entries:
+    # every kind of iterator, both ways, hands out each entry exactly.
+    big = {b"big%d" % i: bytes([65 + i]) * (1_500_000 + i) for i in range(3)}
+    for k, v in big.items():
+        db[k] = v
+    small = {b"s%05d" % i: b"v%d" % i for i in range(1000)}
+    with db.write_batch() as wb:
+        for k, v in small.items():
+            wb.put(k, v)
+    want = sorted({**big, **small}.items())
+    assert list(db.items()) == want
+    assert list(db.items(reverse=True)) == want[::-1]
+    assert list(db.keys()) == [k for k, _ in want]
+    assert list(db.values(reverse=True)) == [v for _, v in want[::-1]]
+    assert list(db.values(prefix=b"big")) == [big[k] for k in sorted(big)]

@@ -84,16 +84,37 @@ impl DbRange {
     }
 
     /// Ends the iteration, turning an iterator error into the last item.
-    fn finish(&mut self, status: Result<()>) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+    fn finish(&mut self, status: Result<()>) -> Option<Result<()>> {
         self.finished = true;
         status.err().map(Err)
     }
 }
 
-impl Iterator for DbRange {
-    type Item = Result<(Vec<u8>, Vec<u8>)>;
+impl DbRange {
+    /// The next entry from the front, borrowed until the next step: what
+    /// [`Iterator::next`] yields, without copying it out. A caller that
+    /// copies entries into its own buffers (a binding, a batch) saves an
+    /// allocation per key and per value.
+    pub fn next_entry(&mut self) -> Option<Result<(&[u8], &[u8])>> {
+        match self.step_front() {
+            Some(Ok(())) => Some(Ok(entry_of(&self.front))),
+            Some(Err(e)) => Some(Err(e)),
+            None => None,
+        }
+    }
 
-    fn next(&mut self) -> Option<Self::Item> {
+    /// The next entry from the back, borrowed; see [`next_entry`](Self::next_entry).
+    pub fn next_back_entry(&mut self) -> Option<Result<(&[u8], &[u8])>> {
+        match self.step_back() {
+            Some(Ok(())) => Some(Ok(entry_of(&self.back))),
+            Some(Err(e)) => Some(Err(e)),
+            None => None,
+        }
+    }
+
+    /// Moves the front end to its next entry: `Some(Ok)` when it stands on
+    /// one to yield (remembered in `front_last`), else the end or an error.
+    fn step_front(&mut self) -> Option<Result<()>> {
         if self.finished {
             return None;
         }
@@ -107,7 +128,7 @@ impl Iterator for DbRange {
                 self.front.next();
             }
         }
-        let (Some(key), Some(value)) = (self.front.key(), self.front.value()) else {
+        let (Some(key), Some(_)) = (self.front.key(), self.front.value()) else {
             let status = self.front.status();
             return self.finish(status);
         };
@@ -120,16 +141,14 @@ impl Iterator for DbRange {
         {
             return self.finish(Ok(()));
         }
-        let entry = (key.to_vec(), value.to_vec());
         self.front_last.clear();
-        self.front_last.extend_from_slice(&entry.0);
+        self.front_last.extend_from_slice(key);
         self.front_yielded = true;
-        Some(Ok(entry))
+        Some(Ok(()))
     }
-}
 
-impl DoubleEndedIterator for DbRange {
-    fn next_back(&mut self) -> Option<Self::Item> {
+    /// Moves the back end to its next entry; see `step_front`.
+    fn step_back(&mut self) -> Option<Result<()>> {
         if self.finished {
             return None;
         }
@@ -142,7 +161,7 @@ impl DoubleEndedIterator for DbRange {
             }
             self.back_started = true;
         }
-        let (Some(key), Some(value)) = (self.back.key(), self.back.value()) else {
+        let (Some(key), Some(_)) = (self.back.key(), self.back.value()) else {
             let status = self.back.status();
             return self.finish(status);
         };
@@ -151,11 +170,35 @@ impl DoubleEndedIterator for DbRange {
         {
             return self.finish(Ok(()));
         }
-        let entry = (key.to_vec(), value.to_vec());
         self.back_last.clear();
-        self.back_last.extend_from_slice(&entry.0);
+        self.back_last.extend_from_slice(key);
         self.back_yielded = true;
-        Some(Ok(entry))
+        Some(Ok(()))
+    }
+}
+
+/// The entry `it` stands on; a step that returned `Some(Ok)` left it valid.
+fn entry_of(it: &DbIterator) -> (&[u8], &[u8]) {
+    (it.key().unwrap_or_default(), it.value().unwrap_or_default())
+}
+
+impl Iterator for DbRange {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(
+            self.next_entry()?
+                .map(|(key, value)| (key.to_vec(), value.to_vec())),
+        )
+    }
+}
+
+impl DoubleEndedIterator for DbRange {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        Some(
+            self.next_back_entry()?
+                .map(|(key, value)| (key.to_vec(), value.to_vec())),
+        )
     }
 }
 

@@ -558,8 +558,8 @@ fn inner_error_is_reported_and_no_stale_candidate_is_shown() {
     assert!(it.status().is_err());
 }
 
-#[test]
-fn range_yields_an_error_once_then_ends() {
+/// A range over three entries whose front iterator fails at the second.
+fn range_failing_at_the_second() -> DbRange {
     let entries = vec![put(b"a", 1, b"1"), put(b"b", 2, b"2"), put(b"c", 3, b"3")];
     let front = DbIterator::new(
         VecIterator::failing_at(entries.clone(), 1).boxed(),
@@ -575,9 +575,72 @@ fn range_yields_an_error_once_then_ends() {
         None,
         KeyComparator::Bytewise,
     );
-    let mut r = DbRange::new(front, back);
+    DbRange::new(front, back)
+}
+
+#[test]
+fn range_yields_an_error_once_then_ends() {
+    let mut r = range_failing_at_the_second();
     assert_eq!(r.next().unwrap().unwrap(), (b"a".to_vec(), b"1".to_vec()));
     assert!(r.next().unwrap().is_err());
     assert!(r.next().is_none());
     assert!(r.next_back().is_none());
+}
+
+#[test]
+fn borrowed_entries_are_what_the_owned_ones_are_from_both_ends() {
+    let entries: Vec<_> = (0..40u8)
+        .map(|i| put(&[b'a' + i / 2, i], u64::from(i) + 1, &[i; 3]))
+        .collect();
+    let make = || {
+        let it = || {
+            DbIterator::new(
+                VecIterator::new(entries.clone()).boxed(),
+                99,
+                None,
+                None,
+                KeyComparator::Bytewise,
+            )
+        };
+        DbRange::new(it(), it())
+    };
+    let (mut owned, mut borrowed) = (make(), make());
+    let mut yielded = 0;
+    // Alternate ends in an uneven rhythm until both meet in the middle.
+    for step in 0.. {
+        let from_front = step % 3 != 2;
+        let want = if from_front {
+            owned.next()
+        } else {
+            owned.next_back()
+        };
+        let got = if from_front {
+            borrowed.next_entry()
+        } else {
+            borrowed.next_back_entry()
+        }
+        .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())));
+        match (want, got) {
+            (None, None) => break,
+            (Some(Ok(w)), Some(Ok(g))) => {
+                assert_eq!(w, g, "step {step}");
+                yielded += 1;
+            }
+            (w, g) => panic!("step {step}: {w:?} against {g:?}"),
+        }
+    }
+    assert_eq!(
+        yielded,
+        entries.len(),
+        "each entry once, from one end or the other"
+    );
+    assert!(borrowed.next_entry().is_none() && borrowed.next_back_entry().is_none());
+}
+
+#[test]
+fn a_borrowed_range_reports_an_error_once() {
+    let mut r = range_failing_at_the_second();
+    assert_eq!(r.next_entry().unwrap().unwrap(), (&b"a"[..], &b"1"[..]));
+    assert!(r.next_entry().unwrap().is_err());
+    assert!(r.next_entry().is_none() && r.next_back_entry().is_none());
 }
