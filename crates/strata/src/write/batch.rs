@@ -266,6 +266,10 @@ impl WriteBatch {
                 ))
             }
         };
+        // One growth for the whole record (code, family, two lengths and
+        // the bytes) rather than one per part: a single put otherwise
+        // reallocates its batch four times.
+        self.rep.reserve(1 + 3 * 5 + key.len() + value.len());
         self.rep.push(code);
         if cf != 0 {
             put_varint32(&mut self.rep, cf);
