@@ -118,13 +118,14 @@ def test_close_from_another_thread_while_threads_iterate_and_write(tmp_path, rel
         except Exception as e:
             ended["raw"] = e
 
+    acknowledged = [0]
+
     def write():
         started.wait()
         try:
-            i = 0
             while True:
-                db[b"w%06d" % i] = b"x"
-                i += 1
+                db[b"w%06d" % acknowledged[0]] = b"x"
+                acknowledged[0] += 1
         except Exception as e:
             ended["write"] = e
 
@@ -146,6 +147,7 @@ def test_close_from_another_thread_while_threads_iterate_and_write(tmp_path, rel
         assert [k for k in db.keys(stop=b"l")] == [b"k%06d" % i for i in range(n)]
         writes = list(db.keys(start=b"w"))
         assert writes == [b"w%06d" % i for i in range(len(writes))]
+        assert len(writes) >= acknowledged[0] > 0
 
 
 def test_keyboard_interrupt_during_a_long_scan_leaves_the_database_usable(db, release_gil):
