@@ -233,7 +233,7 @@ macro_rules! reads {
 ///   `with db.write_batch() as wb:` for atomic batches.
 /// - Views and families: `snapshot()`, `create_column_family`,
 ///   `get_column_family`, `drop_column_family`.
-/// - Operations: `flush`, `compact_range`, `wait_for_compaction`,
+/// - Operations: `flush`, `flush_wal`, `compact_range`, `wait_for_compaction`,
 ///   `checkpoint`, `ingest_external_file`, `set_options`,
 ///   `set_db_options`, `property`; `Db.repair`, `Db.destroy`,
 ///   `Db.list_column_families`.

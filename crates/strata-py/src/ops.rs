@@ -198,6 +198,16 @@ impl Db {
         engine_call(py, || db.set_db_options(&pairs)).map_err(to_py)
     }
 
+    /// Hands every WAL byte written so far to the OS and, with `sync`, makes
+    /// it durable (RocksDB's `FlushWAL`). With
+    /// `Options(manual_wal_flush=True)` writes stay in a buffer until this
+    /// (or a sync write, a memtable switch, close) writes them out.
+    #[pyo3(signature = (sync=false))]
+    fn flush_wal(&self, py: Python<'_>, sync: bool) -> PyResult<()> {
+        let db = self.target().shared.db()?;
+        engine_call(py, || db.flush_wal(sync)).map_err(to_py)
+    }
+
     /// Waits until no flush or compaction is pending or running.
     fn wait_for_compaction(&self, py: Python<'_>) -> PyResult<()> {
         let db = self.target().shared.db()?;

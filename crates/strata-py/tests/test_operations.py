@@ -80,3 +80,17 @@ def test_repair_brings_back_a_database_whose_manifest_is_gone(tmp_path):
         assert list(db.items()) == [(b"k%03d" % i, b"v%d" % i) for i in range(600)]
     with pytest.raises(strata.Error, match="NotFound: database directory"):
         strata.Db.repair(str(tmp_path / "nowhere"))
+
+
+def test_manual_wal_flush_buffers_writes_until_flush_wal(tmp_path):
+    path = tmp_path / "db"
+    with strata.Db(str(path), options=strata.Options(manual_wal_flush=True)) as db:
+        db[b"a"] = b"1"
+        wal = max(path.glob("*.log"), key=lambda p: p.stat().st_mtime)
+        before = wal.stat().st_size
+        db.flush_wal()
+        assert wal.stat().st_size > before
+        db.flush_wal(sync=True)
+        assert db[b"a"] == b"1"
+    with strata.Db(str(path)) as db:
+        assert db[b"a"] == b"1"
