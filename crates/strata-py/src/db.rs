@@ -12,7 +12,7 @@ use strata::ReadOptions;
 use crate::batch::{BatchContext, WriteBatch};
 use crate::iter::{Items, Kind, RawIterator, Span};
 use crate::options::{Options, PyReadOptions, WriteOptions};
-use crate::{bytes_of, engine_call, to_py, Error};
+use crate::{bytes_of, engine_call, fork, to_py, Error};
 
 /// The open engine, shared with the families, snapshots and iterators made
 /// from it, so each can tell that it was closed.
@@ -23,23 +23,49 @@ pub(crate) struct Shared {
     /// load, where a look at `db` takes the lock (iterators check it for
     /// every entry).
     closed: AtomicBool,
+    /// The fork generation of the process that opened it (see `fork`).
+    generation: u64,
 }
 
 impl Shared {
-    /// `strata.Error` once closed.
+    /// Whether this process is a fork of the one that opened the database.
+    fn forked(&self) -> bool {
+        self.generation != fork::generation()
+    }
+
+    /// `strata.Error` once closed, or in a forked child.
     pub(crate) fn check_open(&self) -> PyResult<()> {
+        if self.forked() {
+            return Err(fork::forked_error());
+        }
         match self.closed.load(Ordering::Acquire) {
             false => Ok(()),
             true => Err(Error::new_err("database is closed")),
         }
     }
 
-    /// A handle of the open database, or `strata.Error` once closed.
+    /// A handle of the open database, or `strata.Error` once closed or in a
+    /// forked child (checked before the lock, which a parent's thread may
+    /// have held at the fork).
     pub(crate) fn db(&self) -> PyResult<strata::Db> {
+        if self.forked() {
+            return Err(fork::forked_error());
+        }
         self.db
             .read()
             .clone()
             .ok_or_else(|| Error::new_err("database is closed"))
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // In a forked child, closing would join threads the child does not
+        // have and unlock the LOCK file its parent still holds: leak the
+        // handle instead.
+        if self.forked() {
+            std::mem::forget(self.db.get_mut().take());
+        }
     }
 }
 
@@ -498,6 +524,7 @@ impl Db {
                 shared: Arc::new(Shared {
                     db: RwLock::new(Some(db)),
                     closed: AtomicBool::new(false),
+                    generation: fork::generation(),
                 }),
                 cf,
             },
@@ -509,8 +536,16 @@ impl Db {
     /// WAL synced. Using it (or an iterator of it) afterwards raises
     /// `strata.Error`. Closing twice is fine.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        self.target.shared.closed.store(true, Ordering::Release);
-        let taken = self.target.shared.db.write().take();
+        let shared = &self.target.shared;
+        shared.closed.store(true, Ordering::Release);
+        if shared.forked() {
+            // The parent's to close; the handle is leaked (see `Shared`).
+            if let Some(mut held) = shared.db.try_write() {
+                std::mem::forget(held.take());
+            }
+            return Ok(());
+        }
+        let taken = shared.db.write().take();
         match taken {
             Some(db) => engine_call(py, || db.close()).map_err(to_py),
             None => Ok(()),

@@ -14,6 +14,7 @@ use pyo3::types::PyBytes;
 
 mod batch;
 mod db;
+mod fork;
 mod iter;
 mod ops;
 mod options;
@@ -112,6 +113,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Busy", py.get_type::<Busy>())?;
     m.add("Incomplete", py.get_type::<Incomplete>())?;
     m.add_function(wrap_pyfunction!(_set_release_gil, m)?)?;
+    m.add_function(wrap_pyfunction!(fork::_after_fork_in_child, m)?)?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::ColumnFamily>()?;
     m.add_class::<db::Snapshot>()?;

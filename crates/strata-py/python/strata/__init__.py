@@ -39,6 +39,15 @@ from ._strata import (
     WriteOptions,
 )
 
+# A child made by os.fork() must not use its parent's handles (see the
+# Rust module `fork`): they raise strata.Error there.
+import os as _os
+
+if hasattr(_os, "register_at_fork"):
+    from ._strata import _after_fork_in_child
+
+    _os.register_at_fork(after_in_child=_after_fork_in_child)
+
 __all__ = [
     "BatchContext",
     "Busy",
