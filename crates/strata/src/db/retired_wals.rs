@@ -73,7 +73,7 @@ impl RetiredWals {
     }
 
     /// How many retired WALs wait for a sync.
-    #[cfg(test)]
+    #[cfg(all(test, not(feature = "shuttle")))]
     pub(crate) fn len(&self) -> usize {
         self.list.lock().len()
     }
