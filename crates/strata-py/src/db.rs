@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -69,14 +69,84 @@ impl Drop for Shared {
     }
 }
 
-/// What reads and writes go to: a family of an open database.
+/// A Python snapshot's hold on the engine's, shared with the iterators
+/// made through it. Once released, every read through it (theirs too)
+/// raises `strata.Error`: reading the present instead, as a missing engine
+/// snapshot would, returns wrong answers without a word.
+#[derive(Debug)]
+pub(crate) struct SnapshotHold {
+    /// Set by `release` before it lets go of `snapshot`: iterators check it
+    /// for every entry, so a check costs an atomic load.
+    released: AtomicBool,
+    snapshot: Mutex<Option<strata::Snapshot>>,
+}
+
+impl SnapshotHold {
+    fn new(snapshot: strata::Snapshot) -> SnapshotHold {
+        SnapshotHold {
+            released: AtomicBool::new(false),
+            snapshot: Mutex::new(Some(snapshot)),
+        }
+    }
+
+    /// `strata.Error` once released.
+    pub(crate) fn check(&self) -> PyResult<()> {
+        match self.released.load(Ordering::Acquire) {
+            false => Ok(()),
+            true => Err(released_error()),
+        }
+    }
+
+    /// The engine's snapshot, or `strata.Error` once released.
+    fn get(&self) -> PyResult<strata::Snapshot> {
+        self.snapshot.lock().clone().ok_or_else(released_error)
+    }
+
+    /// Lets go of the engine's snapshot (iterators made through it keep
+    /// their clones until they are dropped, but read nothing more).
+    fn release(&self) {
+        self.released.store(true, Ordering::Release);
+        self.snapshot.lock().take();
+    }
+}
+
+fn released_error() -> PyErr {
+    Error::new_err("the snapshot was released; take a new one with db.snapshot()")
+}
+
+/// What reads and writes go to: a family of an open database, at a
+/// snapshot when `snapshot` is set (reads only).
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
     pub(crate) shared: Arc<Shared>,
     pub(crate) cf: strata::ColumnFamily,
+    pub(crate) snapshot: Option<Arc<SnapshotHold>>,
 }
 
 impl Target {
+    /// The engine's read options for `given` (the defaults when `None`), at
+    /// the snapshot if there is one; `strata.Error` once it is released.
+    fn read(&self, given: Option<&PyReadOptions>) -> PyResult<ReadOptions> {
+        let snapshot = self.snapshot.as_ref().map(|hold| hold.get()).transpose()?;
+        Ok(match given {
+            Some(given) => given.engine(snapshot),
+            None => ReadOptions {
+                snapshot,
+                ..ReadOptions::default()
+            },
+        })
+    }
+
+    /// `strata.Error` once the database is closed or the snapshot released:
+    /// what iterators check before every step.
+    pub(crate) fn check_readable(&self) -> PyResult<()> {
+        self.shared.check_open()?;
+        match &self.snapshot {
+            Some(hold) => hold.check(),
+            None => Ok(()),
+        }
+    }
+
     /// The value of `key`, read with the interpreter let go of.
     ///
     /// Asking memory first with the interpreter held (`kBlockCacheTier`,
@@ -122,7 +192,7 @@ macro_rules! reads {
                 key: &Bound<'py, PyAny>,
             ) -> PyResult<Bound<'py, PyBytes>> {
                 let k = bytes_of(key, "key")?;
-                match self.target().get(py, k, self.read(None))? {
+                match self.target().get(py, k, self.target().read(None)?)? {
                     Some(v) => Ok(PyBytes::new(py, &v)),
                     None => Err(PyKeyError::new_err(key.clone().unbind())),
                 }
@@ -130,7 +200,7 @@ macro_rules! reads {
 
             fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
                 let k = bytes_of(key, "key")?;
-                Ok(self.target().get(py, k, self.read(None))?.is_some())
+                Ok(self.target().get(py, k, self.target().read(None)?)?.is_some())
             }
 
             /// The value of `key`, or `default` when it is missing.
@@ -143,7 +213,7 @@ macro_rules! reads {
                 read_options: Option<PyRef<'py, PyReadOptions>>,
             ) -> PyResult<Option<Bound<'py, PyAny>>> {
                 let k = bytes_of(key, "key")?;
-                let read = self.read(read_options.as_deref());
+                let read = self.target().read(read_options.as_deref())?;
                 Ok(match self.target().get(py, k, read)? {
                     Some(v) => Some(PyBytes::new(py, &v).into_any()),
                     None => default,
@@ -165,7 +235,7 @@ macro_rules! reads {
                 }
                 let target = self.target();
                 let db = target.shared.db()?;
-                let read = self.read(read_options.as_deref());
+                let read = self.target().read(read_options.as_deref())?;
                 let found = engine_call(py, || db.multi_get_cf(&target.cf, &read, &slices));
                 let out = PyList::empty(py);
                 for value in found {
@@ -189,7 +259,8 @@ macro_rules! reads {
                 read_options: Option<PyRef<'_, PyReadOptions>>,
             ) -> PyResult<Items> {
                 let span = Span::new(start, stop, prefix, reverse)?;
-                self.target().items(self.read(read_options.as_deref()), Kind::Keys, span)
+                let target = self.target();
+                target.items(target.read(read_options.as_deref())?, Kind::Keys, span)
             }
 
             /// Values, as `keys` takes its arguments.
@@ -203,7 +274,8 @@ macro_rules! reads {
                 read_options: Option<PyRef<'_, PyReadOptions>>,
             ) -> PyResult<Items> {
                 let span = Span::new(start, stop, prefix, reverse)?;
-                self.target().items(self.read(read_options.as_deref()), Kind::Values, span)
+                let target = self.target();
+                target.items(target.read(read_options.as_deref())?, Kind::Values, span)
             }
 
             /// `(key, value)` pairs, as `keys` takes its arguments.
@@ -217,11 +289,13 @@ macro_rules! reads {
                 read_options: Option<PyRef<'_, PyReadOptions>>,
             ) -> PyResult<Items> {
                 let span = Span::new(start, stop, prefix, reverse)?;
-                self.target().items(self.read(read_options.as_deref()), Kind::Items, span)
+                let target = self.target();
+                target.items(target.read(read_options.as_deref())?, Kind::Items, span)
             }
 
             fn __iter__(&self) -> PyResult<Items> {
-                self.target().items(self.read(None), Kind::Keys, Span::all())
+                let target = self.target();
+                target.items(target.read(None)?, Kind::Keys, Span::all())
             }
 
             /// A raw iterator: `seek`, `seek_to_first`, `seek_to_last`,
@@ -231,7 +305,8 @@ macro_rules! reads {
                 &self,
                 read_options: Option<PyRef<'_, PyReadOptions>>,
             ) -> PyResult<RawIterator> {
-                RawIterator::new(&self.target(), self.read(read_options.as_deref()))
+                let target = self.target();
+                RawIterator::new(target, target.read(read_options.as_deref())?)
             }
 
             /// `len()` is not offered: an LSM tree cannot count its keys
@@ -281,17 +356,14 @@ pub struct ColumnFamily {
 /// A point-in-time view: reads through it never see later writes.
 #[pyclass(module = "strata", frozen)]
 pub struct Snapshot {
+    /// Its `snapshot` is always set.
     target: Target,
-    snapshot: RwLock<Option<strata::Snapshot>>,
 }
 
 impl Db {
     /// Borrowed: a read clones nothing but the engine handle it uses.
     pub(crate) fn target(&self) -> &Target {
         &self.target
-    }
-    fn read(&self, given: Option<&PyReadOptions>) -> ReadOptions {
-        given.map_or_else(ReadOptions::default, |given| given.engine(None))
     }
 }
 
@@ -304,26 +376,12 @@ impl ColumnFamily {
     pub(crate) fn target(&self) -> &Target {
         &self.target
     }
-    fn read(&self, given: Option<&PyReadOptions>) -> ReadOptions {
-        given.map_or_else(ReadOptions::default, |given| given.engine(None))
-    }
 }
 
 impl Snapshot {
     /// Borrowed: a read clones nothing but the engine handle it uses.
     fn target(&self) -> &Target {
         &self.target
-    }
-    /// At the snapshot, until it is released.
-    fn read(&self, given: Option<&PyReadOptions>) -> ReadOptions {
-        let snapshot = self.snapshot.read().clone();
-        match given {
-            Some(given) => given.engine(snapshot),
-            None => ReadOptions {
-                snapshot,
-                ..ReadOptions::default()
-            },
-        }
     }
 }
 
@@ -527,6 +585,7 @@ impl Db {
                     generation: fork::generation(),
                 }),
                 cf,
+                snapshot: None,
             },
             path: path.display().to_string(),
         })
@@ -595,6 +654,7 @@ impl Db {
             target: Target {
                 shared: self.target.shared.clone(),
                 cf,
+                snapshot: None,
             },
         })
     }
@@ -609,6 +669,7 @@ impl Db {
             target: Target {
                 shared: self.target.shared.clone(),
                 cf,
+                snapshot: None,
             },
         })
     }
@@ -655,8 +716,10 @@ impl Db {
     fn snapshot(&self) -> PyResult<Snapshot> {
         let snapshot = self.target.shared.db()?.snapshot();
         Ok(Snapshot {
-            target: self.target.clone(),
-            snapshot: RwLock::new(Some(snapshot)),
+            target: Target {
+                snapshot: Some(Arc::new(SnapshotHold::new(snapshot))),
+                ..self.target.clone()
+            },
         })
     }
 
@@ -678,9 +741,13 @@ impl Db {
 
 #[pymethods]
 impl Snapshot {
-    /// Releases the snapshot; reads through it then see the present.
+    /// Releases the snapshot: every read through it afterwards, and every
+    /// step of an iterator made through it, raises `strata.Error`.
+    /// Releasing twice is fine.
     fn release(&self) {
-        self.snapshot.write().take();
+        if let Some(hold) = &self.target.snapshot {
+            hold.release();
+        }
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

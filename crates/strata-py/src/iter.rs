@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use strata::{DbIterator, DbRange, ReadOptions};
 
-use crate::db::{Shared, Target};
+use crate::db::Target;
 use crate::{bytes_of, engine_call, to_py};
 
 /// What a lazy iterator yields.
@@ -98,10 +98,12 @@ const READ_AHEAD: usize = 64;
 const READ_AHEAD_BYTES: usize = 1 << 20;
 
 /// A lazy iterator over a family's keys, values or items. Raises
-/// `strata.Error` once its database is closed.
+/// `strata.Error` once its database is closed, or the snapshot it reads at
+/// released.
 #[pyclass(module = "strata")]
 pub struct Items {
-    shared: std::sync::Arc<Shared>,
+    /// What it reads: checked before every entry.
+    target: Target,
     state: Mutex<ItemsState>,
     kind: Kind,
     reverse: bool,
@@ -186,7 +188,7 @@ impl Items {
         let db = target.shared.db()?;
         let range = db.range_cf_opt(&target.cf, &read, (span.lower, span.upper));
         Ok(Items {
-            shared: target.shared.clone(),
+            target: target.clone(),
             state: Mutex::new(ItemsState {
                 range,
                 bytes: Vec::new(),
@@ -210,8 +212,8 @@ impl Items {
         let (kind, reverse) = (self.kind, self.reverse);
         // Twice at most: what is read ahead, else a refill and then that.
         loop {
-            // Closed: nothing more, read ahead or not.
-            self.shared.check_open()?;
+            // Closed or released: nothing more, read ahead or not.
+            self.target.check_readable()?;
             {
                 let mut state = self.state.lock();
                 if let Some((key, value)) = state.pop(py, kind) {
@@ -242,10 +244,12 @@ impl Items {
     }
 }
 
-/// A raw iterator, as RocksDB's: position it, then step.
+/// A raw iterator, as RocksDB's: position it, then step. Raises
+/// `strata.Error` as `Items` does.
 #[pyclass(module = "strata")]
 pub struct RawIterator {
-    shared: std::sync::Arc<Shared>,
+    /// What it reads: checked before every use.
+    target: Target,
     it: Mutex<DbIterator>,
 }
 
@@ -253,15 +257,16 @@ impl RawIterator {
     pub(crate) fn new(target: &Target, read: ReadOptions) -> PyResult<RawIterator> {
         let db = target.shared.db()?;
         Ok(RawIterator {
-            shared: target.shared.clone(),
+            target: target.clone(),
             it: Mutex::new(db.iter_cf_opt(&target.cf, &read)),
         })
     }
 
     /// Runs `step` on the iterator with the interpreter detached, once the
-    /// database is known open, and reports its status.
+    /// database is known open (and the snapshot held), and reports its
+    /// status.
     fn step(&self, py: Python<'_>, step: impl FnOnce(&mut DbIterator) + Send) -> PyResult<()> {
-        self.shared.check_open()?;
+        self.target.check_readable()?;
         // Locked with the interpreter detached (see `Items::__next__`).
         engine_call(py, || {
             let mut it = self.it.lock();
@@ -303,19 +308,19 @@ impl RawIterator {
     }
 
     fn valid(&self) -> PyResult<bool> {
-        self.shared.check_open()?;
+        self.target.check_readable()?;
         Ok(self.it.lock().valid())
     }
 
     /// The key at the position; `None` when not valid.
     fn key<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        self.shared.check_open()?;
+        self.target.check_readable()?;
         Ok(self.it.lock().key().map(|k| PyBytes::new(py, k)))
     }
 
     /// The value at the position; `None` when not valid.
     fn value<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        self.shared.check_open()?;
+        self.target.check_readable()?;
         Ok(self.it.lock().value().map(|v| PyBytes::new(py, v)))
     }
 }

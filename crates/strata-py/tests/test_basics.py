@@ -101,6 +101,60 @@ def test_snapshot_sees_its_point_in_time(db):
     assert db[b"k"] == b"new"
 
 
+def test_a_released_snapshot_refuses_every_use(db):
+    db[b"k"] = b"old"
+    snap = db.snapshot()
+    keys = snap.keys()
+    raw = snap.iterator()
+    raw.seek_to_first()
+    bounded = snap.items(read_options=strata.ReadOptions(fill_cache=False))
+    db[b"k"] = b"new"
+    snap.release()
+    ro = strata.ReadOptions()
+    uses = [
+        lambda: snap[b"k"],
+        lambda: b"k" in snap,
+        lambda: snap.get(b"k"),
+        lambda: snap.get(b"k", read_options=ro),
+        lambda: snap.get_many([b"k"]),
+        lambda: snap.get_many([b"k"], read_options=ro),
+        lambda: list(snap.keys()),
+        lambda: list(snap.values()),
+        lambda: list(snap.items(read_options=ro)),
+        lambda: list(snap),
+        lambda: snap.iterator(),
+        lambda: snap.iterator(read_options=ro),
+        # Iterators made before the release stop too.
+        lambda: next(keys),
+        lambda: next(bounded),
+        lambda: raw.seek_to_first(),
+        lambda: raw.next(),
+        lambda: raw.valid(),
+        lambda: raw.key(),
+        lambda: raw.value(),
+    ]
+    for i, use in enumerate(uses):
+        with pytest.raises(strata.Error, match="released"):
+            use()
+            pytest.fail(f"use {i} of a released snapshot succeeded")
+    snap.release()
+    assert db[b"k"] == b"new"
+
+
+def test_a_snapshot_left_by_its_with_block_is_released(db):
+    db[b"k"] = b"old"
+    with db.snapshot() as snap:
+        db[b"k"] = b"new"
+        assert snap[b"k"] == b"old"
+        it = snap.items()
+    with pytest.raises(strata.Error, match="released"):
+        snap[b"k"]
+    with pytest.raises(strata.Error, match="released"):
+        list(snap.items())
+    with pytest.raises(strata.Error, match="released"):
+        next(it)
+
+
 def test_column_families_and_merge(tmp_path):
     path = str(tmp_path / "db")
     counters = strata.Options(merge_operator="uint64add")
