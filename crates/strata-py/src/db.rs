@@ -539,8 +539,11 @@ pub(crate) fn write(
 impl Db {
     /// Opens the database in `path`, creating it when missing (unless
     /// `options` says `create_if_missing=False`). `column_families` maps
-    /// each family's name to its `Options`; families it names that the
-    /// database lacks are created.
+    /// family names to their `Options`; families it names that the
+    /// database lacks are created. A database that exists opens with the
+    /// options its newest OPTIONS file records (every family's merge
+    /// operator and comparator among them), with only the options set by
+    /// name in `options` and `column_families` changed.
     #[new]
     #[pyo3(signature = (path, options=None, column_families=None, read_only=false))]
     fn open(
@@ -550,27 +553,14 @@ impl Db {
         column_families: Option<&Bound<'_, PyDict>>,
         read_only: bool,
     ) -> PyResult<Db> {
-        let options = options.unwrap_or_else(Options::defaults);
-        let mut families: Vec<(String, strata::CfOptions)> = Vec::new();
+        let mut named: Vec<(String, Options)> = Vec::new();
         if let Some(map) = column_families {
             for (name, family) in map.iter() {
-                let family: Options = family.extract()?;
-                families.push((name.extract()?, family.cf()));
+                named.push((name.extract()?, family.extract()?));
             }
         }
-        // Families on disk that the caller did not name open with the
-        // database's options, as rocksdict opens them.
-        let mut db_options = options.db.clone();
-        db_options.create_missing_column_families = true;
-        if let Ok(on_disk) = strata::Db::list_column_families(&path, &db_options) {
-            for name in on_disk {
-                if name != strata::DEFAULT_COLUMN_FAMILY_NAME
-                    && !families.iter().any(|(n, _)| *n == name)
-                {
-                    families.push((name, options.cf()));
-                }
-            }
-        }
+        let (db_options, families) =
+            engine_call(py, || crate::open::open_options(&path, options, named))?;
         let opened = engine_call(py, || match read_only {
             true => strata::Db::open_cf_read_only(&path, db_options, families),
             false => strata::Db::open_cf(&path, db_options, families),

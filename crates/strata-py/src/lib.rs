@@ -16,6 +16,7 @@ mod batch;
 mod db;
 mod fork;
 mod iter;
+mod open;
 mod ops;
 mod options;
 

@@ -18,10 +18,26 @@ use crate::{bytes_of, to_py, InvalidArgument};
 /// attributes. Values are written as the OPTIONS file spells them:
 /// `"kLZ4Compression"`, `"uint64add"`. `create_if_missing` is on unless set
 /// off, as rocksdict has it.
+///
+/// Opening a database that exists, `Db` starts from the options its
+/// newest OPTIONS file records and applies over them only the options set
+/// here by name (see `crate::open`).
 #[pyclass(module = "strata")]
 #[derive(Debug, Clone)]
 pub struct Options {
     pub(crate) db: DbOptions,
+    /// The options set by name (keywords, attributes, `set`), the last
+    /// setting of each, in the order set.
+    given: Vec<Given>,
+}
+
+/// One option set by name, as the OPTIONS file spells its value.
+#[derive(Debug, Clone)]
+struct Given {
+    name: String,
+    text: String,
+    /// A column family option (else a database option).
+    family: bool,
 }
 
 /// The text the engine's option parser takes for a Python value.
@@ -61,11 +77,34 @@ impl Options {
                 create_if_missing: true,
                 ..DbOptions::default()
             },
+            given: Vec::new(),
         }
     }
 
     pub(crate) fn cf(&self) -> CfOptions {
         self.db.cf_options()
+    }
+
+    /// Applies the options set by name to `db` (its column family fields
+    /// are the default family's).
+    pub(crate) fn apply_given(&self, db: &mut DbOptions) -> PyResult<()> {
+        for given in self.given.iter().filter(|g| !g.family) {
+            apply_db_option(db, &given.name, &given.text).map_err(to_py)?;
+        }
+        // Taken after the database options: the database-wide ones among
+        // them (`max_background_jobs`) live in the default family's fields.
+        let mut cf = db.cf_options();
+        self.apply_given_cf(&mut cf)?;
+        db.set_cf_options(cf);
+        Ok(())
+    }
+
+    /// Applies the column family options set by name to `cf`.
+    pub(crate) fn apply_given_cf(&self, cf: &mut CfOptions) -> PyResult<()> {
+        for given in self.given.iter().filter(|g| g.family) {
+            apply_cf_option(cf, &given.name, &given.text).map_err(to_py)?;
+        }
+        Ok(())
     }
 }
 
@@ -87,17 +126,27 @@ impl Options {
     /// to `value`.
     fn set(&mut self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let text = option_text(value)?;
-        if apply_db_option(&mut self.db, name, &text).is_ok() {
-            return Ok(());
-        }
-        let mut cf = self.db.cf_options();
-        apply_cf_option(&mut cf, name, &text).map_err(to_py)?;
-        self.db.set_cf_options(cf);
+        let family = match apply_db_option(&mut self.db, name, &text) {
+            Ok(()) => false,
+            Err(_) => {
+                let mut cf = self.db.cf_options();
+                apply_cf_option(&mut cf, name, &text).map_err(to_py)?;
+                self.db.set_cf_options(cf);
+                true
+            }
+        };
+        self.given.retain(|g| g.name != name);
+        self.given.push(Given {
+            name: name.to_owned(),
+            text,
+            family,
+        });
         Ok(())
     }
 
     /// The options the newest OPTIONS file in `path` records: the
-    /// database's, and every column family's by name.
+    /// database's, and every column family's by name. None of them counts
+    /// as set by name.
     #[staticmethod]
     fn load_latest(py: Python<'_>, path: &str) -> PyResult<(Options, Vec<(String, Options)>)> {
         let load = LoadOptions {
@@ -110,12 +159,21 @@ impl Options {
         let families = families
             .into_iter()
             .map(|(name, cf)| {
-                let mut family = Options { db: db.clone() };
+                let mut family = Options {
+                    db: db.clone(),
+                    given: Vec::new(),
+                };
                 family.db.set_cf_options(cf);
                 (name, family)
             })
             .collect();
-        Ok((Options { db }, families))
+        Ok((
+            Options {
+                db,
+                given: Vec::new(),
+            },
+            families,
+        ))
     }
 
     /// The value of option `name`: a bool, an int, a float or the

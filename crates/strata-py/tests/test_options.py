@@ -131,3 +131,95 @@ def test_read_tier_limits_a_read_to_memory(tmp_path):
         assert db.get(b"fresh", read_options=memory) == b"1"
     with pytest.raises(strata.InvalidArgument, match="kNoSuchTier"):
         strata.ReadOptions(read_tier="kNoSuchTier")
+
+
+def _u64(n):
+    return n.to_bytes(8, "little")
+
+
+def _latest_options_file(path):
+    import os
+
+    names = sorted(n for n in os.listdir(path) if n.startswith("OPTIONS-"))
+    return os.path.join(path, names[-1])
+
+
+def test_plain_open_keeps_every_familys_stored_merge_operator(tmp_path):
+    path = str(tmp_path / "db")
+    counters = strata.Options(merge_operator="uint64add")
+    words = strata.Options(merge_operator="stringappend")
+    with strata.Db(path, options=counters, column_families={"words": words}) as db:
+        db.merge(b"n", _u64(2))
+        db.get_column_family("words").merge(b"w", b"a")
+    # A plain open, as rocksdict's Rdict(path): every family keeps the
+    # operator its OPTIONS file names, and merges go on where they left off.
+    with strata.Db(path) as db:
+        assert int.from_bytes(db[b"n"], "little") == 2
+        words_cf = db.get_column_family("words")
+        assert words_cf[b"w"] == b"a"
+        db.merge(b"n", _u64(3))
+        words_cf.merge(b"w", b"b")
+    # The open wrote the operators back, not less.
+    loaded, families = strata.Options.load_latest(path)
+    assert loaded.merge_operator == "UInt64AddOperator"
+    assert dict(families)["words"].merge_operator == words.merge_operator
+    with strata.Db(path, read_only=True) as db:
+        assert int.from_bytes(db[b"n"], "little") == 5
+        assert db.get_column_family("words")[b"w"] == b"a,b"
+    with strata.Db(path) as db:
+        assert int.from_bytes(db[b"n"], "little") == 5
+        assert db.get_column_family("words")[b"w"] == b"a,b"
+
+
+def test_options_set_by_name_win_over_the_stored_ones(tmp_path):
+    path = str(tmp_path / "db")
+    stored = strata.Options(
+        merge_operator="uint64add", write_buffer_size=2 << 20, error_if_exists=True
+    )
+    family = strata.Options(merge_operator="max", block_size=8192)
+    with strata.Db(path, options=stored, column_families={"top": family}) as db:
+        db.merge(b"n", _u64(1))
+        db.get_column_family("top").merge(b"m", _u64(7))
+    # Only what is set by name changes; the rest (the merge operators above
+    # all) stays as stored, and error_if_exists was for the first open only.
+    changed = strata.Options(max_background_jobs=3)
+    changed.level0_file_num_compaction_trigger = 6
+    top = strata.Options(write_buffer_size=3 << 20)
+    with strata.Db(path, options=changed, column_families={"top": top}) as db:
+        db.merge(b"n", _u64(4))
+        assert int.from_bytes(db[b"n"], "little") == 5
+        assert int.from_bytes(db.get_column_family("top")[b"m"], "little") == 7
+    loaded, families = strata.Options.load_latest(path)
+    assert loaded.max_background_jobs == 3
+    assert loaded.level0_file_num_compaction_trigger == 6
+    assert loaded.write_buffer_size == 2 << 20
+    assert loaded.merge_operator == "UInt64AddOperator"
+    top_loaded = dict(families)["top"]
+    assert top_loaded.write_buffer_size == 3 << 20
+    assert top_loaded.block_size == 8192
+    assert top_loaded.merge_operator == "MaxOperator"
+    # Options read back with load_latest open the database as stored.
+    with strata.Db(path, options=loaded, column_families=dict(families)) as db:
+        assert int.from_bytes(db[b"n"], "little") == 5
+
+
+def test_plain_open_refuses_a_stored_operator_it_cannot_supply(tmp_path):
+    path = str(tmp_path / "db")
+    with strata.Db(path, options=strata.Options(merge_operator="uint64add")) as db:
+        db.merge(b"n", _u64(1))
+    # As if an application with an operator of its own had written it.
+    options_file = _latest_options_file(path)
+    with open(options_file) as f:
+        text = f.read()
+    assert "merge_operator=UInt64AddOperator" in text
+    text = text.replace("merge_operator=UInt64AddOperator", "merge_operator=AppCounter")
+    with open(options_file, "w") as f:
+        f.write(text)
+    with pytest.raises(strata.InvalidArgument, match="AppCounter"):
+        strata.Db(path)
+    with pytest.raises(strata.InvalidArgument, match="AppCounter"):
+        strata.Db(path, read_only=True)
+    # The refused open rewrote nothing.
+    assert _latest_options_file(path) == options_file
+    with open(options_file) as f:
+        assert f.read() == text
