@@ -23,8 +23,12 @@ pub(crate) fn key(bytes: &[u8]) -> String {
     escape(&bytes.escape_ascii().to_string())
 }
 
-/// A whole page: the title, the navigation, then `body` (already HTML).
-pub(crate) fn page(db_path: &str, title: &str, body: &str) -> String {
+/// A whole page: the title, the navigation, `note` (what kind of view this
+/// is, for a read-only one), then `body` (already HTML).
+pub(crate) fn page(db_path: &str, note: Option<&str>, title: &str, body: &str) -> String {
+    let note = note.map_or(String::new(), |n| {
+        format!("<p id=\"view-note\"><i>{}</i></p>", escape(n))
+    });
     let mut out = String::new();
     let _ = write!(
         out,
@@ -35,7 +39,7 @@ pub(crate) fn page(db_path: &str, title: &str, body: &str) -> String {
          pre{{background:#f6f6f6;padding:8px;overflow:auto}}</style></head><body>\
          <nav><b>strata</b> {db} | <a href=\"/\">LSM</a><a href=\"/tables\">tables</a>\
          <a href=\"/stats\">stats</a><a href=\"/plots\">plots</a><a href=\"/options\">options</a>\
-         <a href=\"/log\">LOG</a><a href=\"/metrics\">metrics</a></nav><h1 id=\"title\">{title}</h1>\n{body}\
+         <a href=\"/log\">LOG</a><a href=\"/metrics\">metrics</a></nav>{note}<h1 id=\"title\">{title}</h1>\n{body}\
          </body></html>\n",
         db = escape(db_path),
     );

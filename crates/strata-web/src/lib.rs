@@ -1,4 +1,4 @@
-//! A live, read-only web view of an open Strata database.
+//! A live, read-only web view of a Strata database.
 //!
 //! [`WebView::start`] serves, on a loopback address unless told otherwise:
 //!
@@ -37,6 +37,12 @@
 //! The view holds no handle of its own: it never keeps the database open,
 //! and a page asked for after the last handle is gone gets 503.
 //!
+//! Beside an application in another process, [`WebView::start_read_only`]
+//! serves a handle the view opened read-only (no LOCK taken, nothing
+//! written, no compaction run), reopened when a page is asked for after a
+//! given interval, so pages follow the application's writes; each page says
+//! as of when.
+//!
 //! Nothing served changes the database. Requests other than a bodiless GET
 //! (or HEAD) are refused with 405, unknown paths with 404, overlong URLs
 //! with 414; a client that goes away mid-response costs nothing. Two
@@ -55,6 +61,10 @@ mod html;
 mod metrics;
 mod pages;
 mod samples;
+mod source;
+
+pub use source::Reopen;
+use source::{Seen, Source};
 
 /// Longest URL answered; longer ones get 414.
 const MAX_URL: usize = 2048;
@@ -80,7 +90,30 @@ impl WebView {
         Self::start_weak(db.downgrade(), addr)
     }
 
+    /// Serves a database another process may be writing, on `addr`, until
+    /// dropped: `first` (a handle from `Db::open_read_only`) at the start,
+    /// then whatever `reopen` returns (also read-only), called when a page
+    /// is asked for more than `every` after the last open. A reopen that
+    /// fails leaves the older handle in place, and the pages say why. The
+    /// view holds the handle itself; nothing is opened while nobody looks.
+    ///
+    /// # Errors
+    ///
+    /// The address cannot be parsed or bound.
+    pub fn start_read_only(
+        first: Db,
+        reopen: Reopen,
+        every: Duration,
+        addr: &str,
+    ) -> Result<WebView, String> {
+        Self::start_source(Source::read_only(first, reopen, every), addr)
+    }
+
     fn start_weak(db: WeakDb, addr: &str) -> Result<WebView, String> {
+        Self::start_source(Source::Live(db), addr)
+    }
+
+    fn start_source(db: Source, addr: &str) -> Result<WebView, String> {
         let parsed: SocketAddr = addr
             .parse()
             .map_err(|e| format!("http_addr {addr:?} is not host:port: {e}"))?;
@@ -156,9 +189,9 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>
 }
 
 /// Answers one request; a client that went away is not an error.
-fn answer(db: &WeakDb, history: &Mutex<samples::History>, request: tiny_http::Request) {
-    let response = match db.upgrade() {
-        Some(db) => route(&db, history, &request),
+fn answer(db: &Source, history: &Mutex<samples::History>, request: tiny_http::Request) {
+    let response = match db.for_page() {
+        Some(seen) => route(&seen, db.is_read_only(), history, &request),
         None => text(503, "the database is closed\n"),
     };
     let _ = request.respond(response);
@@ -189,7 +222,12 @@ impl DbService for HttpAddr {
 
 type Response = tiny_http::Response<std::io::Cursor<Vec<u8>>>;
 
-fn route(db: &Db, history: &Mutex<samples::History>, request: &tiny_http::Request) -> Response {
+fn route(
+    seen: &Seen,
+    read_only: bool,
+    history: &Mutex<samples::History>,
+    request: &tiny_http::Request,
+) -> Response {
     use tiny_http::Method;
     if !matches!(request.method(), Method::Get | Method::Head) {
         return text(
@@ -205,11 +243,12 @@ fn route(db: &Db, history: &Mutex<samples::History>, request: &tiny_http::Reques
         return text(414, "URL too long\n");
     }
     let path = url.split('?').next().unwrap_or("/");
+    let db = &seen.db;
     let page = match path {
         "/" => pages::lsm(db),
         "/tables" => pages::tables(db),
         "/stats" => pages::stats(db),
-        "/plots" => pages::plots(db, &lock(history)),
+        "/plots" => pages::plots(&lock(history), read_only),
         "/options" => pages::options(db),
         "/log" => pages::log(db),
         "/metrics" => {
@@ -221,7 +260,13 @@ fn route(db: &Db, history: &Mutex<samples::History>, request: &tiny_http::Reques
         }
         _ => return text(404, "no such page; see /\n"),
     };
-    with_type(200, page, "text/html; charset=utf-8")
+    let html = html::page(
+        &db.path().display().to_string(),
+        seen.note.as_deref(),
+        page.title,
+        &page.body,
+    );
+    with_type(200, html, "text/html; charset=utf-8")
 }
 
 fn lock(history: &Mutex<samples::History>) -> std::sync::MutexGuard<'_, samples::History> {

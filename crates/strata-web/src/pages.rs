@@ -7,7 +7,7 @@ use strata::fs::{Fs, ReadFileOptions, StdFs};
 use strata::table::TableReader;
 use strata::{Db, LiveFileMetaData};
 
-use crate::html::{bytes, escape, key, page, pre};
+use crate::html::{bytes, escape, key, pre};
 use crate::samples::{History, Sample};
 
 /// Tables whose properties `/tables` opens, at most (the rest are listed).
@@ -18,12 +18,18 @@ const LEVEL_COLORS: [&str; 7] = [
     "#4e79a7", "#59a14f", "#9c755f", "#f28e2b", "#76b7b2", "#edc948", "#b07aa1",
 ];
 
-fn db_path(db: &Db) -> String {
-    db.path().display().to_string()
+/// A page's title and body (HTML); the frame around it is the router's.
+pub(crate) struct Page {
+    pub title: &'static str,
+    pub body: String,
+}
+
+fn page(title: &'static str, body: String) -> Page {
+    Page { title, body }
 }
 
 /// `/`: each family's LSM as a picture, and a summary per level.
-pub(crate) fn lsm(db: &Db) -> String {
+pub(crate) fn lsm(db: &Db) -> Page {
     let files = db.live_files_metadata();
     let levels = strata::CompactionOptions::default().num_levels;
     let mut body = String::new();
@@ -48,7 +54,7 @@ pub(crate) fn lsm(db: &Db) -> String {
         }
         body.push_str("</table>");
     }
-    page(&db_path(db), "LSM", &body)
+    page("LSM", body)
 }
 
 /// One family's levels as rows, each table a box from its smallest to its
@@ -130,7 +136,7 @@ fn lsm_svg(name: &str, files: &[&LiveFileMetaData], levels: usize) -> String {
 }
 
 /// `/tables`: every live table, with its properties.
-pub(crate) fn tables(db: &Db) -> String {
+pub(crate) fn tables(db: &Db) -> Page {
     let files = db.live_files_metadata();
     let mut body = format!("<p>{} live tables.</p><table id=\"tables\"><tr><th>family</th><th>file</th><th>level</th><th>size</th><th>seqnos</th><th>smallest</th><th>largest</th><th>properties</th></tr>", files.len());
     for (i, f) in files.iter().enumerate() {
@@ -165,11 +171,11 @@ pub(crate) fn tables(db: &Db) -> String {
         );
     }
     body.push_str("</table>");
-    page(&db_path(db), "tables", &body)
+    page("tables", body)
 }
 
 /// `/stats`: every family's compaction stats.
-pub(crate) fn stats(db: &Db) -> String {
+pub(crate) fn stats(db: &Db) -> Page {
     let mut body = String::new();
     for cf in db.column_families() {
         let report = db.property_cf(&cf, "rocksdb.stats").unwrap_or_default();
@@ -180,14 +186,19 @@ pub(crate) fn stats(db: &Db) -> String {
             pre(&report)
         );
     }
-    page(&db_path(db), "compaction stats", &body)
+    page("compaction stats", body)
 }
 
 /// `/plots`: the sampled history as four line charts.
-pub(crate) fn plots(db: &Db, history: &History) -> String {
+pub(crate) fn plots(history: &History, read_only: bool) -> Page {
     let points: Vec<Sample> = history.points.iter().copied().collect();
+    let every = match read_only {
+        // A read-only view learns something new only when it reopens.
+        true => "one each time the view reopens, at most one a second",
+        false => "one a second",
+    };
     let mut body = format!(
-        "<p>{} samples, one a second (the page reloads every 5 s).</p>",
+        "<p>{} samples, {every} (the page reloads every 5 s).</p>",
         points.len()
     );
     let charts: [(&str, &str, Series); 4] = [
@@ -197,10 +208,10 @@ pub(crate) fn plots(db: &Db, history: &History) -> String {
         (
             "wamp",
             "write amplification (table bytes per byte written)",
-            |s| Some(s.write_amp),
+            |s| s.write_amp,
         ),
         ("stalls", "write stalls (1 stopped, 0.5 delayed)", |s| {
-            Some(s.stall)
+            s.stall
         }),
         ("cache", "block cache hit rate (with statistics)", |s| {
             s.cache_hit_rate
@@ -209,7 +220,7 @@ pub(crate) fn plots(db: &Db, history: &History) -> String {
     for (id, title, value) in charts {
         let _ = write!(body, "<h2>{title}</h2>{}", line_chart(id, &points, value));
     }
-    page(&db_path(db), "plots", &body)
+    page("plots", body)
 }
 
 /// What a chart draws of each sample (`None`: nothing that second).
@@ -261,7 +272,7 @@ fn short(v: f64) -> String {
 }
 
 /// `/options`: the newest OPTIONS file, as written.
-pub(crate) fn options(db: &Db) -> String {
+pub(crate) fn options(db: &Db) -> Page {
     let newest = std::fs::read_dir(db.path())
         .into_iter()
         .flatten()
@@ -283,11 +294,11 @@ pub(crate) fn options(db: &Db) -> String {
         },
         None => "<p>No OPTIONS file.</p>".to_owned(),
     };
-    page(&db_path(db), "options", &body)
+    page("options", body)
 }
 
 /// `/log`: the LOG's last lines.
-pub(crate) fn log(db: &Db) -> String {
+pub(crate) fn log(db: &Db) -> Page {
     let path = db.path().join("LOG");
     let body = match std::fs::read_to_string(&path) {
         Ok(text) => {
@@ -302,5 +313,5 @@ pub(crate) fn log(db: &Db) -> String {
         }
         Err(e) => escape(&format!("{}: {e}", path.display())),
     };
-    page(&db_path(db), "LOG", &body)
+    page("LOG", body)
 }

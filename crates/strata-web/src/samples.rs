@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use strata::{Db, Ticker, WeakDb};
+use strata::{Db, Ticker};
+
+use crate::source::Source;
 
 /// Points kept: ten minutes at one a second.
 const KEEP: usize = 600;
@@ -17,10 +19,12 @@ pub(crate) struct Sample {
     pub at: f64,
     /// Sequence numbers used per second: keys written.
     pub writes_per_sec: f64,
-    /// Table bytes flushed and compacted per byte written, so far.
-    pub write_amp: f64,
-    /// 1 while writes are stopped, 0.5 while delayed, 0 otherwise.
-    pub stall: f64,
+    /// Table bytes flushed and compacted per byte written, so far (not
+    /// known to a read-only view).
+    pub write_amp: Option<f64>,
+    /// 1 while writes are stopped, 0.5 while delayed, 0 otherwise (not
+    /// known to a read-only view).
+    pub stall: Option<f64>,
     /// Block cache hits per lookup over the second (needs statistics).
     pub cache_hit_rate: Option<f64>,
 }
@@ -57,13 +61,19 @@ fn read(db: &Db) -> Reading {
     }
 }
 
-/// Samples `db` into `history` every second until `stop`.
-pub(crate) fn run(weak: &WeakDb, history: &Mutex<History>, stop: &AtomicBool) {
+/// Samples the database into `history` every second until `stop`. A
+/// read-only view gives a point each time it was reopened (at most one a
+/// second), its rates averaged over the time between the two opens; the
+/// writing process's own counters (bytes written, stalls) are not seen
+/// from it, so those are left out.
+pub(crate) fn run(source: &Source, history: &Mutex<History>, stop: &AtomicBool) {
     let start = Instant::now();
-    let Some(first) = weak.upgrade().map(|db| read(&db)) else {
+    let Some(first) = source.for_sample() else {
         return;
     };
-    let mut last = (Instant::now(), first);
+    let live = !source.is_read_only();
+    let mut last = (first.as_of, read(&first.db));
+    drop(first);
     while !stop.load(Ordering::Acquire) {
         // Short naps, so a stop is seen within a tenth of a second.
         std::thread::sleep(Duration::from_millis(100));
@@ -72,11 +82,15 @@ pub(crate) fn run(weak: &WeakDb, history: &Mutex<History>, stop: &AtomicBool) {
         }
         // A handle only for the sample: the view must not keep the
         // database open.
-        let Some(db) = weak.upgrade() else {
+        let Some(seen) = source.for_sample() else {
             return;
         };
-        let db = &db;
-        let now = (Instant::now(), read(db));
+        if seen.as_of.duration_since(last.0) < crate::SAMPLE_EVERY {
+            // A read-only view not reopened since the last point: nothing new.
+            continue;
+        }
+        let db = &seen.db;
+        let now = (seen.as_of, read(db));
         let secs = now.0.duration_since(last.0).as_secs_f64().max(1e-3);
         let (a, b) = (last.1, now.1);
         let lookups = (b.cache_hits + b.cache_misses).saturating_sub(a.cache_hits + a.cache_misses);
@@ -87,18 +101,20 @@ pub(crate) fn run(weak: &WeakDb, history: &Mutex<History>, stop: &AtomicBool) {
         } else {
             0.0
         };
+        let write_amp = if b.written > 0 {
+            b.table_bytes as f64 / b.written as f64
+        } else {
+            0.0
+        };
         let sample = Sample {
-            at: now.0.duration_since(start).as_secs_f64(),
+            at: now.0.saturating_duration_since(start).as_secs_f64(),
             writes_per_sec: b.sequence.saturating_sub(a.sequence) as f64 / secs,
-            write_amp: if b.written > 0 {
-                b.table_bytes as f64 / b.written as f64
-            } else {
-                0.0
-            },
-            stall,
+            write_amp: live.then_some(write_amp),
+            stall: live.then_some(stall),
             cache_hit_rate: (lookups > 0)
                 .then(|| b.cache_hits.saturating_sub(a.cache_hits) as f64 / lookups as f64),
         };
+        drop(seen);
         let mut h = history
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);

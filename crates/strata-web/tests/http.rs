@@ -196,3 +196,59 @@ fn the_view_as_a_service_lives_as_long_as_the_database() {
     );
     Db::open(dir.path(), options).unwrap().close().unwrap();
 }
+
+/// A read-only view shows its own handle, says as of when, reopens when a
+/// page is asked for after its interval, and keeps the older state (saying
+/// why) when a reopen fails.
+#[test]
+fn a_read_only_view_reopens_and_survives_a_failed_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_owned();
+    let writer = Db::open(
+        &path,
+        DbOptions {
+            create_if_missing: true,
+            ..DbOptions::default()
+        },
+    )
+    .unwrap();
+    writer.put("a", "1").unwrap();
+    let first = Db::open_read_only(&path, DbOptions::default()).unwrap();
+    let opens = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = opens.clone();
+    // The first two reopens work (the first two pages), the rest fail.
+    let reopen: strata_web::Reopen =
+        Box::new(
+            move || match counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+                0 | 1 => Db::open_read_only(&path, DbOptions::default()).map_err(|e| e.to_string()),
+                _ => Err("the disk is on fire".to_owned()),
+            },
+        );
+    // Reopened at every page.
+    let view = WebView::start_read_only(first, reopen, Duration::ZERO, "127.0.0.1:0").unwrap();
+    let metric = |n: u64| format!("rocksdb_estimate_num_keys{{cf=\"default\"}} {n}");
+
+    let (status, body) = get(view.addr(), "/metrics");
+    assert_eq!(status, 200);
+    assert!(body.contains(&metric(1)), "{body}");
+    writer.put("b", "2").unwrap();
+    let (status, page) = get(view.addr(), "/");
+    assert_eq!(status, 200);
+    assert!(page.contains("Read-only view as of"), "{page}");
+    assert!(!page.contains("reopen failed"), "{page}");
+    let (_, body) = get(view.addr(), "/metrics");
+    // This reopen failed: the state of the one before is still served.
+    assert!(
+        body.contains(&metric(2)),
+        "the view did not follow the writer: {body}"
+    );
+    let (status, page) = get(view.addr(), "/tables");
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("The last reopen failed: the disk is on fire"),
+        "{page}"
+    );
+    assert_eq!(opens.load(std::sync::atomic::Ordering::SeqCst), 4);
+    drop(view);
+    writer.close().unwrap();
+}
