@@ -250,16 +250,23 @@ pub fn with_db_read_only<T>(
     options: DbOptions,
     f: impl FnOnce(&Db, &ColumnFamily) -> CliResult<T>,
 ) -> CliResult<T> {
-    let dir = flags.db_dir()?;
-    let (options, families) = stored_options(dir, options)?;
-    let (options, _) = flags.with_family_flags(options, families)?;
-    let db = Db::open_read_only(dir, options)?;
+    let db = open_read_only(flags, options)?;
     // Writes after damage in a WAL are not there to read: say so, rather
     // than answer as if the database were whole.
     for damage in db.wal_damage() {
         eprintln!("warning: {damage}");
     }
     run_and_close(db, |db| f(db, &flags.family(db)?))
+}
+
+/// Opens the database read-only with its stored options and this command's
+/// family flags, as [`with_db_read_only`] does, for a caller that keeps the
+/// handle (and reports its WAL damage) itself.
+pub fn open_read_only(flags: &DbFlags, options: DbOptions) -> CliResult<Db> {
+    let dir = flags.db_dir()?;
+    let (options, families) = stored_options(dir, options)?;
+    let (options, _) = flags.with_family_flags(options, families)?;
+    Ok(Db::open_read_only(dir, options)?)
 }
 
 pub fn run_and_close<T>(db: Db, f: impl FnOnce(&Db) -> CliResult<T>) -> CliResult<T> {
