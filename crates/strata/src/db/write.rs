@@ -238,6 +238,18 @@ fn lead(
     let last_seq = first_seq + count - 1;
     state.versions.set_last_sequence(last_seq);
     let pending = inner.publisher.enqueue(last_seq, group.len());
+    // The memtables are taken while the families were checked live: a
+    // family dropped while the group is in the WAL write keeps its memtable
+    // here, so the group still commits whole and the dropped family's part
+    // goes with the family (as in RocksDB). Taken after the write, a dropped
+    // family's memtable would be missing and half the batch applied.
+    let mems = FamilyMemTables::new(
+        state
+            .cfs
+            .iter()
+            .map(|(&id, family)| (id, family.mem.clone()))
+            .collect(),
+    );
     let timer = PerfTimer::start();
     let logged = MutexGuard::unlocked(&mut state, || write_wal(inner, &group, first_seq));
     timer.stop(|c| &mut c.write_wal_time);
@@ -252,13 +264,7 @@ fn lead(
                     }
                 }
             }
-            Some(FamilyMemTables::new(
-                state
-                    .cfs
-                    .iter()
-                    .map(|(&id, family)| (id, family.mem.clone()))
-                    .collect(),
-            ))
+            Some(mems)
         }
         Err(e) => {
             info!(inner.info_log, "write failed, refusing further writes: {e}");

@@ -117,9 +117,11 @@ impl FamilyMemTables {
         FamilyMemTables { mems }
     }
 
-    /// Inserts `batch` into its families' memtables. A family missing here
-    /// was checked live under the DB mutex before the group was formed, so
-    /// it is a bug; fail rather than drop the records.
+    /// Inserts `batch` into its families' memtables. Every family the batch
+    /// names was checked live under the DB mutex when these memtables were
+    /// taken, in the same critical section (a family dropped since keeps its
+    /// memtable here), so a missing one is a bug; fail rather than drop the
+    /// records.
     pub(crate) fn insert(&self, batch: &WriteBatch) -> Result<()> {
         batch.insert_into(
             &|cf| match self.mems.binary_search_by_key(&cf, |(id, _)| *id) {
