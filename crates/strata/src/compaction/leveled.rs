@@ -262,7 +262,7 @@ pub fn manual_task(
 /// of their record bytes, a table that references the oldest of them is
 /// rewritten (into the next level, or in place at the last), which relocates
 /// its values out of those files. `None` when garbage collection is off,
-/// nothing is due, or every such table is busy.
+/// those files hold no garbage, nothing is due, or every such table is busy.
 pub fn pick_forced_blob_gc(
     version: &Version,
     options: &CompactionOptions,
@@ -278,7 +278,12 @@ pub fn pick_forced_blob_gc(
     let (garbage, total) = files.values().take(within).fold((0u64, 0u64), |(g, t), b| {
         (g + b.garbage_bytes, t + b.addition.record_bytes)
     });
-    if within == 0 || (garbage as f64) < blob.blob_garbage_collection_force_threshold * total as f64
+    // Files without garbage are never rewritten, whatever the threshold: at
+    // 0.0 the ratio test alone holds with no garbage at all, and the same
+    // values would be copied from file to file forever.
+    if within == 0
+        || garbage == 0
+        || (garbage as f64) < blob.blob_garbage_collection_force_threshold * total as f64
     {
         return None;
     }

@@ -16,10 +16,10 @@ use parking_lot::MutexGuard;
 
 use super::events::{self, Event};
 use super::info_log::info;
-use super::manifest_writer;
+use super::{manifest_writer, stall};
 use super::{DbInner, DbState};
 use crate::compaction::blobs::BlobContext;
-use crate::compaction::{fifo, job, leveled, universal, CompactionTask};
+use crate::compaction::{fifo, job, leveled, universal, CompactionReason, CompactionTask};
 use crate::crash_point::crash_point;
 use crate::error::{Error, Result};
 use crate::filename::{blob_file_name, parse_file_name, table_file_name, FileType};
@@ -45,17 +45,58 @@ pub(super) fn spawn_compaction_threads(
         .map_err(|e| Error::io("start a compaction thread for", &inner.dir, e))
 }
 
-/// Picks the next due compaction of any family, with the family's id, if
-/// the database is healthy.
+/// Picks the next compaction of any family, with the family's id, if the
+/// database is healthy: the most urgent one (see [`Urgency`]), the highest
+/// score among equals, the lowest family id among ties. Taking the first
+/// family with any work let one family that always has work (forced blob
+/// garbage collection) starve the others into a permanent write stop.
 pub(super) fn pick_task(inner: &DbInner, state: &DbState) -> Option<(u32, CompactionTask)> {
     if state.recovery.bg_error.is_some() {
         return None;
     }
-    state.cfs.keys().find_map(|&id| {
-        pick_task_of(inner, state, id)
-            .filter(|task| !writes_where_one_runs(state, id, task))
-            .map(|task| (id, task))
-    })
+    let mut best: Option<(Urgency, u32, CompactionTask)> = None;
+    for &id in state.cfs.keys() {
+        let Some(task) = pick_task_of(inner, state, id) else {
+            continue;
+        };
+        if writes_where_one_runs(state, id, &task) {
+            continue;
+        }
+        let urgency = urgency(state, id, &task);
+        let better = best.as_ref().is_none_or(|(u, _, b)| {
+            urgency > *u || (urgency == *u && task.score > b.score)
+        });
+        if better {
+            best = Some((urgency, id, task));
+        }
+    }
+    best.map(|(_, id, task)| (id, task))
+}
+
+/// How much a compaction matters to writers, least first. RocksDB queues
+/// families that need compaction and serves them by score; here a family
+/// whose writes are slowed or stopped comes first, so no amount of work
+/// elsewhere can hold its writers back forever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Urgency {
+    /// Work no write waits for: forced blob garbage collection, FIFO's TTL.
+    Optional,
+    /// A level past its target (or an L0 past its trigger).
+    Due,
+    /// The family's writes are slowed or stopped until it compacts.
+    Stalling,
+}
+
+fn urgency(state: &DbState, id: u32, task: &CompactionTask) -> Urgency {
+    let stalling = state.cfs.get(&id).is_some_and(|family| {
+        let l0_files = state.versions.current(id).num_files(0);
+        stall::family_condition(family, l0_files).is_some()
+    });
+    match task.reason {
+        _ if stalling => Urgency::Stalling,
+        CompactionReason::ForcedBlobGc | CompactionReason::FifoTtl => Urgency::Optional,
+        _ => Urgency::Due,
+    }
 }
 
 /// A running compaction: what no other may write over until it installs.
