@@ -109,6 +109,7 @@ pub(super) fn open(
     versions.set_file_search(file_search(&options));
     let (family_options, missing) = match_families(&versions, &options, families)?;
     open_checks::check_comparators(&versions, &family_options)?;
+    open_checks::check_merge_operators(&versions, &family_options)?;
     if !missing.is_empty() && !options.create_missing_column_families {
         let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
         return Err(Error::invalid_argument(
@@ -159,6 +160,13 @@ pub(super) fn open(
     let wal_file = fs.create(&log_file_name(dir, new_log))?;
     fs.sync_dir(dir)?;
     crash_point!("recovery.new_wal");
+    // Families opened with a merge operator for the first time record it,
+    // in the new MANIFEST's records, so a later open with another is refused.
+    for (&id, cf_options) in &family_options {
+        if let (Some(op), None) = (&cf_options.merge_operator, versions.merge_operator(id)) {
+            edits.entry(id).or_default().merge_operator = Some(op.name().to_owned());
+        }
+    }
     for (&id, edit) in &mut edits {
         versions.apply_unlogged(edit.set_column_family(id))?;
     }
@@ -173,6 +181,7 @@ pub(super) fn open(
         edit.add_column_family(id, name.clone())
             .set_comparator_name(manifest_comparator_name(&order))
             .set_log_number(new_log);
+        edit.merge_operator = cf_options.merge_operator.as_ref().map(|op| op.name().to_owned());
         versions.log_and_apply(&mut edit)?;
         info!(info_log, "created column family {name:?} (id {id})");
         family_options.insert(id, Arc::new(cf_options));
@@ -366,6 +375,7 @@ fn recover_read_only(
     let logs = logs_to_replay(&**fs, dir, &mut versions, listing)?;
     let family_options = read_only_family_options(fs, dir, options, given, &versions);
     open_checks::check_comparators(&versions, &family_options)?;
+    open_checks::check_merge_operators(&versions, &family_options)?;
     let mut imm: BTreeMap<u32, Vec<Arc<MemTable>>> = BTreeMap::new();
     let replay = replay_logs(
         dir,

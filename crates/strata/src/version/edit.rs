@@ -19,6 +19,8 @@
 //! 201     column_family_add varint32 len + UTF-8 name                     0..1
 //! 202     column_family_drop (no payload)                                 0..1
 //! 203     max_column_family varint32                                      0..1
+//! 204|0x2000 merge_operator varint32 len + UTF-8 name of the family's     0..1
+//!                           merge operator (ignorable)
 //! 400     blob_file_addition  see `blob_files.rs`                         0..n
 //! 401     blob_file_garbage   see `blob_files.rs`                         0..n
 //!   t | 0x2000 (ignorable)  varint32 len + payload, skipped if unknown    0..n
@@ -72,11 +74,11 @@
 //! rules out such a cut, as in LevelDB and RocksDB.
 
 use std::cmp::Ordering;
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use crate::encoding::{put_length_prefixed, put_varint32, put_varint64, Decoder};
 use crate::error::{Error, Result};
-use crate::key::{ParsedInternalKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, TAG_LEN};
+use crate::key::{SequenceNumber, MAX_SEQUENCE_NUMBER, TAG_LEN};
 use crate::key_order::KeyComparator;
 use crate::version::blob_files::{
     decode_addition, decode_blob_numbers, decode_garbage, encode_addition, encode_blob_numbers,
@@ -107,6 +109,9 @@ const TAG_COLUMN_FAMILY: u32 = 200;
 const TAG_COLUMN_FAMILY_ADD: u32 = 201;
 const TAG_COLUMN_FAMILY_DROP: u32 = 202;
 const TAG_MAX_COLUMN_FAMILY: u32 = 203;
+/// Ignorable: a reader that predates it only loses the check that a family
+/// reopens with the merge operator its operands were written for.
+const TAG_MERGE_OPERATOR: u32 = 204 | TAG_IGNORABLE;
 /// Tags with this bit set carry a varint32 length and may be skipped.
 pub const TAG_IGNORABLE: u32 = 1 << 13;
 
@@ -249,6 +254,10 @@ pub struct VersionEdit {
     /// know, or a version that predates the tag, refuses the MANIFEST
     /// instead of misreading those WALs.
     pub wal_features: Option<u64>,
+    /// The name of the merge operator the family's merge operands are
+    /// written for ([`crate::MergeOperator::name`]), recorded once the
+    /// family is opened with one; an open with another, or none, is refused.
+    pub merge_operator: Option<String>,
     /// Blob files joining the family's version.
     pub blob_file_additions: Vec<BlobFileAddition>,
     /// Garbage in the family's blob files, left by the edit's compaction.
@@ -427,6 +436,10 @@ impl VersionEdit {
             put_varint32(&mut dst, TAG_WAL_FEATURES);
             put_varint64(&mut dst, bits);
         }
+        if let Some(name) = &self.merge_operator {
+            put_varint32(&mut dst, TAG_MERGE_OPERATOR);
+            put_length_prefixed(&mut dst, name.as_bytes());
+        }
         dst
     }
 
@@ -532,6 +545,12 @@ impl VersionEdit {
                 TAG_MAX_COLUMN_FAMILY => {
                     let v = need(d.varint32(), at, "max column family")?;
                     set_once(&mut edit.max_column_family, v, at, "max column family")?;
+                }
+                TAG_MERGE_OPERATOR => {
+                    let name = need(read_len_prefixed(&mut d), at, "merge operator name")?;
+                    let name = std::str::from_utf8(name)
+                        .map_err(|_| corrupt(at, "merge operator name is not UTF-8"))?;
+                    set_once(&mut edit.merge_operator, name.to_owned(), at, "merge operator")?;
                 }
                 TAG_BLOB_FILE_ADDITION => {
                     let addition = decode_addition(&mut d).map_err(|what| corrupt(at, what))?;
@@ -670,119 +689,8 @@ fn corrupt(at: usize, reason: impl fmt::Display) -> Error {
     Error::corruption("", 0, format!("version edit field at byte {at}: {reason}"))
 }
 
-/// One line per field, for `strata manifest_dump`:
-///
-/// ```text
-/// comparator: strata.bytewise
-/// log_number: 12
-/// next_file_number: 15
-/// last_sequence: 1000
-/// delete file L1 #7
-/// add file L0 #13 size=4096 seq=[1,500] keys=['a'@500 .. 'z'@1]
-/// ```
-impl fmt::Display for VersionEdit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut lines = Vec::new();
-        if let Some(name) = &self.comparator {
-            lines.push(format!("comparator: {name}"));
-        }
-        let scalars = [
-            ("log_number", self.log_number),
-            ("next_file_number", self.next_file_number),
-            ("last_sequence", self.last_sequence),
-        ];
-        for (name, value) in scalars {
-            if let Some(v) = value {
-                lines.push(format!("{name}: {v}"));
-            }
-        }
-        for (level, number) in &self.deleted_files {
-            lines.push(format!("delete file L{level} #{number}"));
-        }
-        for (level, m) in &self.new_files {
-            let mut line = format!(
-                "add file L{level} #{} size={} seq=[{},{}] keys=[{} .. {}]",
-                m.number,
-                m.file_size,
-                m.smallest_seqno,
-                m.largest_seqno,
-                display_internal_key(&m.smallest),
-                display_internal_key(&m.largest),
-            );
-            if !m.blob_files.is_empty() {
-                let numbers: Vec<String> = m.blob_files.iter().map(|n| format!("#{n}")).collect();
-                let _ = write!(line, " blob_files=[{}]", numbers.join(","));
-            }
-            if let Some(seq) = m.global_seqno {
-                let _ = write!(line, " global_seqno={seq}");
-            }
-            lines.push(line);
-        }
-        lines.extend(self.blob_file_additions.iter().map(|a| a.to_string()));
-        lines.extend(self.blob_file_garbage.iter().map(|g| g.to_string()));
-        if let Some(n) = self.min_log_number_to_keep {
-            lines.push(format!("min_log_number_to_keep: {n}"));
-        }
-        if let Some(bits) = self.wal_features {
-            lines.push(format!("wal_features: {bits:#x}"));
-        }
-        if self.column_family != 0 {
-            lines.push(format!("column_family: {}", self.column_family));
-        }
-        if let Some(name) = &self.column_family_add {
-            lines.push(format!("add column family {name:?}"));
-        }
-        if self.column_family_drop {
-            lines.push("drop column family".to_owned());
-        }
-        if let Some(max) = self.max_column_family {
-            lines.push(format!("max_column_family: {max}"));
-        }
-        if lines.is_empty() {
-            return f.write_str("(empty edit)");
-        }
-        f.write_str(&lines.join("\n"))
-    }
-}
-
-/// Renders an internal key as `'user'@seq` (printable ASCII) or `0x75736572@seq`,
-/// with `:del` for deletions and `:type=N` for other type bytes. A key too short
-/// to be an internal key is shown whole in hex with `(bad)`.
-fn display_internal_key(ikey: &[u8]) -> String {
-    let Some(parsed) = ParsedInternalKey::parse(ikey) else {
-        return format!("{}(bad)", hex(ikey));
-    };
-    let user = parsed.user_key;
-    let printable = user
-        .iter()
-        .all(|&b| (0x20..=0x7e).contains(&b) && b != b'\'' && b != b'\\');
-    let mut out = if printable {
-        format!("'{}'", String::from_utf8_lossy(user))
-    } else {
-        hex(user)
-    };
-    let _ = write!(out, "@{}", parsed.seq);
-    match parsed.value_type() {
-        Some(ValueType::Put) => {}
-        Some(ValueType::Delete) => out.push_str(":del"),
-        Some(ValueType::Merge) => out.push_str(":merge"),
-        Some(ValueType::RangeDeletion) => out.push_str(":rangedel"),
-        Some(ValueType::BlobIndex) => out.push_str(":blob"),
-        None => {
-            let _ = write!(out, ":type={}", parsed.type_code);
-        }
-    }
-    out
-}
-
-fn hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(2 + 2 * bytes.len());
-    out.push_str("0x");
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
-}
+#[path = "edit_text.rs"]
+mod text;
 
 #[cfg(test)]
 #[path = "edit_tests.rs"]

@@ -1,7 +1,8 @@
 //! Tests of the version edit encoding.
 
 use super::*;
-use crate::key::internal_key;
+use super::text::display_internal_key;
+use crate::key::{internal_key, ValueType};
 use crate::version::blob_files::{BlobFileAddition, BlobFileGarbage};
 use proptest::prelude::*;
 
@@ -354,6 +355,7 @@ prop_compose! {
 
 prop_compose! {
     fn edit()(comparator in proptest::option::of(".{0,20}"),
+              merge_operator in proptest::option::of(".{0,20}"),
               log_number in proptest::option::of(any::<u64>()),
               next_file_number in proptest::option::of(any::<u64>()),
               last_sequence in proptest::option::of(0..=MAX_SEQUENCE_NUMBER),
@@ -378,7 +380,8 @@ prop_compose! {
             .collect();
         VersionEdit { comparator, log_number, next_file_number, last_sequence, deleted_files, new_files,
                       column_family, column_family_add, column_family_drop, max_column_family,
-                      min_log_number_to_keep, wal_features, blob_file_additions, blob_file_garbage }
+                      min_log_number_to_keep, wal_features, merge_operator, blob_file_additions,
+                      blob_file_garbage }
     }
 }
 
@@ -450,6 +453,16 @@ fn column_family_golden_bytes() {
         e.to_string(),
         "log_number: 9\ndelete file L2 #5\nmin_log_number_to_keep: 8\nwal_features: 0x1\ncolumn_family: 3\nadd column family \"cf\"\nmax_column_family: 3"
     );
+    let mut merge = VersionEdit::new();
+    merge.set_column_family(3).merge_operator = Some("Op".into());
+    #[rustfmt::skip]
+    let expected: &[u8] = &[
+        0xc8, 0x01, 3,                  // column_family 3
+        0xcc, 0x41, 2, b'O', b'p',      // merge_operator (204 | 0x2000) "Op"
+    ];
+    assert_eq!(merge.encode(), expected);
+    assert_eq!(VersionEdit::decode(expected).unwrap(), merge);
+    assert_eq!(merge.to_string(), "merge_operator: Op\ncolumn_family: 3");
     let mut drop = VersionEdit::new();
     drop.drop_column_family(3);
     assert_eq!(drop.encode(), [0xc8, 0x01, 3, 0xca, 0x01]);

@@ -100,6 +100,8 @@ struct Family {
     /// WALs numbered below this hold nothing of this family's that is not in
     /// one of its tables.
     log_number: u64,
+    /// The merge operator its merge operands were written for, once known.
+    merge_operator: Option<String>,
 }
 
 /// What one edit does to the families.
@@ -153,6 +155,7 @@ impl VersionSet {
             name: DEFAULT_COLUMN_FAMILY_NAME.to_owned(),
             current: Arc::new(Version::empty(FileSearch::default(), order)),
             log_number: 0,
+            merge_operator: None,
         };
         VersionSet {
             dir: dir.to_path_buf(),
@@ -312,6 +315,7 @@ impl VersionSet {
                 name: name.clone(),
                 current: Arc::new(Version::empty(self.file_search, order).apply(edit)?),
                 log_number: edit.log_number.unwrap_or(0),
+                merge_operator: edit.merge_operator.clone(),
             }));
         }
         let family = self.families.get(&id).ok_or_else(|| {
@@ -365,6 +369,9 @@ impl VersionSet {
                     if let Some(l) = edit.log_number {
                         family.log_number = l;
                     }
+                    if let Some(name) = &edit.merge_operator {
+                        family.merge_operator = Some(name.clone());
+                    }
                     let old = std::mem::replace(&mut family.current, version);
                     self.older.push(Arc::downgrade(&old));
                 }
@@ -383,6 +390,12 @@ impl VersionSet {
     /// The live families as `(id, name)`, by id (the default family first).
     pub fn families(&self) -> impl Iterator<Item = (u32, &str)> {
         self.families.iter().map(|(id, f)| (*id, f.name.as_str()))
+    }
+
+    /// The name of the merge operator family `id`'s merge operands were
+    /// written for, if one is on record.
+    pub fn merge_operator(&self, id: u32) -> Option<&str> {
+        self.families.get(&id)?.merge_operator.as_deref()
     }
 
     /// The id of the live family named `name`.
@@ -469,6 +482,7 @@ impl VersionSet {
                     edit.add_column_family(id, family.name.clone());
                 }
                 edit.set_log_number(family.log_number);
+                edit.merge_operator.clone_from(&family.merge_operator);
                 for (level, f) in family.current.all_files() {
                     edit.add_file(level as u32, (**f).clone());
                 }
