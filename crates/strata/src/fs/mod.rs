@@ -78,6 +78,12 @@ macro_rules! forward_to_inner {
         ) -> $crate::error::Result<bool> {
             self.inner.hard_link(from, to)
         }
+        fn reopen_writable(
+            &self,
+            path: &std::path::Path,
+        ) -> $crate::error::Result<Box<dyn $crate::fs::WritableFile>> {
+            self.inner.reopen_writable(path)
+        }
     };
 }
 pub(crate) use forward_to_inner;
@@ -249,5 +255,20 @@ pub trait Fs: Send + Sync + fmt::Debug {
     fn hard_link(&self, from: &Path, to: &Path) -> Result<bool> {
         let _ = (from, to);
         Ok(false)
+    }
+    /// Opens the existing file `path` for appending at its end (RocksDB's
+    /// `ReopenWritableFile`); the handle's [`len`](WritableFile::len) starts
+    /// at the file's size. Appended bytes are as durable as any append:
+    /// lost to a crash until [`sync`](WritableFile::sync), and a hard link's
+    /// other names see them too. By default it fails: a file system written
+    /// before the method existed cannot append to an existing file, and
+    /// ingestion (which appends to the tables it takes in) then fails with
+    /// this error rather than do something else.
+    fn reopen_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let err = std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "this file system cannot reopen a file for appending",
+        );
+        Err(crate::error::Error::io("reopen for appending", path, err))
     }
 }

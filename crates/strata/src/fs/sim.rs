@@ -31,7 +31,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -197,45 +197,6 @@ impl Inode {
                 _ => synced,
             },
         }
-    }
-}
-
-/// Holds file syncs for [`SimFs::hold_syncs`]. Its own lock, so a held sync
-/// does not block the rest of the file system.
-#[derive(Default)]
-struct SyncGate {
-    state: Mutex<SyncGateState>,
-    opened: Condvar,
-}
-
-#[derive(Default)]
-struct SyncGateState {
-    held: bool,
-    /// While held, only syncs of files whose name contains this are held.
-    only: Option<String>,
-    /// Syncs waiting for the gate to open.
-    waiting: usize,
-}
-
-impl SyncGate {
-    /// Returns at once while the gate is open (or holds only other files),
-    /// else when it opens.
-    fn pass(&self, path: &Path) {
-        let mut state = self.state.lock();
-        let name = path.file_name().map(|n| n.to_string_lossy());
-        let held_here = match (&state.only, &name) {
-            (None, _) => true,
-            (Some(part), Some(name)) => name.contains(part.as_str()),
-            (Some(_), None) => false,
-        };
-        if !state.held || !held_here {
-            return;
-        }
-        state.waiting += 1;
-        while state.held {
-            self.opened.wait(&mut state);
-        }
-        state.waiting -= 1;
     }
 }
 
@@ -628,6 +589,27 @@ impl SimFs {
     pub fn total_bytes(&self) -> u64 {
         self.state.lock().live_bytes()
     }
+
+    /// A new handle appending to inode `id`, named `path`, now `len` bytes.
+    fn writable(
+        &self,
+        state: &mut State,
+        id: InodeId,
+        path: PathBuf,
+        len: u64,
+    ) -> Box<dyn WritableFile> {
+        state.add_handle(id);
+        Box::new(SimWritableFile {
+            handle: Handle {
+                state: Arc::clone(&self.state),
+                inode: id,
+                generation: state.generation,
+                path,
+            },
+            len,
+            buffer: state.buffer_appends.then(Vec::new),
+        })
+    }
 }
 
 impl Fs for SimFs {
@@ -657,20 +639,10 @@ impl Fs for SimFs {
             return Err(os_error("create", &path, libc::EISDIR));
         }
         let id = state.new_inode();
-        state.add_handle(id);
         if let Some(replaced) = state.current.insert(path.clone(), id) {
             state.forget_if_unreferenced(replaced);
         }
-        Ok(Box::new(SimWritableFile {
-            handle: Handle {
-                state: Arc::clone(&self.state),
-                inode: id,
-                generation: state.generation,
-                path,
-            },
-            len: 0,
-            buffer: state.buffer_appends.then(Vec::new),
-        }))
+        Ok(self.writable(&mut state, id, path, 0))
     }
 
     /// Reads see the inode's bytes at the time of each read; `options` change
@@ -798,10 +770,23 @@ impl Fs for SimFs {
         let state = self.state.lock();
         Ok(state.current.contains_key(&path) || state.is_dir(&path))
     }
+
+    /// Counted as an open. The appends land on the file's inode as any
+    /// append does: unsynced, a crash may drop or tear them.
+    fn reopen_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let path = normalize(path);
+        let mut state = self.state.lock();
+        state.begin(OpKind::Open, &path)?;
+        let id = state.file("reopen for appending", &path)?;
+        let len = state.inode_mut(OpKind::Open, &path, id)?.data.len() as u64;
+        Ok(self.writable(&mut state, id, path, len))
+    }
 }
 
 mod handles;
+mod sync_gate;
 use handles::{Handle, SimFileLock, SimRandomAccessFile, SimWritableFile};
+use sync_gate::SyncGate;
 
 #[cfg(test)]
 mod tests;

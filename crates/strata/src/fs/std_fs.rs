@@ -152,6 +152,27 @@ impl Fs for StdFs {
             Err(e) => Err(Error::io("link", to, e)),
         }
     }
+
+    fn reopen_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        // O_APPEND: every write lands at the end, whatever the offset.
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::io("reopen for appending", path, e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io("stat", path, e))?
+            .len();
+        Ok(Box::new(StdWritableFile {
+            file,
+            path: path.to_path_buf(),
+            buffer: Vec::with_capacity(WRITE_BUFFER_BYTES),
+            bytes_handed_to_os: len,
+            // Reopened files take small tails: no reservation, so the drop
+            // never trims the file either.
+            preallocated: u64::MAX,
+        }))
+    }
 }
 
 /// A file being appended to through a user-space buffer.
@@ -433,6 +454,25 @@ pub(super) mod tests {
         write_file(&StdFs, &path, b"long contents");
         write_file(&StdFs, &path, b"short");
         assert_eq!(std::fs::read(&path).unwrap(), b"short");
+    }
+
+    /// A reopened file appends after its bytes, counts them in `len`, and
+    /// a hard link's other name sees the append.
+    #[test]
+    fn reopen_appends_at_the_end_through_every_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000005.sst");
+        let link = dir.path().join("000006.sst");
+        write_file(&StdFs, &path, b"table");
+        assert!(StdFs.hard_link(&path, &link).unwrap());
+        let mut file = StdFs.reopen_writable(&link).unwrap();
+        assert_eq!(file.len(), 5);
+        file.append(b"+tail").unwrap();
+        assert_eq!(file.len(), 10);
+        file.sync().unwrap();
+        drop(file);
+        assert_eq!(std::fs::read(&path).unwrap(), b"table+tail");
+        assert!(StdFs.reopen_writable(&dir.path().join("nope")).is_err());
     }
 
     #[test]

@@ -44,7 +44,8 @@ impl fmt::Debug for Handle {
 #[derive(Debug)]
 pub(super) struct SimWritableFile {
     pub(super) handle: Handle,
-    /// Bytes appended through this handle (the inode is new at create),
+    /// The file's length as this handle sees it: its bytes at open (none
+    /// for a created file, a new inode) plus every append through it,
     /// buffered ones included.
     pub(super) len: u64,
     /// Appended bytes not yet handed to the inode; `None` when appends

@@ -559,3 +559,47 @@ fn buffered_appends_wait_for_a_flush_and_die_with_a_crash() {
     drop(file);
     assert_eq!(fs.file_contents(&other).unwrap(), b"kept");
 }
+
+/// A reopened file appends after its bytes, through the same inode, with
+/// the crash semantics of any append: unsynced, the tail is lost or torn;
+/// synced, it stays. Reopening a missing file fails, and counts as an open.
+#[test]
+fn reopened_files_append_with_the_usual_crash_semantics() {
+    let tear = CrashMode {
+        data: DataLoss::TearLastWrite,
+        lose_unsynced_dir_entries: true,
+    };
+    for (mode, synced) in [
+        (CrashMode::POWER_LOSS, false),
+        (tear, false),
+        (CrashMode::POWER_LOSS, true),
+        (CrashMode::PROCESS_KILL, false),
+    ] {
+        let fs = fs_with_db(11);
+        let path = p("/db/000009.sst");
+        write_partly_synced(&fs, &path, b"table", b"");
+        let opens = fs.op_count(OpKind::Open);
+        let mut file = fs.reopen_writable(&path).unwrap();
+        assert_eq!(fs.op_count(OpKind::Open), opens + 1);
+        assert_eq!(file.len(), 5);
+        file.append(b"+tail").unwrap();
+        assert_eq!(file.len(), 10);
+        if synced {
+            file.sync().unwrap();
+        }
+        assert_eq!(fs.file_contents(&path).unwrap(), b"table+tail");
+        fs.crash(mode);
+        let got = fs.file_contents(&path).unwrap();
+        if synced || mode == CrashMode::PROCESS_KILL {
+            assert_eq!(got, b"table+tail", "{mode:?}");
+        } else {
+            assert!(got.len() >= 5 && got.len() < 10, "{mode:?}: {got:?}");
+            assert_eq!(got[..], b"table+tail"[..got.len()]);
+        }
+    }
+    let fs = fs_with_db(12);
+    assert_eq!(
+        io_kind(fs.reopen_writable(&p("/db/missing")).err().unwrap()),
+        io::ErrorKind::NotFound
+    );
+}
