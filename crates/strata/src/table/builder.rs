@@ -18,9 +18,9 @@ use crate::range_del::{range_end_sentinel, FragmentedRangeTombstones, RangeTombs
 use crate::table::block_builder::BlockBuilder;
 use crate::table::filter::BloomBuilder;
 use crate::table::format::{
-    BlockHandle, Footer, FILTER_BLOCK_NAME, FORMAT_VERSION_PLAIN, FORMAT_VERSION_RANGE_DEL,
-    FORMAT_VERSION_TWO_LEVEL_INDEX, PARTITIONED_FILTER_BLOCK_NAME, PROPERTIES_BLOCK_NAME,
-    RANGE_DEL_BLOCK_NAME,
+    block_trailer, BlockHandle, Footer, FILTER_BLOCK_NAME, FORMAT_VERSION_PLAIN,
+    FORMAT_VERSION_RANGE_DEL, FORMAT_VERSION_TWO_LEVEL_INDEX, PARTITIONED_FILTER_BLOCK_NAME,
+    PROPERTIES_BLOCK_NAME, RANGE_DEL_BLOCK_NAME,
 };
 use crate::table::partitioner::Partitioner;
 use crate::table::properties::TableProperties;
@@ -514,11 +514,7 @@ fn write_block(
         offset: *offset,
         size: contents.len() as u64,
     };
-    let type_byte = compression.code();
-    let crc = checksum.checksum_with_byte(contents, type_byte);
-    let mut trailer = [0u8; 5];
-    trailer[0] = type_byte;
-    trailer[1..].copy_from_slice(&crc.to_le_bytes());
+    let trailer = block_trailer(contents, compression, checksum);
     file.append(contents)?;
     file.append(&trailer)?;
     *offset += contents.len() as u64 + trailer.len() as u64;

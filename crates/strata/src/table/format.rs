@@ -13,6 +13,10 @@
 //! | metaindex      | trailer |  meta block name -> handle (filter, range-del,
 //! |                          |  properties)
 //! | footer (57 bytes)        |
+//! +--------------------------+  file size, or where a global seqno tail starts
+//! | properties     | trailer |  ingested tables only (see `seqno_tail`): the
+//! | metaindex      | trailer |  properties again with the global seqno added,
+//! | footer (57 bytes)        |  a metaindex pointing at them, a footer
 //! +--------------------------+  file size
 //!
 //! format version 3 (two-level index): the index and, optionally, the filter
@@ -57,8 +61,12 @@
 //! Only version 3 may have a partitioned filter
 //! ```
 //!
-//! The blocks tile the file with no gaps, so every byte is covered by a block
-//! checksum, a trailer, or the footer checksum; `verify` checks the tiling too.
+//! Readers start from the last footer. The blocks it leads to tile the file
+//! with no gaps, but for one shape: in an ingested table, the properties,
+//! metaindex and footer a global seqno tail superseded lie between the index
+//! and the tail. So every byte is covered by a block checksum, a trailer, or
+//! a footer checksum; `verify` checks the tiling too, and that the bytes
+//! superseded are exactly that.
 
 use crate::encoding::{put_varint64, Decoder, MAX_VARINT64_LEN};
 
@@ -94,6 +102,21 @@ pub const PARTITIONED_FILTER_BLOCK_NAME: &[u8] = b"strata.filter.partitioned.blo
 pub const PROPERTIES_BLOCK_NAME: &[u8] = b"strata.properties";
 /// Name of the range-deletion block in the metaindex (RocksDB's name).
 pub const RANGE_DEL_BLOCK_NAME: &[u8] = b"rocksdb.range_del";
+
+/// The trailer of a block of `contents` stored with `compression`: the
+/// type byte, then the checksum of the contents and that byte.
+pub fn block_trailer(
+    contents: &[u8],
+    compression: crate::compression::CompressionType,
+    checksum: crate::checksum::ChecksumType,
+) -> [u8; BLOCK_TRAILER_LEN] {
+    let type_byte = compression.code();
+    let crc = checksum.checksum_with_byte(contents, type_byte);
+    let mut trailer = [0u8; BLOCK_TRAILER_LEN];
+    trailer[0] = type_byte;
+    trailer[1..].copy_from_slice(&crc.to_le_bytes());
+    trailer
+}
 
 /// Where a block lives in the file: its offset and its size without the trailer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

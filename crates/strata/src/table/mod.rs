@@ -18,6 +18,7 @@ mod partitioner;
 pub mod prefetch;
 pub mod properties;
 pub mod reader;
+pub(crate) mod seqno_tail;
 pub mod sst_file_writer;
 mod two_level;
 mod verify;
@@ -36,5 +37,7 @@ pub use verify::VerifyReport;
 mod partitioned_tests;
 #[cfg(test)]
 mod range_del_tests;
+#[cfg(test)]
+mod seqno_tail_tests;
 #[cfg(test)]
 mod tests;

@@ -154,50 +154,20 @@ impl TableReader {
         order: Option<&KeyComparator>,
     ) -> Result<TableReader> {
         let path: Arc<Path> = Arc::from(path);
-        let file_size = file.len();
         let corrupt = |offset: u64, reason: String| Error::corruption(&path, offset, reason);
-        let footer_at = file_size.checked_sub(FOOTER_LEN as u64).ok_or_else(|| {
-            corrupt(
-                0,
-                format!("file of {file_size} bytes is too short for a table"),
-            )
-        })?;
-        let footer_bytes = file.read_at(footer_at, FOOTER_LEN)?;
-        let footer = Footer::decode(&footer_bytes).map_err(|r| corrupt(footer_at, r))?;
-        let checksum = ChecksumType::from_code(footer.checksum_code).ok_or_else(|| {
-            corrupt(
-                footer_at,
-                format!("unknown checksum type {}", footer.checksum_code),
-            )
-        })?;
-
-        let fetcher = BlockFetcher {
-            file,
-            path: path.clone(),
-            file_size,
-            checksum,
-        };
+        let (fetcher, footer) = BlockFetcher::at_last_footer(file, path.clone())?;
         let metaindex = fetcher.read_block(footer.metaindex, true, None)?;
-        let (mut filter_handle, mut partitioned_filter_handle) = (None, None);
-        let (mut properties_handle, mut range_del_handle) = (None, None);
-        let mut it = metaindex.iter(BytewiseOrder);
-        it.seek_to_first();
-        while it.valid() {
-            let handle =
-                BlockHandle::decode_from(&mut Decoder::new(it.value())).ok_or_else(|| {
-                    corrupt(footer.metaindex.offset, "bad handle in metaindex".into())
-                })?;
-            match it.key() {
-                FILTER_BLOCK_NAME => filter_handle = Some(handle),
-                PARTITIONED_FILTER_BLOCK_NAME => partitioned_filter_handle = Some(handle),
-                PROPERTIES_BLOCK_NAME => properties_handle = Some(handle),
-                RANGE_DEL_BLOCK_NAME => range_del_handle = Some(handle),
-                _ => {}
-            }
-            it.next();
-        }
-        it.status()?;
-        let properties_handle = properties_handle.ok_or_else(|| {
+        let entries = metaindex_entries(&metaindex)?;
+        let handle_of = |name: &[u8]| {
+            entries
+                .iter()
+                .find(|(n, _)| n.as_slice() == name)
+                .map(|&(_, handle)| handle)
+        };
+        let filter_handle = handle_of(FILTER_BLOCK_NAME);
+        let partitioned_filter_handle = handle_of(PARTITIONED_FILTER_BLOCK_NAME);
+        let range_del_handle = handle_of(RANGE_DEL_BLOCK_NAME);
+        let properties_handle = handle_of(PROPERTIES_BLOCK_NAME).ok_or_else(|| {
             corrupt(
                 footer.metaindex.offset,
                 "metaindex lacks the properties block".into(),
@@ -312,6 +282,11 @@ impl TableReader {
     /// The table's properties.
     pub fn properties(&self) -> &TableProperties {
         &self.properties
+    }
+
+    /// Where the properties block the last footer leads to is.
+    pub(super) fn properties_handle(&self) -> BlockHandle {
+        self.properties_handle
     }
 
     /// The file this table was opened from.
@@ -620,7 +595,74 @@ pub(crate) fn read_range_tombstones(
     Ok(out)
 }
 
+/// The entries of a metaindex block, in its (bytewise) order: meta block
+/// name and handle. Names this build does not know are kept, so a tail
+/// rewritten from them loses none.
+pub(super) fn metaindex_entries(block: &Block) -> Result<Vec<(Vec<u8>, BlockHandle)>> {
+    let mut out = Vec::new();
+    let mut it = block.iter(BytewiseOrder);
+    it.seek_to_first();
+    while it.valid() {
+        let handle = BlockHandle::decode_from(&mut Decoder::new(it.value())).ok_or_else(|| {
+            let origin = block.origin();
+            Error::corruption(&origin.file, origin.offset, "bad handle in metaindex")
+        })?;
+        out.push((it.key().to_vec(), handle));
+        it.next();
+    }
+    it.status()?;
+    Ok(out)
+}
+
 impl BlockFetcher {
+    /// A fetcher for the table in `file`, with the footer it ends in.
+    pub(super) fn at_last_footer(
+        file: Arc<dyn RandomAccessFile>,
+        path: Arc<Path>,
+    ) -> Result<(BlockFetcher, Footer)> {
+        let file_size = file.len();
+        let footer_at = file_size.checked_sub(FOOTER_LEN as u64).ok_or_else(|| {
+            Error::corruption(
+                &path,
+                0,
+                format!("file of {file_size} bytes is too short for a table"),
+            )
+        })?;
+        let bytes = file.read_at(footer_at, FOOTER_LEN)?;
+        let footer = Footer::decode(&bytes).map_err(|r| Error::corruption(&path, footer_at, r))?;
+        let checksum = ChecksumType::from_code(footer.checksum_code).ok_or_else(|| {
+            Error::corruption(
+                &path,
+                footer_at,
+                format!("unknown checksum type {}", footer.checksum_code),
+            )
+        })?;
+        let fetcher = BlockFetcher {
+            file,
+            path,
+            file_size,
+            checksum,
+        };
+        Ok((fetcher, footer))
+    }
+
+    /// Reads and checks the footer at `offset` (the last one, or one a
+    /// global seqno tail superseded).
+    pub(super) fn footer_at(&self, offset: u64) -> Result<Footer> {
+        let bytes = self.file.read_at(offset, FOOTER_LEN)?;
+        Footer::decode(&bytes).map_err(|r| Error::corruption(&self.path, offset, r))
+    }
+
+    /// The checksum function of the table's blocks.
+    pub(super) fn checksum(&self) -> ChecksumType {
+        self.checksum
+    }
+
+    /// The file's size when it was opened.
+    pub(super) fn file_size(&self) -> u64 {
+        self.file_size
+    }
+
     /// Reads, checks and decompresses one block.
     pub(super) fn read_block(
         &self,

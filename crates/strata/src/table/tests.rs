@@ -399,16 +399,22 @@ fn corruption_sweep_every_byte_of_small_table() {
             ..TableOptions::default()
         };
         let bytes = build_table(&sweep_entries(40), options);
-        for i in 0..bytes.len() {
-            for mask in [0x01u8, 0x80, 0xff] {
-                let mut bad = bytes.clone();
-                bad[i] ^= mask;
-                assert!(
-                    damage_detected(bad),
-                    "flip {mask:#x} at byte {i} of {} went undetected",
-                    bytes.len()
-                );
-            }
+        assert_every_flip_detected(&bytes, &[0x01, 0x80, 0xff]);
+    }
+}
+
+/// Flips each byte of `bytes` by each of `masks` in turn and requires
+/// every flip to be found.
+pub(crate) fn assert_every_flip_detected(bytes: &[u8], masks: &[u8]) {
+    for i in 0..bytes.len() {
+        for &mask in masks {
+            let mut bad = bytes.to_vec();
+            bad[i] ^= mask;
+            assert!(
+                damage_detected(bad),
+                "flip {mask:#x} at byte {i} of {} went undetected",
+                bytes.len()
+            );
         }
     }
 }

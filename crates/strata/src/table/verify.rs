@@ -1,6 +1,7 @@
 //! Full verification of a table file: every checksum, every entry (range
-//! tombstones included), and that the blocks tile the file with no gap, so that
-//! any changed byte is detected.
+//! tombstones included), and that the blocks tile the file with no gap but
+//! what a global seqno tail superseded (checked as such), so that any
+//! changed byte is detected.
 
 use std::cmp::Ordering;
 
@@ -24,11 +25,6 @@ pub struct VerifyReport {
 }
 
 impl TableReader {
-    /// Reads every block with checksum verification and checks the table's
-    /// structure: blocks contiguous from offset 0 to the footer, keys strictly
-    /// increasing and well formed, index separators between neighbouring blocks,
-    /// the filter matching every key, range tombstones well formed and in
-    /// order, and the properties matching the contents.
     /// Whether the filter holds what the builder added for `user_key`: the
     /// key itself, or only its prefix when the filter holds prefixes only
     /// (nothing for a key outside the extractor's domain).
@@ -45,6 +41,13 @@ impl TableReader {
         }
     }
 
+    /// Reads every block with checksum verification and checks the table's
+    /// structure: blocks contiguous from offset 0 to the footer (an ingested
+    /// table's superseded properties, metaindex and footer, checked as
+    /// `verify_superseded_tails` says, just before its properties), keys strictly
+    /// increasing and well formed, index separators between neighbouring blocks,
+    /// the filter matching every key, range tombstones well formed and in
+    /// order, and the properties matching the contents.
     pub fn verify(&self) -> Result<VerifyReport> {
         let corrupt = |offset: u64, reason: String| Error::corruption(self.path(), offset, reason);
         let mut report = VerifyReport {
@@ -142,7 +145,14 @@ impl TableReader {
         index.status()?;
 
         let meta_handles = self.meta_handles()?;
+        let mut superseded_blocks = 0;
         for handle in &meta_handles {
+            // An ingested table's tail: what it superseded lies just
+            // before the properties block it added.
+            if *handle == self.properties_handle() && handle.offset > expected_offset {
+                superseded_blocks = self.verify_superseded_tails(expected_offset, handle.offset)?;
+                expected_offset = handle.offset;
+            }
             if handle.offset != expected_offset {
                 return Err(corrupt(
                     handle.offset,
@@ -174,6 +184,7 @@ impl TableReader {
             range_deletions,
             last_key.as_deref(),
         )?;
+        report.blocks += superseded_blocks;
         Ok(report)
     }
 

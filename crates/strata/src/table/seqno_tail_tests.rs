@@ -1,0 +1,175 @@
+//! The global seqno tail: golden bytes, reading and verifying a table that
+//! ends in one or more, and every other gap still refused.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::seqno_tail::{append_global_seqno, global_seqno_tail};
+use super::tests::{assert_every_flip_detected, open, scan_forward, MemFile, MemReadFile};
+use super::*;
+use crate::checksum::ChecksumType;
+use crate::compression::CompressionType;
+use crate::fs::{Fs, SimFs};
+use crate::key::{internal_key, ValueType};
+use crate::options::TableOptions;
+use crate::table::format::FOOTER_LEN;
+
+/// A small `SstFileWriter`-style table: entries at sequence number 0, a
+/// fixed creation time, uncompressed, crc32c.
+fn ingestion_table(keys: u32, checksum: ChecksumType) -> Vec<u8> {
+    let file = MemFile::default();
+    let options = TableOptions {
+        compression: CompressionType::None,
+        checksum,
+        block_size: 64,
+        ..TableOptions::default()
+    };
+    let mut b = TableBuilder::new(Box::new(file.clone()), options)
+        .unwrap()
+        .with_creation_time(1_700_000_000)
+        .for_ingestion();
+    for i in 0..keys {
+        let key = format!("k{i:02}");
+        b.add(&internal_key(key.as_bytes(), 0, ValueType::Put), b"v")
+            .unwrap();
+    }
+    b.finish().unwrap();
+    let bytes = file.0.lock().clone();
+    bytes
+}
+
+/// `bytes` followed by the tail that records `seq`.
+fn with_tail(bytes: &[u8], seq: u64) -> Vec<u8> {
+    let file = Arc::new(MemReadFile(Bytes::from(bytes.to_vec())));
+    let tail = global_seqno_tail(file, Path::new("t.sst"), seq).unwrap();
+    [bytes, &tail].concat()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Pins the bytes of a tail: the properties block with the global seqno
+/// entry (300 = varint `ac 02`) among the table's own, the metaindex
+/// pointing at it, the footer pointing at the metaindex.
+#[test]
+fn golden_global_seqno_tail_bytes() {
+    let table = ingestion_table(1, ChecksumType::Crc32c);
+    let tailed = with_tail(&table, 300);
+    assert_eq!(
+        &tailed[..table.len()],
+        &table[..],
+        "the table is only appended to"
+    );
+    let tail = &tailed[table.len()..];
+    let entry = b"\x00\x26\x02rocksdb.external_sst_file.global_seqno\xac\x02";
+    assert!(tail.windows(entry.len()).any(|w| w == entry));
+    assert_eq!(
+        hex(tail),
+        GOLDEN_TAIL_HEX,
+        "tail bytes changed: update docs/format/table.md too"
+    );
+}
+
+/// The tail of a one-key table (801 bytes): properties at 801 (589
+/// bytes), metaindex at 1395 (60 bytes, the filter at 28 and the new
+/// properties), footer (crc32c, index at 105, format version 1).
+const GOLDEN_TAIL_HEX: &str = concat!(
+    "002602726f636b7364622e65787465726e616c5f7373745f66696c652e676c6f62616c5f7365716e",
+    "6fac02002101726f636b7364622e65787465726e616c5f7373745f66696c652e76657273696f6e02",
+    "000f067374726174612e636865636b73756d6372633332630012047374726174612e636f6d707265",
+    "7373696f6e6e6f6e650014057374726174612e6372656174696f6e2e74696d6580e2cfaa06001001",
+    "7374726174612e646174612e73697a651c001f027374726174612e66696c7465722e6d696c6c6962",
+    "6974732e7065722e6b6579904e0012017374726174612e66696c7465722e73697a654d0015017374",
+    "726174612e666f726d61742e76657273696f6e010011017374726174612e696e6465782e73697a65",
+    "1b0014017374726174612e6c6172676573742e7365716e6f000017037374726174612e6c61726765",
+    "73742e757365722e6b65796b30300016017374726174612e6e756d2e646174612e626c6f636b7301",
+    "0014017374726174612e6e756d2e64656c6574696f6e73000012017374726174612e6e756d2e656e",
+    "7472696573010013017374726174612e7261772e6b65792e73697a650b0015017374726174612e72",
+    "61772e76616c75652e73697a65010015017374726174612e736d616c6c6573742e7365716e6f0000",
+    "18037374726174612e736d616c6c6573742e757365722e6b65796b3030000000002b000000500000",
+    "0068000000810000009d000000b1000000d5000000eb0000000401000019010000310100004e0100",
+    "00680100008001000096010000ad010000c6010000df01000013000000008a621bb0001302737472",
+    "6174612e66696c7465722e626c6f6f6d1c480011047374726174612e70726f70657274696573a106",
+    "cd04000000001800000002000000002235425401f30a3c6916000000000000000000000000000000",
+    "0000000000000000000000000000000000000000010000003fbf30d25354524154417362",
+);
+
+/// A table with a tail reads as before, says its global seqno, and
+/// verifies whole, the superseded blocks counted; a second tail (a retried
+/// ingestion) supersedes the first.
+#[test]
+fn a_table_with_tails_reads_and_verifies() {
+    for checksum in [ChecksumType::Crc32c, ChecksumType::Xxh3] {
+        let table = ingestion_table(20, checksum);
+        let plain = open(table.clone()).unwrap();
+        let plain_report = plain.verify().unwrap();
+        assert_eq!(plain.properties().global_seqno, None);
+        for seqs in [&[0][..], &[7], &[7, 0], &[5, 9, 1 << 40]] {
+            let mut bytes = table.clone();
+            for &seq in seqs {
+                bytes = with_tail(&bytes, seq);
+            }
+            let tailed = open(bytes).unwrap();
+            let mut expected = plain.properties().clone();
+            expected.global_seqno = seqs.last().copied();
+            assert_eq!(tailed.properties(), &expected, "{seqs:?}");
+            let report = tailed.verify().unwrap();
+            assert_eq!(report.entries, plain_report.entries);
+            assert_eq!(report.blocks, plain_report.blocks + 2 * seqs.len() as u64);
+            assert_eq!(scan_forward(&tailed), scan_forward(&plain));
+        }
+    }
+}
+
+/// Every changed byte of a table with a tail, the superseded bytes
+/// included, is found by opening or verifying it.
+#[test]
+fn corruption_sweep_every_byte_of_a_table_with_two_tails() {
+    let table = ingestion_table(12, ChecksumType::Crc32c);
+    assert_every_flip_detected(&with_tail(&with_tail(&table, 3), 4), &[0x01, 0x80]);
+}
+
+/// Bytes that are not exactly superseded tails are still a gap: junk
+/// before a tail, and a tail on a table whose last footer leads past junk.
+#[test]
+fn other_gaps_are_still_refused() {
+    let table = ingestion_table(5, ChecksumType::Crc32c);
+    let footer = &table[table.len() - FOOTER_LEN..];
+    // Junk, then the table's footer again, so a tail can be built on it.
+    let padded = [&table[..], b"junk", footer].concat();
+    let err = open(with_tail(&padded, 3)).unwrap().verify().unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    assert!(
+        err.to_string().contains("before the properties block"),
+        "{err}"
+    );
+    // Without a tail, the same junk is the plain gap it always was.
+    let err = open(padded).unwrap().verify().unwrap_err();
+    assert!(err.to_string().contains("footer starts at"), "{err}");
+}
+
+/// `append_global_seqno` appends through the file system, syncs, and
+/// returns the new size; the tail survives a power loss.
+#[test]
+fn appending_a_tail_through_the_file_system_is_durable() {
+    let fs = SimFs::new(41);
+    fs.create_dir_all(Path::new("/db")).unwrap();
+    let path = Path::new("/db/000007.sst");
+    let table = ingestion_table(3, ChecksumType::Xxh3);
+    let mut file = fs.create(path).unwrap();
+    file.append(&table).unwrap();
+    file.sync().unwrap();
+    fs.sync_dir(Path::new("/db")).unwrap();
+    drop(file);
+    let size = append_global_seqno(&fs, path, 12).unwrap();
+    fs.crash(crate::fs::sim::CrashMode::POWER_LOSS);
+    let bytes = fs.file_contents(path).unwrap();
+    assert_eq!(bytes.len() as u64, size);
+    assert_eq!(bytes, with_tail(&table, 12));
+    let table = open(bytes).unwrap();
+    assert_eq!(table.properties().global_seqno, Some(12));
+    table.verify().unwrap();
+}
