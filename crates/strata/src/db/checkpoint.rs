@@ -26,6 +26,7 @@
 //! it fails as a damaged database; still empty, it is no database at all.
 
 use std::path::Path;
+use std::sync::atomic::Ordering;
 
 use super::info_log::info;
 use super::DbInner;
@@ -90,7 +91,12 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<()> {
         .map(|f| f.shared.clone())
         .collect();
     for family in &families {
-        super::write::flush(inner, family)?;
+        match super::write::flush(inner, family) {
+            // A family dropped since the list was taken is not copied: the
+            // capture below lists the live families only.
+            Err(_) if family.dropped.load(Ordering::Acquire) => {}
+            flushed => flushed?,
+        }
     }
     let held = DeletionsHeld::new(inner);
     flush_wal_buffer(inner)?;
