@@ -15,6 +15,7 @@ mod kill;
 mod model;
 mod options;
 mod race;
+mod race_drop;
 mod repair;
 mod report;
 mod runner;

@@ -60,7 +60,9 @@ impl fmt::Display for StressOptions {
         write!(
             f,
             "write_buffer_size={} max_write_buffer_number={} compaction_style={:?} \
-             level0_file_num_compaction_trigger={} max_subcompactions={} target_file_size_base={} \
+             level0_file_num_compaction_trigger={} level0_slowdown_writes_trigger={} \
+             level0_stop_writes_trigger={} max_background_jobs={} max_subcompactions={} \
+             target_file_size_base={} \
              max_bytes_for_level_base={} block_size={} compression={:?} checksum={:?} \
              bloom_bits={} index_type={:?} partition_filters={} metadata_block_size={} \
              prefix_extractor={:?} whole_key_filtering={} memtable_bloom={} \
@@ -71,6 +73,9 @@ impl fmt::Display for StressOptions {
             o.max_write_buffer_number,
             c.compaction_style,
             c.level0_file_num_compaction_trigger,
+            c.level0_slowdown_writes_trigger,
+            c.level0_stop_writes_trigger,
+            c.max_background_jobs,
             c.max_subcompactions,
             c.target_file_size_base,
             c.max_bytes_for_level_base,
@@ -140,7 +145,11 @@ fn draw_blobs(
         ),
         blob_file_starting_level: pick(rng, &[0, 0, 1, 2]),
         enable_blob_garbage_collection: rng.gen_bool(0.5),
-        blob_garbage_collection_age_cutoff: pick(rng, &[0.25, 0.5, 1.0]),
+        // The whole documented range, extremes included: 0.0 and 1.0 are
+        // where forced collection once rewrote garbage-free files forever
+        // and starved the other families' compactions.
+        blob_garbage_collection_age_cutoff: pick(rng, &[0.0, 0.25, 0.5, 1.0]),
+        blob_garbage_collection_force_threshold: pick(rng, &[0.0, 0.25, 1.0]),
         prepopulate_blob_cache: pick(
             rng,
             &[
@@ -185,9 +194,25 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         &mut rng,
         &[CompactionStyle::Level, CompactionStyle::Universal],
     );
+    let l0_trigger = rng.gen_range(2..=4);
+    // Half the runs stall and stop writes a few files past the trigger, so
+    // the writers lean on compaction scheduling.
+    let (slowdown, stop) = if rng.gen_bool(0.5) {
+        (l0_trigger + 2, l0_trigger + 4)
+    } else {
+        let d = CompactionOptions::default();
+        (
+            d.level0_slowdown_writes_trigger,
+            d.level0_stop_writes_trigger,
+        )
+    };
     let compaction = CompactionOptions {
         compaction_style: style,
-        level0_file_num_compaction_trigger: rng.gen_range(2..=4),
+        level0_file_num_compaction_trigger: l0_trigger,
+        level0_slowdown_writes_trigger: slowdown,
+        level0_stop_writes_trigger: stop,
+        // 2 is the least: one flush and one compaction thread.
+        max_background_jobs: pick(&mut rng, &[2, 3, 4]),
         target_file_size_base: pick(&mut rng, &[64 << 10, 256 << 10, 2 << 20]),
         max_bytes_for_level_base: pick(&mut rng, &[256 << 10, 1 << 20, 8 << 20]),
         level_compaction_dynamic_level_bytes: rng.gen_bool(0.5),

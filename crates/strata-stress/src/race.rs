@@ -43,6 +43,7 @@ use strata::{
 };
 
 use crate::model::{show, ExpiredFilter, MergeKind, MARK};
+use crate::race_drop;
 use crate::report::Outcome;
 use crate::RunLimits;
 
@@ -125,6 +126,8 @@ fn cycle(
         compaction: CompactionOptions {
             target_file_size_base: 4 << 10,
             level0_file_num_compaction_trigger: rng.gen_range(1..=4),
+            // One compaction thread (two jobs: one flushes) in a third of
+            // the cycles.
             max_background_jobs: rng.gen_range(2..=4),
             max_subcompactions: rng.gen_range(1..=3),
             ..CompactionOptions::default()
@@ -138,7 +141,11 @@ fn cycle(
                 enable_blob_files: true,
                 blob_file_size: 4 << 10,
                 enable_blob_garbage_collection: rng.gen_bool(0.5),
-                blob_garbage_collection_age_cutoff: 0.5,
+                // Extremes included: at 0.0 forced collection is due as
+                // soon as there is garbage, and must still leave
+                // compaction to the families that need it.
+                blob_garbage_collection_age_cutoff: [0.0, 0.5, 1.0][rng.gen_range(0..3)],
+                blob_garbage_collection_force_threshold: [0.0, 0.5, 1.0][rng.gen_range(0..3)],
                 ..BlobOptions::default()
             }
         } else {
@@ -155,7 +162,7 @@ fn cycle(
         ingested: AtomicU64::new(0),
     });
     let opened = Db::open(dir.join("db"), options)
-        .and_then(|db| Ok((db.create_column_family("side", side_options)?, db)));
+        .and_then(|db| Ok((db.create_column_family("side", side_options.clone())?, db)));
     let (side, db) = match opened {
         Ok((side, db)) => (side, Arc::new(db)),
         Err(e) => {
@@ -173,6 +180,18 @@ fn cycle(
         threads.push(std::thread::spawn(move || {
             churn(&db, &side, &shared, &copies)
         }));
+    }
+    {
+        let (db, shared) = (db.clone(), shared.clone());
+        let (options, seed) = (side_options.clone(), rng.gen());
+        threads.push(std::thread::spawn(move || {
+            let violate = |what: String| shared.violate(what);
+            race_drop::run(&db, &options, seed, &shared.done, &violate, &shared.drops);
+        }));
+    }
+    {
+        let shared = shared.clone();
+        threads.push(std::thread::spawn(move || watch_progress(&shared)));
     }
     for _ in 0..readers {
         let (db, side, shared) = (db.clone(), side.clone(), shared.clone());
@@ -202,6 +221,14 @@ fn cycle(
         copies.checked.load(Ordering::Relaxed),
         copies.ingested.load(Ordering::Relaxed)
     );
+    let drops = &shared.drops;
+    eprintln!(
+        "strata-stress: race: {} families dropped under writers: {} batches across them \
+         acknowledged whole, {} refused whole",
+        drops.families.load(Ordering::Relaxed),
+        drops.acknowledged.load(Ordering::Relaxed),
+        drops.refused.load(Ordering::Relaxed)
+    );
     let done = Done {
         writes: n,
         reads: shared.reads.load(Ordering::Relaxed),
@@ -218,6 +245,8 @@ const MIN_READS: u64 = 150_000;
 struct Shared {
     /// The last number whose batch was acknowledged.
     acked: AtomicU64,
+    /// The family drop rounds (`race_drop.rs`).
+    drops: race_drop::DropCounts,
     /// The round of the last ingestion acknowledged.
     ingested: AtomicU64,
     done: AtomicBool,
@@ -230,6 +259,33 @@ impl Shared {
         eprintln!("strata-stress: VIOLATION: race: {what}");
         self.violations.fetch_add(1, Ordering::Relaxed);
         self.done.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How long the writer may go without an acknowledged write before the run
+/// is a liveness violation. Nothing in a race cycle blocks writes for good:
+/// stalls end once compaction catches up, however its work is scheduled.
+const NO_PROGRESS_LIMIT: Duration = Duration::from_secs(120);
+
+/// Watches the writer's acknowledged count until the cycle ends. A writer
+/// stuck past [`NO_PROGRESS_LIMIT`] ends the process: the stuck thread could
+/// never be joined, so the run reports the violation and exits failing.
+fn watch_progress(shared: &Shared) {
+    let (mut last, mut since) = (shared.acked.load(Ordering::SeqCst), Instant::now());
+    while !shared.done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = shared.acked.load(Ordering::SeqCst);
+        if now != last {
+            (last, since) = (now, Instant::now());
+        } else if since.elapsed() > NO_PROGRESS_LIMIT {
+            eprintln!(
+                "strata-stress: VIOLATION: race: no write acknowledged for {} s after \
+                 batch {last} (liveness)",
+                NO_PROGRESS_LIMIT.as_secs()
+            );
+            eprintln!("strata-stress: mode=race violations=1 (stopped: a writer is stuck)");
+            std::process::exit(1);
+        }
     }
 }
 
@@ -347,8 +403,15 @@ impl Checkpoints {
         let path = self.dir.join(format!("checkpoint-{round}"));
         db.create_checkpoint(&path)
             .map_err(|e| format!("checkpoint failed: {e}"))?;
-        let side_options = self.options.cf_options();
-        let copy = Db::open_cf(&path, self.options.clone(), [("side", side_options)])
+        // Every family the checkpoint holds (the drop rounds' among them),
+        // all with the same options.
+        let families = Db::list_column_families(&path, &self.options)
+            .map_err(|e| format!("listing the families of {}: {e}", path.display()))?;
+        let families = families
+            .into_iter()
+            .filter(|name| name != strata::DEFAULT_COLUMN_FAMILY_NAME)
+            .map(|name| (name, self.options.cf_options()));
+        let copy = Db::open_cf(&path, self.options.clone(), families)
             .map_err(|e| format!("opening checkpoint {}: {e}", path.display()))?;
         let side = copy
             .cf_handle("side")
