@@ -7,8 +7,9 @@
 //!    whole, every block's checksum and every key's order checked. Files
 //!    whose key ranges overlap each other are refused.
 //! 2. Each gets a file number (held as a pending output, so no sweep deletes
-//!    it) and is hard-linked (`move_files`) or copied into the directory, and
-//!    the directory synced.
+//!    it) and is hard-linked (`move_files`; a link that cannot be appended
+//!    to is replaced by a copy) or copied into the directory, and the
+//!    directory synced.
 //! 3. With writes stopped (the call leads the write queue and every numbered
 //!    write is published), a memtable overlapping a file is flushed
 //!    (`allow_blocking_flush`) and the WAL synced, so the files never outlive
@@ -18,9 +19,11 @@
 //!    nothing in the database overlaps any file and no snapshot must be kept
 //!    from seeing them, else one each above every write so far
 //!    (`allow_global_seqno`; see `install` on why not one shared number),
-//!    which the MANIFEST records per file and readers apply. One MANIFEST
-//!    record adds every file, and the sequence numbers are published with
-//!    it, together.
+//!    which the MANIFEST records per file and readers apply. Each file's
+//!    number is also appended to the file itself, in a tail synced before
+//!    the MANIFEST names the file (`table::seqno_tail`; 0 included), so
+//!    that `repair` finds it without the MANIFEST. One MANIFEST record adds
+//!    every file, and the sequence numbers are published with it, together.
 //!
 //! A level fits when no file of it overlaps the range and no running
 //! compaction writes into it there; with dynamic level bytes, the empty
@@ -30,7 +33,12 @@
 //!
 //! A failure before the MANIFEST write removes the files linked or copied in
 //! step 2 and leaves the database as it was; a crash leaves them unnamed by
-//! any version, and the next open deletes them.
+//! any version, and the next open deletes them. A hard-linked source shares
+//! its file with the database's copy, so it keeps the tail appended to it
+//! (a whole one is harmless: readers take the last footer; a part of one,
+//! left by a failed append or a power loss, makes it unreadable until it is
+//! cut back to its size before the call). `move_files` gives the file to
+//! the database, as in RocksDB.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,6 +58,7 @@ use crate::listener::ExternalFileIngestionInfo;
 use crate::options::{CompactionOptions, CompactionStyle, IngestExternalFileOptions, ReadOptions};
 use crate::range_del::{is_range_end_sentinel, range_end_sentinel};
 use crate::table::properties::EXTERNAL_SST_FILE_VERSION;
+use crate::table::seqno_tail::append_global_seqno;
 use crate::table::TableReader;
 use crate::version::{FileMetaData, Version, VersionEdit};
 use crate::Db;
@@ -90,7 +99,6 @@ impl Db {
 #[derive(Debug)]
 struct ExternalFile {
     source: PathBuf,
-    file_size: u64,
     /// The file's key range, point entries and range tombstones, as stored
     /// (sequence number 0); the largest may be a tombstone end's sentinel.
     smallest: Vec<u8>,
@@ -112,11 +120,12 @@ impl ExternalFile {
         order.le(self.lo(), hi) && order.le(lo, self.hi())
     }
 
-    /// The file's metadata as table `number`, read at sequence number `seq`.
-    fn meta(&self, number: u64, seq: SequenceNumber) -> FileMetaData {
+    /// The file's metadata as table `number` of `file_size` bytes (its
+    /// tail included), read at sequence number `seq`.
+    fn meta(&self, number: u64, file_size: u64, seq: SequenceNumber) -> FileMetaData {
         FileMetaData {
             number,
-            file_size: self.file_size,
+            file_size,
             smallest: at_seq(&self.smallest, seq),
             largest: at_seq(&self.largest, seq),
             smallest_seqno: seq,
@@ -266,7 +275,6 @@ fn ingest(
 /// Step 1: opens and checks one file.
 fn inspect(fs: &dyn Fs, path: &Path, order: &KeyComparator, verify: bool) -> Result<ExternalFile> {
     let file = fs.open(path, ReadFileOptions::default())?;
-    let file_size = file.len();
     let table = Arc::new(TableReader::open_in_order(file, path, order)?);
     let props = table.properties();
     if props.external_sst_file_version != EXTERNAL_SST_FILE_VERSION {
@@ -327,7 +335,6 @@ fn inspect(fs: &dyn Fs, path: &Path, order: &KeyComparator, verify: bool) -> Res
     };
     Ok(ExternalFile {
         source: path.to_path_buf(),
-        file_size,
         smallest,
         largest,
     })
@@ -389,7 +396,9 @@ fn check_entry(
 }
 
 /// Step 2: links or copies each file in as its number, then syncs the
-/// directory.
+/// directory. A link must take the global seqno tail later: one whose file
+/// cannot be opened for appending (read-only, say) is replaced by a copy,
+/// so that this is found before writes are stopped.
 fn link_files(
     inner: &DbInner,
     files: &[ExternalFile],
@@ -400,15 +409,20 @@ fn link_files(
     let mut copied = 0;
     for (f, &number) in files.iter().zip(numbers) {
         let to = table_file_name(&inner.dir, number);
-        if !(move_files && fs.hard_link(&f.source, &to)?) {
-            checkpoint::copy_file(fs, &f.source, &to)?;
-            copied += usize::from(move_files);
+        let linked = move_files && fs.hard_link(&f.source, &to)?;
+        if linked && fs.reopen_writable(&to).is_err() {
+            fs.remove(&to)?;
+        } else if linked {
+            continue;
         }
+        checkpoint::copy_file(fs, &f.source, &to)?;
+        copied += usize::from(move_files);
     }
     if copied > 0 {
         info!(
             inner.info_log,
-            "ingestion: the file system cannot hard-link into {}; copied {copied} file(s)",
+            "ingestion: the file system cannot hard-link into {} (or the files cannot be \
+             appended to); copied {copied} file(s)",
             inner.dir.display()
         );
     }
@@ -453,7 +467,78 @@ fn install(
     // an earlier write, so recovery keeps a prefix of what was acknowledged.
     // No write comes meanwhile (this leads the write queue).
     MutexGuard::unlocked(state, || inner.flush_wal(true))?;
-    manifest_writer::wait_for_turn(inner, state);
+    // Each file's global seqno goes into the file before the MANIFEST names
+    // it (`table::seqno_tail`), with the DB mutex released for the appends
+    // and syncs. Writes stay stopped meanwhile, so no sequence number moves,
+    // but snapshots can be taken and compactions start or finish: the plan
+    // is made again under the mutex, held from then to the MANIFEST write,
+    // and if its sequence numbers are not the ones recorded (a snapshot now
+    // needs the files above it), the files take new tails. At most once:
+    // numbers recorded above 0 are kept (a global seqno above every write
+    // is always right).
+    let mut recorded: Option<(Vec<SequenceNumber>, Vec<u64>)> = None;
+    let (plan, sizes) = loop {
+        if let Some(e) = inner.wait_error(state) {
+            return Err(e);
+        }
+        manifest_writer::wait_for_turn(inner, state);
+        let keep_seqnos = recorded
+            .as_ref()
+            .is_some_and(|(seqs, _)| seqs.iter().any(|&s| s > 0));
+        let plan = plan_files(inner, state, cf, order, files, options, keep_seqnos)?;
+        if let Some((seqs, sizes)) = recorded.take() {
+            if seqs == plan.seqs {
+                break (plan, sizes);
+            }
+        }
+        let sizes =
+            MutexGuard::unlocked(state, || record_global_seqnos(inner, numbers, &plan.seqs))?;
+        recorded = Some((plan.seqs.clone(), sizes));
+    };
+    let mut edit = VersionEdit::new();
+    edit.column_family = cf.id;
+    let placed = files.iter().zip(numbers).zip(&plan.levels);
+    for (((f, &number), &level), (&seq, &size)) in placed.zip(plan.seqs.iter().zip(&sizes)) {
+        edit.add_file(level as u32, f.meta(number, size, seq));
+    }
+    let last = plan.seqs.iter().copied().max().unwrap_or(0);
+    if plan.needs_seqno {
+        state.versions.set_last_sequence(last);
+    }
+    *manifest_tried = true;
+    if let Err(e) = state.versions.log_and_apply(&mut edit) {
+        inner.set_bg_error(state, e.clone());
+        return Err(e);
+    }
+    inner.install_super_version(state, cf.id);
+    if plan.needs_seqno {
+        let group = inner.publisher.enqueue(last, 1);
+        inner.publisher.finish(&group);
+    }
+    inner.bg_cv.notify_all();
+    Ok((plan.levels, plan.seqs))
+}
+
+/// Where the files go and at which sequence numbers.
+struct Plan {
+    levels: Vec<usize>,
+    seqs: Vec<SequenceNumber>,
+    /// The files take global seqnos (`seqs` are above every write).
+    needs_seqno: bool,
+}
+
+/// Places each file and gives it its sequence number, under the DB mutex
+/// with writes stopped; `keep_seqnos` gives them global seqnos whether or
+/// not they need them.
+fn plan_files(
+    inner: &DbInner,
+    state: &DbState,
+    cf: &Arc<CfShared>,
+    order: &KeyComparator,
+    files: &[ExternalFile],
+    options: &IngestExternalFileOptions,
+    keep_seqnos: bool,
+) -> Result<Plan> {
     let version = state.versions.current(cf.id);
     let compaction = inner.family(state, cf)?.options.compaction.clone();
     let placed: Vec<Placement> = files
@@ -461,7 +546,7 @@ fn install(
         .map(|f| place(state, cf.id, &version, &compaction, f, order))
         .collect();
     let snapshot_seen = options.snapshot_consistency && inner.snapshots.newest().is_some();
-    let needs_seqno = snapshot_seen || placed.iter().any(|p| p.overlaps_data);
+    let needs_seqno = keep_seqnos || snapshot_seen || placed.iter().any(|p| p.overlaps_data);
     if needs_seqno && !options.allow_global_seqno {
         return Err(Error::invalid_argument(
             "allow_global_seqno",
@@ -474,30 +559,32 @@ fn install(
         true => (first..).take(files.len()).collect(),
         false => vec![0; files.len()],
     };
-    let mut edit = VersionEdit::new();
-    edit.column_family = cf.id;
-    let mut levels = Vec::with_capacity(files.len());
-    for (((f, &number), p), &seq) in files.iter().zip(numbers).zip(&placed).zip(&seqs) {
-        let level = if needs_seqno { p.with_seqno } else { p.at_zero };
-        edit.add_file(level as u32, f.meta(number, seq));
-        levels.push(level);
-    }
-    let last = seqs.iter().copied().max().unwrap_or(0);
-    if needs_seqno {
-        state.versions.set_last_sequence(last);
-    }
-    *manifest_tried = true;
-    if let Err(e) = state.versions.log_and_apply(&mut edit) {
-        inner.set_bg_error(state, e.clone());
-        return Err(e);
-    }
-    inner.install_super_version(state, cf.id);
-    if needs_seqno {
-        let group = inner.publisher.enqueue(last, 1);
-        inner.publisher.finish(&group);
-    }
-    inner.bg_cv.notify_all();
-    Ok((levels, seqs))
+    let levels = placed
+        .iter()
+        .map(|p| if needs_seqno { p.with_seqno } else { p.at_zero })
+        .collect();
+    Ok(Plan {
+        levels,
+        seqs,
+        needs_seqno,
+    })
+}
+
+/// Appends each file's global seqno tail (`seqs[i]` to table `numbers[i]`)
+/// and syncs it; returns the files' new sizes. No version names the files
+/// yet, so nothing reads them meanwhile.
+fn record_global_seqnos(
+    inner: &DbInner,
+    numbers: &[u64],
+    seqs: &[SequenceNumber],
+) -> Result<Vec<u64>> {
+    numbers
+        .iter()
+        .zip(seqs)
+        .map(|(&number, &seq)| {
+            append_global_seqno(&*inner.fs, &table_file_name(&inner.dir, number), seq)
+        })
+        .collect()
 }
 
 /// Whether a memtable of family `id` (the active one or a full one) may hold

@@ -12,10 +12,13 @@
 //!    a table without one (written before the property existed) goes to the
 //!    default family.
 //! 3. Every table is read whole: checksums, key order, entry types. Its key
-//!    range and sequence numbers come from what it holds. A damaged table,
-//!    one of a dropped family, and one pointing into a missing blob file are
-//!    moved into `lost/`. A table's comparator must be its family's: the
-//!    error names both otherwise, and nothing is changed.
+//!    range and sequence numbers come from what it holds; an ingested
+//!    table's from its global seqno: the hints', or else the one ingestion
+//!    appended to the table itself (`table::seqno_tail`; 0 for a table
+//!    placed below every later write). A damaged table, one of a dropped
+//!    family, and one pointing into a missing blob file are moved into
+//!    `lost/`. A table's comparator must be its family's: the error names
+//!    both otherwise, and nothing is changed.
 //! 4. Every blob file is read whole; one no table points into, or damaged,
 //!    goes to `lost/`.
 //! 5. The WALs are replayed into tables, each family's records only above
@@ -33,13 +36,15 @@
 //!    compacted into one sorted run before `repair` returns.
 //!
 //! What cannot come back: a write only in a damaged stretch of a WAL or a
-//! table. An ingested table whose global seqno no MANIFEST record holds any
-//! more is read as newer than every other write, and the report says so.
-//! Without a whole MANIFEST, an unfinished compaction output left beside its
-//! inputs (a crash before the MANIFEST named it) is put back with them, as
-//! RocksDB's repair does: its merge operands then count twice. A family
-//! whose writes are only in WALs is unknown without a MANIFEST (WAL records
-//! name families by id only), and its records are counted as dropped.
+//! table. An ingested table keeps its place among the writes before and
+//! after it, but one ingested by a build before the global seqno tail,
+//! whose global seqno no MANIFEST record holds any more, is read as newer
+//! than every other write, and the report says so. Without a whole
+//! MANIFEST, an unfinished compaction output left beside its inputs (a
+//! crash before the MANIFEST named it) is put back with them, as RocksDB's
+//! repair does: its merge operands then count twice. A family whose writes
+//! are only in WALs is unknown without a MANIFEST (WAL records name
+//! families by id only), and its records are counted as dropped.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -352,18 +357,23 @@ impl<'a> Repair<'a> {
                     ),
                 ));
             }
-            let global_seqno = match (is_external(props), hinted) {
-                (false, _) => None,
-                (true, Some((_, seq))) => Some(seq.unwrap_or(0)),
-                (true, None) => {
+            // An ingested table is read at the global seqno the MANIFEST
+            // recorded, or else the one its tail records (0 included: it
+            // is then older than every later write).
+            let global_seqno = match (is_external(props), hinted, props.global_seqno) {
+                (false, _, _) => None,
+                (true, Some((_, seq)), _) => Some(seq.unwrap_or(0)),
+                (true, None, Some(seq)) => Some(seq),
+                (true, None, None) => {
                     external.push((id, number));
                     continue;
                 }
             };
             self.scan(id, number, global_seqno);
         }
-        // Ingested tables no record places: newer than everything else, in
-        // the order they were numbered.
+        // Ingested tables no record places (ingested by a build before the
+        // global seqno tail): newer than everything else, in the order they
+        // were numbered.
         for (id, number) in external {
             let seq = self.last_sequence + 1;
             if self.scan(id, number, Some(seq)) {

@@ -11,7 +11,13 @@
 pub struct IngestExternalFileOptions {
     /// Hard-link the files into the database and remove the originals once
     /// ingested, rather than copy them (a file system that cannot link here
-    /// copies, and the LOG says so).
+    /// copies, and the LOG says so; so does a file that cannot be opened
+    /// for appending). As with RocksDB's `move_files`, the file is given to
+    /// the database: ingestion appends to it a tail recording its global
+    /// seqno (see docs/format/table.md), which every other name of the file
+    /// sees too, and a power loss or write error during the ingestion may
+    /// leave it ending in part of that tail (the table as written is its
+    /// first bytes, up to its size before the call). Default false.
     pub move_files: bool,
     /// Snapshots taken before the call do not see the files' data: with any
     /// snapshot alive, the files get a global sequence number even where

@@ -18,6 +18,7 @@ mod db_faults;
 mod db_filter_model;
 mod db_fixtures;
 mod db_ingest;
+mod db_ingest_repair;
 mod db_interactions;
 mod db_listener;
 mod db_merge;

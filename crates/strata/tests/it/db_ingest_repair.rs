@@ -1,0 +1,336 @@
+//! Ingestion meets repair: an ingested table records its global seqno in a
+//! tail of its own file, so that `repair`, without the MANIFEST, keeps it
+//! where it was among the writes before and after it: placed at sequence
+//! number 0, moved in by a hard link, cut by a crash at any step of the
+//! tail, or ingested by a build before the tail (read as newest, as ever).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use strata::fs::sim::{CrashMode, DataLoss, Fault, OpKind};
+use strata::fs::{Fs, ReadFileOptions, SimFs, StdFs};
+use strata::table::TableReader;
+use strata::{
+    repair_db, CfOptions, CompactionOptions, Db, DbOptions, IngestExternalFileOptions,
+    RepairReport, SstFileWriter,
+};
+
+use crate::util::sim_options;
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+const NO_FAMILIES: [(&str, CfOptions); 0] = [];
+
+fn scan(db: &Db) -> Model {
+    db.range(..)
+        .map(|r| r.unwrap())
+        .map(|(k, v)| (k.to_vec(), v.to_vec()))
+        .collect()
+}
+
+/// `sim_options` without automatic compactions, so that the only file
+/// system operations while a test counts them are the ingestion's.
+fn quiet_options(fs: &SimFs) -> DbOptions {
+    DbOptions {
+        compaction: CompactionOptions {
+            disable_auto_compactions: true,
+            ..CompactionOptions::default()
+        },
+        ..sim_options(fs)
+    }
+}
+
+/// Writes `/in/ingest.sst` holding `entries`.
+fn sst_file(fs: &SimFs, entries: &[(&str, &str)]) -> &'static Path {
+    let path = Path::new("/in/ingest.sst");
+    fs.create_dir_all(Path::new("/in")).unwrap();
+    let mut writer = SstFileWriter::create_with_fs(fs, path, &CfOptions::default()).unwrap();
+    for (k, v) in entries {
+        writer.put(k, v).unwrap();
+    }
+    writer.finish().unwrap();
+    fs.sync_dir(Path::new("/in")).unwrap();
+    path
+}
+
+/// Removes the MANIFESTs and CURRENT of `/db` on `fs`, then repairs it.
+fn lose_manifest_and_repair(fs: &SimFs) -> RepairReport {
+    for name in fs.list(Path::new("/db")).unwrap() {
+        if name == "CURRENT" || name.starts_with("MANIFEST-") {
+            fs.remove(&Path::new("/db").join(name)).unwrap();
+        }
+    }
+    repair_db(Path::new("/db"), &quiet_options(fs), NO_FAMILIES).unwrap()
+}
+
+/// The global seqno the tail of table `path` records.
+fn recorded_seqno(fs: &dyn Fs, path: &Path) -> Option<u64> {
+    let file = fs.open(path, ReadFileOptions::default()).unwrap();
+    let table = TableReader::open(file, path).unwrap();
+    table.verify().unwrap();
+    table.properties().global_seqno
+}
+
+fn model(entries: &[(&str, &str)]) -> Model {
+    entries
+        .iter()
+        .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+        .collect()
+}
+
+/// Nothing overlaps the file, so it goes in at sequence number 0, below
+/// every later write. Its tail records 0, and repair keeps the later
+/// overwrite and deletion newer (it used to read the table as newest,
+/// bringing back `b` and `c`'s ingested values).
+#[test]
+fn a_table_ingested_at_sequence_zero_stays_below_later_writes_after_repair() {
+    let fs = SimFs::new(71);
+    let db = Db::open("/db", quiet_options(&fs)).unwrap();
+    let file = sst_file(&fs, &[("a", "in"), ("b", "in"), ("c", "in")]);
+    db.ingest_external_file(&[file], &IngestExternalFileOptions::default())
+        .unwrap();
+    let live = db.live_files_metadata();
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0].largest_seqno, 0, "placed at sequence number 0");
+    assert_eq!(recorded_seqno(&fs, &live[0].file_path), Some(0));
+    assert_eq!(fs.file_size(&live[0].file_path).unwrap(), live[0].size);
+    db.put("b", "later").unwrap();
+    db.delete("c").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    let report = lose_manifest_and_repair(&fs);
+    assert!(report.warnings.is_empty(), "{report:?}");
+    let db = Db::open("/db", quiet_options(&fs)).unwrap();
+    assert_eq!(
+        scan(&db),
+        model(&[("a", "in"), ("b", "later")]),
+        "{report:?}"
+    );
+}
+
+/// `move_files` links the source in: the tail lands on the source's inode
+/// too (another name of it sees it), the table still verifies whole, and
+/// repair keeps the writes after the ingestion newer.
+#[test]
+fn a_moved_file_takes_the_tail_and_repair_keeps_later_writes_newer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_dir = dir.path().join("db");
+    let options = DbOptions {
+        create_if_missing: true,
+        ..DbOptions::default()
+    };
+    let db = Db::open(&db_dir, options.clone()).unwrap();
+    db.put("x", "base").unwrap();
+    db.flush().unwrap();
+    let source = dir.path().join("bulk.sst");
+    let mut writer = SstFileWriter::create(&source, &CfOptions::default()).unwrap();
+    writer.put("w", "ingested").unwrap();
+    writer.put("x", "ingested").unwrap();
+    writer.finish().unwrap();
+    let written_size = StdFs.file_size(&source).unwrap();
+    // A second name of the source's inode, to look at it after the move.
+    let other_name = dir.path().join("other-name.sst");
+    assert!(StdFs.hard_link(&source, &other_name).unwrap());
+    let moving = IngestExternalFileOptions {
+        move_files: true,
+        ..IngestExternalFileOptions::default()
+    };
+    db.ingest_external_file(&[&source], &moving).unwrap();
+    assert!(!source.exists(), "move_files left the source");
+    let live = db.live_files_metadata();
+    let ingested = live.iter().find(|f| f.largest_seqno == 2).unwrap();
+    assert_eq!(recorded_seqno(&StdFs, &ingested.file_path), Some(2));
+    assert_eq!(StdFs.file_size(&ingested.file_path).unwrap(), ingested.size);
+    assert!(ingested.size > written_size);
+    assert_eq!(recorded_seqno(&StdFs, &other_name), Some(2), "not a link");
+    db.put("x", "after").unwrap();
+    db.delete("w").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    crate::util::lose_manifest(&db_dir);
+    let report = repair_db(&db_dir, &options, NO_FAMILIES).unwrap();
+    assert!(report.warnings.is_empty(), "{report:?}");
+    let db = Db::open(&db_dir, options).unwrap();
+    assert_eq!(db.get("x").unwrap().as_deref(), Some(&b"after"[..]));
+    assert_eq!(db.get("w").unwrap(), None, "{report:?}");
+}
+
+/// A table ingested by a build before the tail (the source file as it
+/// was, copied in) has no global seqno on record once the MANIFEST is
+/// lost: repair reads it as newer than every other write, as it always
+/// did, and says so.
+#[test]
+fn a_table_ingested_before_the_tail_is_read_as_newest_with_a_warning() {
+    let fs = SimFs::new(72);
+    let db = Db::open("/db", quiet_options(&fs)).unwrap();
+    db.put("x", "base").unwrap();
+    db.flush().unwrap();
+    let file = sst_file(&fs, &[("x", "ingested")]);
+    let written_size = fs.file_size(file).unwrap();
+    db.ingest_external_file(&[file], &IngestExternalFileOptions::default())
+        .unwrap();
+    let live = db.live_files_metadata();
+    let ingested = live.iter().find(|f| f.largest_seqno == 2).unwrap();
+    // What an earlier build left: the copy without a tail.
+    fs.set_len(&ingested.file_path, written_size).unwrap();
+    assert_eq!(recorded_seqno(&fs, &ingested.file_path), None);
+    db.put("y", "later").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    let report = lose_manifest_and_repair(&fs);
+    assert_eq!(report.warnings.len(), 1, "{report:?}");
+    assert!(
+        report.warnings[0].contains("has no global seqno on record"),
+        "{report:?}"
+    );
+    let db = Db::open("/db", quiet_options(&fs)).unwrap();
+    assert_eq!(scan(&db), model(&[("x", "ingested"), ("y", "later")]));
+}
+
+/// The database and the file of the crash test: `x` and `y` flushed, a
+/// file overlapping them (so it takes a global seqno) with `w` and `x`.
+fn crash_test_setup(seed: u64) -> (SimFs, Db, &'static Path) {
+    let fs = SimFs::new(seed);
+    let db = Db::open("/db", quiet_options(&fs)).unwrap();
+    db.put("x", "base").unwrap();
+    db.put("y", "base").unwrap();
+    db.flush().unwrap();
+    let file = sst_file(&fs, &[("w", "ingested"), ("x", "ingested")]);
+    (fs, db, file)
+}
+
+/// Every open, append and sync of an ingestion fails in turn (the tail's
+/// read and reopen, its append and sync, the MANIFEST's after it), then
+/// the machine crashes in each way (kill; power loss; torn or random
+/// prefixes of unsynced bytes): the database opens with the ingestion
+/// whole or not at all (whole if it was acknowledged), no stray table,
+/// and a repair after a lost MANIFEST keeps later writes newer.
+#[test]
+fn a_crash_at_any_step_of_the_tail_leaves_the_ingestion_whole_or_absent() {
+    let modes = [
+        CrashMode::PROCESS_KILL,
+        CrashMode::POWER_LOSS,
+        CrashMode {
+            data: DataLoss::TearLastWrite,
+            lose_unsynced_dir_entries: true,
+        },
+        CrashMode {
+            data: DataLoss::KeepRandomPrefix,
+            lose_unsynced_dir_entries: false,
+        },
+    ];
+    let before = model(&[("x", "base"), ("y", "base")]);
+    let after = model(&[("w", "ingested"), ("x", "ingested"), ("y", "base")]);
+    let mut seed = 80;
+    for op in [OpKind::Open, OpKind::Append, OpKind::Sync] {
+        let mut failures = 0;
+        for n in 1.. {
+            assert!(n < 50, "{op:?}: the ingestion keeps failing");
+            let mut finished = false;
+            for mode in modes {
+                seed += 1;
+                let (fs, db, file) = crash_test_setup(seed);
+                fs.inject(Fault::ErrorOnNth { op, n });
+                let result = db.ingest_external_file(&[file], &Default::default());
+                fs.clear_faults();
+                finished |= result.is_ok();
+                let what = format!("{op:?} #{n}, {mode:?}, seed {seed}: {result:?}");
+                fs.halt();
+                drop(db);
+                fs.crash(mode);
+                let db = Db::open("/db", quiet_options(&fs)).unwrap();
+                let found = scan(&db);
+                assert!(found == before || found == after, "{what}: {found:?}");
+                assert!(result.is_err() || found == after, "{what}: lost");
+                let tables = fs.list(Path::new("/db")).unwrap();
+                let tables = tables.iter().filter(|n| n.ends_with(".sst")).count();
+                assert_eq!(tables, db.live_files().len(), "{what}: stray tables");
+                db.put("x", "later").unwrap();
+                db.flush().unwrap();
+                db.close().unwrap();
+                let report = lose_manifest_and_repair(&fs);
+                assert!(report.warnings.is_empty(), "{what}: {report:?}");
+                let db = Db::open("/db", quiet_options(&fs)).unwrap();
+                let mut expected = found;
+                expected.insert(b"x".to_vec(), b"later".to_vec());
+                assert_eq!(scan(&db), expected, "{what}: after repair");
+            }
+            if finished {
+                break;
+            }
+            failures += 1;
+        }
+        assert!(failures > 0, "{op:?}: no operation of the ingestion failed");
+    }
+}
+
+/// Opening an existing file for appending is all the tail needs from a
+/// file system; one without it fails the ingestion, which changes nothing.
+#[test]
+fn a_file_system_that_cannot_append_fails_the_ingestion_cleanly() {
+    #[derive(Debug)]
+    struct NoReopen {
+        inner: Arc<SimFs>,
+    }
+    impl Fs for NoReopen {
+        fn create_dir_all(&self, dir: &Path) -> strata::Result<()> {
+            self.inner.create_dir_all(dir)
+        }
+        fn create(&self, path: &Path) -> strata::Result<Box<dyn strata::fs::WritableFile>> {
+            self.inner.create(path)
+        }
+        fn open(
+            &self,
+            path: &Path,
+            options: ReadFileOptions,
+        ) -> strata::Result<Arc<dyn strata::fs::RandomAccessFile>> {
+            self.inner.open(path, options)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> strata::Result<()> {
+            self.inner.rename(from, to)
+        }
+        fn remove(&self, path: &Path) -> strata::Result<()> {
+            self.inner.remove(path)
+        }
+        fn list(&self, dir: &Path) -> strata::Result<Vec<String>> {
+            self.inner.list(dir)
+        }
+        fn lock(&self, path: &Path) -> strata::Result<Box<dyn strata::fs::FileLock>> {
+            self.inner.lock(path)
+        }
+        fn sync_dir(&self, dir: &Path) -> strata::Result<()> {
+            self.inner.sync_dir(dir)
+        }
+        fn file_size(&self, path: &Path) -> strata::Result<u64> {
+            self.inner.file_size(path)
+        }
+        fn exists(&self, path: &Path) -> strata::Result<bool> {
+            self.inner.exists(path)
+        }
+    }
+    let (fs, db, file) = crash_test_setup(90);
+    db.close().unwrap();
+    let options = DbOptions {
+        fs: Arc::new(NoReopen {
+            inner: Arc::new(fs.clone()),
+        }),
+        ..quiet_options(&fs)
+    };
+    let db = Db::open("/db", options).unwrap();
+    let err = db
+        .ingest_external_file(&[file], &Default::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("reopen for appending"), "{err}");
+    assert_eq!(scan(&db), model(&[("x", "base"), ("y", "base")]));
+    assert_eq!(
+        fs.list(Path::new("/db"))
+            .unwrap()
+            .iter()
+            .filter(|n| n.ends_with(".sst"))
+            .count(),
+        db.live_files().len(),
+        "the copy was left behind"
+    );
+    db.put("z", "still writable").unwrap();
+}
