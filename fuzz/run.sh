@@ -38,6 +38,14 @@ seed_tables() {
       done
     done
   done
+  # And tables a database ingested, which end in a global seqno tail.
+  local db
+  db=$(mktemp -d)
+  printf 'key001 ==> v\nkey002 ==> w\n' | "$bin/strata" sst build --output "$db/in.sst" 2>/dev/null
+  "$bin/strata" --db="$db/db" --create_if_missing put key001 old >/dev/null
+  "$bin/strata" --db="$db/db" ingest_extern_sst "$db/in.sst" >/dev/null
+  for t in "$db"/db/*.sst; do cp "$t" "$dir/seed-ingested-$(basename "$t")"; done
+  rm -rf "$db"
 }
 
 # Likewise a MANIFEST: start from those of a small real database, which

@@ -6,9 +6,14 @@
 //! cache and pinning) must return data or an error, never panic, hang or
 //! over-allocate.
 //!
-//! Input: one byte of options, one byte counting flips (at most 8), three
-//! bytes per flip (position u16 little-endian, xor mask), then the keys:
-//! each a length byte (0..8), that many bytes, and a byte of version count.
+//! With the flip count byte's high bit set, the table first takes one or
+//! two global seqno tails (as ingestion appends them), which every read
+//! must pass over and verify must accept whole, and flips may land in.
+//!
+//! Input: one byte of options, one byte counting flips (at most 8; its high
+//! bit: tails, its next bit: two of them), three bytes per flip (position
+//! u16 little-endian, xor mask), then the keys: each a length byte (0..8),
+//! that many bytes, and a byte of version count.
 #![no_main]
 
 use std::collections::BTreeMap;
@@ -21,6 +26,7 @@ use strata::cache::{Cache, Priority};
 use strata::fs::{Fs, ReadFileOptions, SimFs};
 use strata::iter::InternalIterator;
 use strata::key::{internal_key, seek_key, ValueType};
+use strata::table::seqno_tail::append_global_seqno;
 use strata::table::{MetaPinning, TableBuilder, TableReader};
 use strata::{CompressionType, IndexType, ReadOptions, TableOptions};
 
@@ -143,17 +149,25 @@ fn read_all(table: &Arc<TableReader>, entries: &Entries) -> strata::Result<Entri
 }
 
 fuzz_target!(|data: &[u8]| {
-    let [head, flips, rest @ ..] = data else {
+    let [head, flips_byte, rest @ ..] = data else {
         return;
     };
-    let flips = usize::from(flips % 9).min(rest.len() / 3);
+    let flips_byte = *flips_byte;
+    let flips = usize::from((flips_byte & 0x3f) % 9).min(rest.len() / 3);
     let (flip_bytes, material) = rest.split_at(flips * 3);
     let entries = entries(material);
     let fs = SimFs::new(0);
     let dir = Path::new("/fuzz");
     fs.create_dir_all(dir).expect("dir");
     let path = dir.join("000001.sst");
-    let bytes = build(&fs, &path, &entries, options(*head));
+    let mut bytes = build(&fs, &path, &entries, options(*head));
+    if flips_byte & 0x80 != 0 {
+        let tails = 1 + usize::from(flips_byte & 0x40 != 0);
+        for seq in (u64::from(*head)..).take(tails) {
+            append_global_seqno(&fs, &path, seq).expect("tail");
+        }
+        bytes = fs.file_contents(&path).expect("tailed table");
+    }
 
     if flips == 0 {
         // Undamaged: every way of opening reads back exactly the entries.

@@ -18,7 +18,7 @@ mod partitioner;
 pub mod prefetch;
 pub mod properties;
 pub mod reader;
-pub(crate) mod seqno_tail;
+pub mod seqno_tail;
 pub mod sst_file_writer;
 mod two_level;
 mod verify;

@@ -115,7 +115,7 @@ impl TopLevel {
 ///
 /// `Corruption` when the table's footer, metaindex or properties do not
 /// read.
-pub(crate) fn global_seqno_tail(
+pub fn global_seqno_tail(
     file: Arc<dyn RandomAccessFile>,
     path: &Path,
     seq: SequenceNumber,
@@ -179,7 +179,7 @@ fn block_of(entries: &BTreeMap<Vec<u8>, Vec<u8>>) -> Vec<u8> {
 /// after which the file may end in part of a tail (and is no table until
 /// the part is cut off); `Corruption` when the file grew while the tail was
 /// prepared.
-pub(crate) fn append_global_seqno(fs: &dyn Fs, path: &Path, seq: SequenceNumber) -> Result<u64> {
+pub fn append_global_seqno(fs: &dyn Fs, path: &Path, seq: SequenceNumber) -> Result<u64> {
     let file = fs.open(path, ReadFileOptions::default())?;
     let size = file.len();
     let tail = global_seqno_tail(file, path, seq)?;

@@ -124,6 +124,40 @@ fn a_table_with_tails_reads_and_verifies() {
     }
 }
 
+/// The tail sits after every kind of meta block: a two-level index with
+/// partitioned filters, and a range-deletion block.
+#[test]
+fn a_partitioned_table_with_range_tombstones_and_a_tail_verifies() {
+    let file = MemFile::default();
+    let options = TableOptions {
+        block_size: 64,
+        metadata_block_size: 32,
+        partition_filters: true,
+        index_type: crate::options::IndexType::TwoLevelIndexSearch,
+        ..TableOptions::default()
+    };
+    let mut b = TableBuilder::new(Box::new(file.clone()), options)
+        .unwrap()
+        .for_ingestion();
+    for i in 0..60u32 {
+        let key = format!("k{i:03}");
+        b.add(&internal_key(key.as_bytes(), 0, ValueType::Put), b"v")
+            .unwrap();
+    }
+    b.add_range_tombstone(b"k100", b"k200", 0).unwrap();
+    b.finish().unwrap();
+    let table = file.0.lock().clone();
+    let plain = open(table.clone()).unwrap();
+    assert!(plain.has_two_level_index());
+    let plain_report = plain.verify().unwrap();
+    let tailed = open(with_tail(&with_tail(&table, 8), 9)).unwrap();
+    assert_eq!(tailed.properties().global_seqno, Some(9));
+    let report = tailed.verify().unwrap();
+    assert_eq!(report.entries, plain_report.entries);
+    assert_eq!(report.blocks, plain_report.blocks + 4);
+    assert_eq!(scan_forward(&tailed), scan_forward(&plain));
+}
+
 /// Every changed byte of a table with a tail, the superseded bytes
 /// included, is found by opening or verifying it.
 #[test]
