@@ -50,7 +50,10 @@ struct Capture {
     linked: Vec<(bool, u64)>,
     /// WALs to copy.
     wals: Vec<u64>,
-    options_file: Option<u64>,
+    /// The newest OPTIONS file's number and bytes, read while no OPTIONS
+    /// file is written or deleted: a family created or dropped during the
+    /// checkpoint replaces that file, and a copy made later found it gone.
+    options_file: Option<(u64, Vec<u8>)>,
 }
 
 /// Holds off obsolete-file deletion while alive.
@@ -159,7 +162,7 @@ fn capture(inner: &DbInner) -> Result<Capture> {
         }
     }
     wals.sort_unstable();
-    let options_file = Some(*inner.newest_options_file.lock()).filter(|&n| n > 0);
+    let options_file = read_newest_options_file(inner)?;
     Ok(Capture {
         manifest_number,
         edits,
@@ -199,16 +202,30 @@ fn write_copy(inner: &DbInner, dir: &Path, capture: &Capture) -> Result<()> {
             &log_file_name(dir, number),
         )?;
     }
-    if let Some(n) = capture.options_file {
-        copy_file(
-            fs,
-            &options_file_name(&inner.dir, n),
-            &options_file_name(dir, n),
-        )?;
+    if let Some((n, bytes)) = &capture.options_file {
+        let mut file = fs.create(&options_file_name(dir, *n))?;
+        file.append(bytes)?;
+        file.sync()?;
     }
     write_manifest(fs, dir, capture.manifest_number, &capture.edits)?;
     fs.sync_dir(dir)?;
     set_current_file(fs, dir, capture.manifest_number)
+}
+
+/// The newest OPTIONS file's number and bytes, if one was written. The lock
+/// on its number is the one every OPTIONS writer holds while it writes the
+/// next file and deletes the older ones, so the file is there to read.
+fn read_newest_options_file(inner: &DbInner) -> Result<Option<(u64, Vec<u8>)>> {
+    let newest = inner.newest_options_file.lock();
+    if *newest == 0 {
+        return Ok(None);
+    }
+    let path = options_file_name(&inner.dir, *newest);
+    let file = inner.fs.open(&path, ReadFileOptions::default())?;
+    let len = usize::try_from(file.len()).map_err(|_| {
+        Error::corruption(&path, 0, "the OPTIONS file is larger than memory can hold")
+    })?;
+    Ok(Some((*newest, file.read_at(0, len)?.to_vec())))
 }
 
 /// Copies `from` to `to` and syncs the copy.

@@ -267,3 +267,41 @@ fn a_checkpoint_racing_a_family_drop_copies_the_families_left() {
     let copy = Db::open(Path::new("/copy"), sim_options(&fs)).unwrap();
     assert_eq!(copy.get(b"kept").unwrap().as_deref(), Some(&b"1"[..]));
 }
+
+/// A checkpoint during which families are created and dropped, each
+/// replacing the OPTIONS file, still carries the OPTIONS file it captured:
+/// it used to copy it by name after the capture and fail when the file was
+/// gone (found by strata-stress's race mode).
+#[test]
+fn a_checkpoint_keeps_its_options_file_while_families_come_and_go() {
+    let fs = SimFs::new(336);
+    let db = Arc::new(Db::open(Path::new("/db"), sim_options(&fs)).unwrap());
+    db.put(b"kept", b"1").unwrap();
+    // The checkpoint waits in the sync of the WAL it copies, after its
+    // capture; two OPTIONS files are written meanwhile, and the older ones
+    // deleted.
+    fs.hold_syncs_of(".log");
+    let checkpoint = {
+        let db = db.clone();
+        std::thread::spawn(move || db.create_checkpoint(Path::new("/copy")))
+    };
+    wait_until("the checkpoint to wait in a sync of its copy", || {
+        fs.held_syncs() == 1
+    });
+    for round in 0..2 {
+        let name = format!("passing{round}");
+        let cf = db
+            .create_column_family(&name, CfOptions::default())
+            .unwrap();
+        db.drop_column_family(&cf).unwrap();
+    }
+    fs.release_syncs();
+    checkpoint.join().unwrap().unwrap();
+    let listing = fs.list(Path::new("/copy")).unwrap();
+    assert!(
+        listing.iter().any(|name| name.starts_with("OPTIONS-")),
+        "{listing:?}"
+    );
+    let copy = Db::open(Path::new("/copy"), sim_options(&fs)).unwrap();
+    assert_eq!(copy.get(b"kept").unwrap().as_deref(), Some(&b"1"[..]));
+}
