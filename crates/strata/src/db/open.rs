@@ -375,7 +375,20 @@ fn recover_read_only(
     let logs = logs_to_replay(&**fs, dir, &mut versions, listing)?;
     let family_options = read_only_family_options(fs, dir, options, given, &versions);
     open_checks::check_comparators(&versions, &family_options)?;
-    open_checks::check_merge_operators(&versions, &family_options)?;
+    // Only the families the caller gave options for (the default family's
+    // come with the database's) are held to their merge operator record:
+    // the others' options are a guess, which is no reason to refuse a view.
+    let named: BTreeMap<u32, Arc<CfOptions>> = family_options
+        .iter()
+        .filter(|(&id, _)| {
+            id == 0
+                || versions
+                    .families()
+                    .any(|(i, name)| i == id && given.iter().any(|(n, _)| n == name))
+        })
+        .map(|(&id, options)| (id, options.clone()))
+        .collect();
+    open_checks::check_merge_operators(&versions, &named)?;
     let mut imm: BTreeMap<u32, Vec<Arc<MemTable>>> = BTreeMap::new();
     let replay = replay_logs(
         dir,
@@ -454,6 +467,13 @@ fn read_only_family_options(
                     // Options not given are a guess, except in the order
                     // the MANIFEST records, which a built-in fixes.
                     let mut guess = recorded().unwrap_or_else(|| (*default_options).clone());
+                    // A built-in operator the MANIFEST records beats the guess.
+                    if let Some(op) = versions
+                        .merge_operator(id)
+                        .and_then(|name| crate::merge::merge_operator_from_name(name).ok())
+                    {
+                        guess.merge_operator = Some(op);
+                    }
                     if let Some(order) = versions.order(id) {
                         if !matches!(order, KeyComparator::User(_)) {
                             guess.comparator = order.to_comparator();
