@@ -11,7 +11,10 @@
 //! everything); size ratio (from the newest run, take runs while the next is
 //! no larger than the accumulated size plus `size_ratio` percent, at least
 //! `min_merge_width`, at most `max_merge_width`); then, if there are still too
-//! many runs, merge the newest ones down to the trigger.
+//! many runs, merge the newest ones down to the trigger. Last, while L0
+//! holds writes back (at `level0_slowdown_writes_trigger` files), every L0
+//! run is merged down even if no rule is due: no option setting may leave
+//! writes stopped with no compaction to end it.
 //!
 //! Compactions run in parallel on disjoint runs (RocksDB's picker skips
 //! runs being compacted too): while some run, a task may take only runs
@@ -62,15 +65,63 @@ pub fn pick(
     busy: &HashSet<u64>,
 ) -> Option<CompactionTask> {
     let runs = sorted_runs(version, options.num_levels);
-    let trigger = options.level0_file_num_compaction_trigger.max(1);
-    if runs.len() < trigger || runs.len() < 2 {
-        return None;
-    }
     // The runs newer than every run a running compaction holds.
     let free = runs
         .iter()
         .position(|r| r.files.iter().any(|f| busy.contains(&f.number)))
         .unwrap_or(runs.len());
+    pick_due(&runs, free, options, default_compression)
+        .or_else(|| relieve_l0(version, &runs, free, options, default_compression))
+}
+
+/// 4. Writes held back by L0 (at `level0_slowdown_writes_trigger` files)
+/// and none of RocksDB's rules due: every L0 run is merged down, with the
+/// run below when L0 alone would stay in L0, so L0 empties. Without it a
+/// lone L0 run (stop trigger 1), or runs whose sizes the size-ratio rule
+/// never merges with the trigger at the stop trigger, stopped writes for
+/// good. Waits while a compaction holds any run it would take.
+fn relieve_l0(
+    version: &Version,
+    runs: &[SortedRun],
+    free: usize,
+    options: &CompactionOptions,
+    default_compression: CompressionType,
+) -> Option<CompactionTask> {
+    let l0_files = version.num_files(0);
+    if l0_files == 0 || l0_files < options.level0_slowdown_writes_trigger {
+        return None;
+    }
+    let mut end = l0_files;
+    if runs.get(end).is_some_and(|next| next.level == 1) {
+        end += 1;
+    }
+    if end > free {
+        return None;
+    }
+    let score = l0_files as f64 / options.level0_file_num_compaction_trigger.max(1) as f64;
+    let task = task(
+        runs,
+        0..end,
+        options,
+        default_compression,
+        (CompactionReason::UniversalSortedRunNum, score),
+    )?;
+    // A single-level tree cannot move its lone run anywhere.
+    (task.output_level > 0 || end > 1).then_some(task)
+}
+
+/// RocksDB's three rules, in order, over `runs`, of which the first `free`
+/// are held by no running compaction.
+fn pick_due(
+    runs: &[SortedRun],
+    free: usize,
+    options: &CompactionOptions,
+    default_compression: CompressionType,
+) -> Option<CompactionTask> {
+    let trigger = options.level0_file_num_compaction_trigger.max(1);
+    if runs.len() < trigger || runs.len() < 2 {
+        return None;
+    }
     let u = &options.compaction_options_universal;
     // 1. Space amplification.
     let (oldest, newer) = runs.split_last()?;
@@ -81,7 +132,7 @@ pub fn pick(
     {
         let score = newer_bytes as f64 / oldest.bytes.max(1) as f64;
         return task(
-            &runs,
+            runs,
             0..runs.len(),
             options,
             default_compression,
@@ -105,7 +156,7 @@ pub fn pick(
         if end - start >= min_width {
             let score = runs.len() as f64 / trigger as f64;
             return task(
-                &runs,
+                runs,
                 start..end,
                 options,
                 default_compression,
@@ -121,7 +172,7 @@ pub fn pick(
         }
         let score = runs.len() as f64 / trigger as f64;
         return task(
-            &runs,
+            runs,
             0..width,
             options,
             default_compression,

@@ -286,3 +286,53 @@ fn tasks_on_disjoint_runs_run_side_by_side_and_finish_in_any_order() {
         assert!(most_at_once >= 2, "seed {seed}: never two tasks at once");
     }
 }
+
+/// While L0 holds writes back and no rule is due, the L0 runs are merged
+/// down anyway: a lone run goes to the last level, and runs the size-ratio
+/// rule would never merge (the trigger at the stop trigger) merge with the
+/// level below when L0 alone would stay in L0. Below the slowdown trigger
+/// nothing changes.
+#[test]
+fn l0_holding_writes_back_is_merged_down_even_when_no_rule_is_due() {
+    let stopping = CompactionOptions {
+        level0_file_num_compaction_trigger: 1,
+        level0_slowdown_writes_trigger: 1,
+        level0_stop_writes_trigger: 1,
+        ..options()
+    };
+    let mut edit = VersionEdit::new();
+    edit.add_file(0, file(10, MIB, (5, 5)));
+    let lone = Version::default().apply(&edit).unwrap();
+    let task = pick(&lone, &stopping, CompressionType::None, &HashSet::new()).unwrap();
+    assert_eq!((task.inputs.len(), task.output_level), (1, 6));
+    // Not while a compaction holds the run.
+    assert!(pick(
+        &lone,
+        &stopping,
+        CompressionType::None,
+        &HashSet::from([10])
+    )
+    .is_none());
+    assert!(pick(&lone, &options(), CompressionType::None, &HashSet::new()).is_none());
+
+    // Four L0 runs, each far bigger than the newer ones together: at
+    // trigger = slowdown = stop = 4 no rule merges them (one run too few for
+    // "too many runs", sizes too far apart for size ratio, too little for
+    // space amplification).
+    let at_stop = CompactionOptions {
+        level0_file_num_compaction_trigger: 4,
+        level0_slowdown_writes_trigger: 4,
+        level0_stop_writes_trigger: 4,
+        ..options()
+    };
+    let mut edit = VersionEdit::new();
+    for (i, size) in [1, 4, 16, 64u64].into_iter().enumerate() {
+        let i = i as u64;
+        edit.add_file(0, file(20 + i, size * MIB, (100 - i, 100 - i)));
+    }
+    let v = Version::default().apply(&edit).unwrap();
+    let task = pick(&v, &at_stop, CompressionType::None, &HashSet::new()).unwrap();
+    assert_eq!(task.inputs.len(), 4, "{}", shape(&v));
+    assert_eq!(task.output_level, 6, "{}", shape(&v));
+    assert_eq!(task.reason, CompactionReason::UniversalSortedRunNum);
+}

@@ -305,3 +305,45 @@ fn a_checkpoint_keeps_its_options_file_while_families_come_and_go() {
     let copy = Db::open(Path::new("/copy"), sim_options(&fs)).unwrap();
     assert_eq!(copy.get(b"kept").unwrap().as_deref(), Some(&b"1"[..]));
 }
+
+/// Universal compaction with every L0 trigger at 1 (valid options): one
+/// flushed table stops writes, and no rule of the picker merged a lone run,
+/// so every writer waited forever. L0 holding writes back is now always
+/// compacted.
+#[test]
+fn universal_compaction_at_a_stop_trigger_of_one_does_not_stop_writes_for_good() {
+    let fs = SimFs::new(337);
+    let db = Db::open(Path::new("/db"), sim_options(&fs)).unwrap();
+    let options = CfOptions {
+        compaction: CompactionOptions {
+            compaction_style: strata::CompactionStyle::Universal,
+            level0_file_num_compaction_trigger: 1,
+            level0_slowdown_writes_trigger: 1,
+            level0_stop_writes_trigger: 1,
+            ..CompactionOptions::default()
+        },
+        ..CfOptions::default()
+    };
+    let tiered = db.create_column_family("tiered", options).unwrap();
+    let no_slowdown = WriteOptions {
+        no_slowdown: true,
+        ..WriteOptions::default()
+    };
+    for round in 0..5u32 {
+        let mut batch = WriteBatch::new();
+        batch.put_cf(&tiered, format!("k{round}"), "v").unwrap();
+        batch.put(format!("other{round}"), "v").unwrap();
+        wait_until("a write to go through", || {
+            db.write(&no_slowdown, batch.clone()).is_ok()
+        });
+        db.flush_cf(&tiered).unwrap();
+    }
+    db.wait_for_compaction().unwrap();
+    for round in 0..5u32 {
+        let key = format!("k{round}");
+        assert_eq!(
+            db.get_cf(&tiered, &key).unwrap().as_deref(),
+            Some(&b"v"[..])
+        );
+    }
+}
