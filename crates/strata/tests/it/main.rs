@@ -29,6 +29,7 @@ mod db_prefix;
 mod db_range_del;
 mod db_read_tier;
 mod db_repair;
+mod db_repair_manifest;
 mod db_services;
 mod db_statistics;
 mod db_wal_flush;
