@@ -55,6 +55,13 @@ use crate::write::WriteBatch;
 
 pub(crate) fn write(inner: &DbInner, options: &WriteOptions, batch: WriteBatch) -> Result<()> {
     inner.check_writable()?;
+    if batch.db_instance().is_some_and(|i| i != inner.instance) {
+        return Err(crate::Error::invalid_argument(
+            "column_family",
+            "the batch was given column family handles of another database (or of an earlier \
+             open of this one)",
+        ));
+    }
     if batch.is_empty() {
         return Ok(());
     }

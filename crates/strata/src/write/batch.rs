@@ -112,7 +112,7 @@ pub struct BatchEntry<'a> {
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct WriteBatch {
     /// The encoded batch: header, then records.
     rep: Vec<u8>,
@@ -126,7 +126,21 @@ pub struct WriteBatch {
     has_merges: bool,
     /// Some record is a range deletion.
     has_range_deletions: bool,
+    /// The database (open) whose family handles the records were added
+    /// with; records name families by id only, so a batch given another
+    /// database's handle would write into whichever family has its id.
+    db_instance: Option<u64>,
 }
+
+/// Two batches are equal when their records are: the other fields mirror
+/// them, but for the handles' database, which the bytes do not carry.
+impl PartialEq for WriteBatch {
+    fn eq(&self, other: &WriteBatch) -> bool {
+        self.rep == other.rep
+    }
+}
+
+impl Eq for WriteBatch {}
 
 impl WriteBatch {
     /// An empty batch with sequence 0.
@@ -138,6 +152,7 @@ impl WriteBatch {
             names_families: false,
             has_merges: false,
             has_range_deletions: false,
+            db_instance: None,
         };
         put_fixed64(&mut batch.rep, 0);
         put_fixed32(&mut batch.rep, 0);
@@ -167,12 +182,14 @@ impl WriteBatch {
         key: impl AsRef<[u8]>,
         value: impl AsRef<[u8]>,
     ) -> Result<()> {
+        self.bind(cf)?;
         self.add(cf.id(), ValueType::Put, key.as_ref(), value.as_ref())
     }
 
     /// Adds a deletion of `key` in family `cf`. Errors as for
     /// [`WriteBatch::put_cf`].
     pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+        self.bind(cf)?;
         self.add(cf.id(), ValueType::Delete, key.as_ref(), &[])
     }
 
@@ -192,6 +209,7 @@ impl WriteBatch {
         key: impl AsRef<[u8]>,
         operand: impl AsRef<[u8]>,
     ) -> Result<()> {
+        self.bind(cf)?;
         self.add(cf.id(), ValueType::Merge, key.as_ref(), operand.as_ref())
     }
 
@@ -235,6 +253,7 @@ impl WriteBatch {
         begin: impl AsRef<[u8]>,
         end: impl AsRef<[u8]>,
     ) -> Result<()> {
+        self.bind(cf)?;
         self.add_range_deletion(cf.id(), begin.as_ref(), end.as_ref())
     }
 
@@ -247,6 +266,32 @@ impl WriteBatch {
     }
 
     /// Appends one record; the batch is unchanged on error.
+    /// The database whose family handles the batch's records were added
+    /// with, if any: a write into another database is refused.
+    pub(crate) fn db_instance(&self) -> Option<u64> {
+        self.db_instance
+    }
+
+    /// Ties the batch to the database of handle `cf`; a handle of another
+    /// database than the batch's other handles is `InvalidArgument`.
+    fn bind(&mut self, cf: &ColumnFamily) -> Result<()> {
+        let instance = cf.shared.db_instance;
+        match self.db_instance {
+            Some(bound) if bound != instance => Err(Error::invalid_argument(
+                "column_family",
+                format!(
+                    "the handle of column family {:?} belongs to another database than the \
+                     batch's other handles",
+                    cf.name()
+                ),
+            )),
+            _ => {
+                self.db_instance = Some(instance);
+                Ok(())
+            }
+        }
+    }
+
     fn add(&mut self, cf: u32, value_type: ValueType, key: &[u8], value: &[u8]) -> Result<()> {
         check_sizes(key.len(), value.len())?;
         let count = self.next_count()?;
@@ -396,6 +441,7 @@ impl WriteBatch {
             names_families,
             has_merges,
             has_range_deletions,
+            db_instance: None,
         })
     }
 
@@ -408,12 +454,23 @@ impl WriteBatch {
 
     /// Appends `other`'s records after this batch's (group commit). This batch's
     /// sequence is kept; `other`'s is ignored. Fails with `InvalidArgument`
-    /// (field `"batch"`) if the combined count would overflow `u32`, leaving this
-    /// batch unchanged.
+    /// (field `"batch"`) if the combined count would overflow `u32`, or
+    /// (field `"column_family"`) if the two hold handles of different
+    /// databases, leaving this batch unchanged.
     pub fn append(&mut self, other: &WriteBatch) -> Result<()> {
         let count = self.count.checked_add(other.count).ok_or_else(|| {
             Error::invalid_argument("batch", "appending would exceed u32::MAX records")
         })?;
+        let db_instance = match (self.db_instance, other.db_instance) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(Error::invalid_argument(
+                    "column_family",
+                    "the batches hold column family handles of different databases",
+                ))
+            }
+            (a, b) => a.or(b),
+        };
+        self.db_instance = db_instance;
         self.rep
             .extend_from_slice(other.rep.get(HEADER_LEN..).unwrap_or_default());
         self.names_families |= other.names_families;

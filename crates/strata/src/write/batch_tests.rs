@@ -170,6 +170,7 @@ fn iter_reports_one_error_then_ends() {
         names_families: false,
         has_merges: false,
         has_range_deletions: false,
+        db_instance: None,
     };
     let results: Vec<_> = b.iter().collect();
     assert_eq!(results.len(), 2);

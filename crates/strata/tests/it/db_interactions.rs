@@ -347,3 +347,34 @@ fn universal_compaction_at_a_stop_trigger_of_one_does_not_stop_writes_for_good()
         );
     }
 }
+
+/// A handle of another database is refused by every write, alone or in a
+/// batch: records name families by id, so it used to write into whichever
+/// family of this database has the same id.
+#[test]
+fn another_databases_family_handle_is_refused_by_writes() {
+    let (fs_a, fs_b) = (SimFs::new(339), SimFs::new(340));
+    let a = Db::open(Path::new("/db"), sim_options(&fs_a)).unwrap();
+    let b = Db::open(Path::new("/db"), sim_options(&fs_b)).unwrap();
+    let mine = a
+        .create_column_family("mine", CfOptions::default())
+        .unwrap();
+    let theirs = b
+        .create_column_family("theirs", CfOptions::default())
+        .unwrap();
+    assert_eq!(mine.id(), theirs.id());
+    let err = a.put_cf(&theirs, b"k", b"v").unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+    let mut batch = WriteBatch::new();
+    batch.put(b"k", b"v").unwrap();
+    batch.put_cf(&theirs, b"k", b"v").unwrap();
+    let err = a.write(&WriteOptions::default(), batch).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+    let mut mixed = WriteBatch::new();
+    mixed.put_cf(&mine, b"k", b"v").unwrap();
+    assert!(mixed.delete_cf(&theirs, b"k").is_err());
+    assert_eq!(a.get(b"k").unwrap(), None);
+    assert_eq!(a.get_cf(&mine, b"k").unwrap(), None);
+    a.write(&WriteOptions::default(), mixed).unwrap();
+    assert_eq!(a.get_cf(&mine, b"k").unwrap().as_deref(), Some(&b"v"[..]));
+}
