@@ -211,8 +211,8 @@ pub fn draw(seed: u64, fs: Arc<dyn Fs>) -> StressOptions {
         level0_file_num_compaction_trigger: l0_trigger,
         level0_slowdown_writes_trigger: slowdown,
         level0_stop_writes_trigger: stop,
-        // 2 is the least: one flush and one compaction thread.
-        max_background_jobs: pick(&mut rng, &[2, 3, 4]),
+        // 1 and 2 both run one flush and one compaction thread.
+        max_background_jobs: pick(&mut rng, &[1, 2, 4]),
         target_file_size_base: pick(&mut rng, &[64 << 10, 256 << 10, 2 << 20]),
         max_bytes_for_level_base: pick(&mut rng, &[256 << 10, 1 << 20, 8 << 20]),
         level_compaction_dynamic_level_bytes: rng.gen_bool(0.5),

@@ -126,9 +126,8 @@ fn cycle(
         compaction: CompactionOptions {
             target_file_size_base: 4 << 10,
             level0_file_num_compaction_trigger: rng.gen_range(1..=4),
-            // One compaction thread (two jobs: one flushes) in a third of
-            // the cycles.
-            max_background_jobs: rng.gen_range(2..=4),
+            // One compaction thread (1 or 2 jobs) in half the cycles.
+            max_background_jobs: rng.gen_range(1..=4),
             max_subcompactions: rng.gen_range(1..=3),
             ..CompactionOptions::default()
         },

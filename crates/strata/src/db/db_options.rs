@@ -90,7 +90,7 @@ impl Db {
             }
             self.inner.install_super_version(&mut state, id);
         }
-        let threads = wanted.max_background_jobs.saturating_sub(1);
+        let threads = wanted.compaction_threads();
         state.jobs.compaction_threads = threads;
         info!(self.inner.info_log, "set_db_options: {changes:?}");
         self.inner.bg_cv.notify_all();

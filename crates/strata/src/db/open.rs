@@ -17,6 +17,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::families::{new_shared, options_to_persist};
 use super::info_log::{info, InfoLog};
+use super::merge_records;
 use super::open_checks;
 use super::snapshot::SnapshotList;
 use super::state::{CommitState, DbState, JobState, RecoveryState};
@@ -109,7 +110,7 @@ pub(super) fn open(
     versions.set_file_search(file_search(&options));
     let (family_options, missing) = match_families(&versions, &options, families)?;
     open_checks::check_comparators(&versions, &family_options)?;
-    open_checks::check_merge_operators(&versions, &family_options)?;
+    merge_records::check(&*fs, dir, &versions, &family_options, exists)?;
     if !missing.is_empty() && !options.create_missing_column_families {
         let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
         return Err(Error::invalid_argument(
@@ -160,13 +161,8 @@ pub(super) fn open(
     let wal_file = fs.create(&log_file_name(dir, new_log))?;
     fs.sync_dir(dir)?;
     crash_point!("recovery.new_wal");
-    // Families opened with a merge operator for the first time record it,
-    // in the new MANIFEST's records, so a later open with another is refused.
-    for (&id, cf_options) in &family_options {
-        if let (Some(op), None) = (&cf_options.merge_operator, versions.merge_operator(id)) {
-            edits.entry(id).or_default().merge_operator = Some(op.name().to_owned());
-        }
-    }
+    // In the new MANIFEST's records, so a later open with another is refused.
+    merge_records::record_at_open(&versions, &family_options, &mut edits);
     for (&id, edit) in &mut edits {
         versions.apply_unlogged(edit.set_column_family(id))?;
     }
@@ -181,7 +177,7 @@ pub(super) fn open(
         edit.add_column_family(id, name.clone())
             .set_comparator_name(manifest_comparator_name(&order))
             .set_log_number(new_log);
-        edit.merge_operator = cf_options.merge_operator.as_ref().map(|op| op.name().to_owned());
+        merge_records::record(&mut edit, cf_options.merge_operator.as_deref());
         versions.log_and_apply(&mut edit)?;
         info!(info_log, "created column family {name:?} (id {id})");
         family_options.insert(id, Arc::new(cf_options));
@@ -388,7 +384,7 @@ fn recover_read_only(
         })
         .map(|(&id, options)| (id, options.clone()))
         .collect();
-    open_checks::check_merge_operators(&versions, &named)?;
+    merge_records::check(&**fs, dir, &versions, &named, true)?;
     let mut imm: BTreeMap<u32, Vec<Arc<MemTable>>> = BTreeMap::new();
     let replay = replay_logs(
         dir,
@@ -446,7 +442,7 @@ fn read_only_family_options(
         ..crate::options::LoadOptions::default()
     };
     // A file that cannot be read or resolved leaves the fallback.
-    let stored = crate::options::load_latest_options_with_fs(fs.clone(), dir, &load)
+    let stored = crate::options::load_latest_options_for_reading(fs.clone(), dir, &load)
         .map(|(_, families)| families)
         .unwrap_or_default();
     let default_options = Arc::new(options.cf_options());
@@ -468,10 +464,11 @@ fn read_only_family_options(
                     // the MANIFEST records, which a built-in fixes.
                     let mut guess = recorded().unwrap_or_else(|| (*default_options).clone());
                     // A built-in operator the MANIFEST records beats the guess.
-                    if let Some(op) = versions
-                        .merge_operator(id)
-                        .and_then(|name| crate::merge::merge_operator_from_name(name).ok())
-                    {
+                    if let Some(op) = merge_records::recorded_built_in(
+                        versions,
+                        id,
+                        guess.merge_operator.as_deref(),
+                    ) {
                         guess.merge_operator = Some(op);
                     }
                     if let Some(order) = versions.order(id) {
@@ -587,7 +584,7 @@ fn build_inner(
             commit: CommitState::new(wal_number, options.compaction.delayed_write_rate),
             versions,
             cfs,
-            jobs: JobState::new(options.compaction.max_background_jobs.saturating_sub(1)),
+            jobs: JobState::new(options.compaction.compaction_threads()),
             recovery: RecoveryState::default(),
         }),
         bg_cv: Condvar::new(),

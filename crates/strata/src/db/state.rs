@@ -66,7 +66,7 @@ pub(crate) struct JobState {
     /// Each running compaction: its family, and the level and key range it
     /// writes.
     pub(super) running_compactions: Vec<RunningCompaction>,
-    /// Compaction threads that may pick work (`max_background_jobs` - 1);
+    /// Compaction threads that may pick work (`max_background_jobs` - 1, at least 1);
     /// threads numbered past it idle after `set_db_options` lowers it.
     pub(super) compaction_threads: usize,
     /// Deletions of obsolete tables and WALs under way (with the mutex released).

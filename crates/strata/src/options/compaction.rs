@@ -175,8 +175,9 @@ pub struct CompactionOptions {
     /// Most bytes one compaction reads (also the grandparent-overlap limit at
     /// which an output file is cut). Default 0 = 25 x `target_file_size_base`.
     pub max_compaction_bytes: u64,
-    /// Background threads for flushes and compactions together. Default 2: one
-    /// flush thread and one compaction thread.
+    /// Background threads for flushes and compactions together: one flushes,
+    /// the others compact, and there is always one of each, so 1 runs as 2
+    /// (RocksDB's split gives one of each for 1 too). Default 2.
     pub max_background_jobs: usize,
     /// Most threads one compaction may split into by key range (RocksDB's
     /// `max_subcompactions`): compactions from L0, manual ones and universal
@@ -238,6 +239,12 @@ impl Default for CompactionOptions {
 }
 
 impl CompactionOptions {
+    /// Compaction threads for `max_background_jobs`: all but the flush
+    /// thread, and at least one.
+    pub fn compaction_threads(&self) -> usize {
+        self.max_background_jobs.saturating_sub(1).max(1)
+    }
+
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &'static str, why: String| Err(Error::invalid_argument(field, why));
@@ -295,13 +302,10 @@ impl CompactionOptions {
                 "must be at least 1 (1: a compaction runs on one thread)".into(),
             );
         }
-        if self.max_background_jobs < 2 {
+        if self.max_background_jobs == 0 {
             return bad(
                 "max_background_jobs",
-                format!(
-                    "{} is below 2 (one flush and one compaction thread)",
-                    self.max_background_jobs
-                ),
+                "must be at least 1 (one flush and one compaction thread run either way)".into(),
             );
         }
         if self.compression_per_level.len() > self.num_levels {
@@ -455,7 +459,7 @@ mod tests {
             |o| o.compression_per_level = vec![CompressionType::None; 8],
             "compression_per_level",
         );
-        check(|o| o.max_background_jobs = 1, "max_background_jobs");
+        check(|o| o.max_background_jobs = 0, "max_background_jobs");
         check(|o| o.max_subcompactions = 0, "max_subcompactions");
         check(
             |o| o.soft_pending_compaction_bytes_limit = u64::MAX,
@@ -486,5 +490,22 @@ mod tests {
         assert_eq!(s.compression_for_level(6, 1, Snappy), Zstd { level: 3 });
         let empty = CompactionOptions::default();
         assert_eq!(empty.compression_for_level(3, 1, Snappy), Snappy);
+    }
+
+    /// RocksDB takes `max_background_jobs = 1` (one flush and one compaction
+    /// thread); so does Strata, which refused it.
+    #[test]
+    fn one_background_job_runs_one_flush_and_one_compaction_thread() {
+        let one = CompactionOptions {
+            max_background_jobs: 1,
+            ..CompactionOptions::default()
+        };
+        assert!(one.validate().is_ok());
+        assert_eq!(one.compaction_threads(), 1);
+        let four = CompactionOptions {
+            max_background_jobs: 4,
+            ..CompactionOptions::default()
+        };
+        assert_eq!(four.compaction_threads(), 3);
     }
 }
