@@ -26,7 +26,7 @@ use strata::cache::{Cache, Priority};
 use strata::fs::{Fs, ReadFileOptions, SimFs};
 use strata::iter::InternalIterator;
 use strata::key::{internal_key, seek_key, ValueType};
-use strata::table::seqno_tail::append_global_seqno;
+use strata::table::seqno_tail::{append_global_seqno, Ingested};
 use strata::table::{MetaPinning, TableBuilder, TableReader};
 use strata::{CompressionType, IndexType, ReadOptions, TableOptions};
 
@@ -164,7 +164,12 @@ fuzz_target!(|data: &[u8]| {
     if flips_byte & 0x80 != 0 {
         let tails = 1 + usize::from(flips_byte & 0x40 != 0);
         for seq in (u64::from(*head)..).take(tails) {
-            append_global_seqno(&fs, &path, seq).expect("tail");
+            let ingested = Ingested {
+                global_seqno: seq,
+                column_family_id: u32::from(*head),
+                column_family_name: "fuzz",
+            };
+            append_global_seqno(&fs, &path, &ingested).expect("tail");
         }
         bytes = fs.file_contents(&path).expect("tailed table");
     }

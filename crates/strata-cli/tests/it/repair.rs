@@ -92,3 +92,39 @@ fn repair_keeps_tables_a_compaction_moved_down() {
         assert_eq!(count("after"), 6000, "round {round}: {}", stdout(&out));
     }
 }
+
+/// A table ingested into a family goes back to that family when repair
+/// has no MANIFEST (it used to land in `default`, and `fam` was gone).
+#[test]
+fn repair_puts_a_table_ingested_into_a_family_back_into_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("db");
+    let db = format!("--db={}", path.display());
+    let sst = dir.path().join("t.sst");
+    let sst_arg = sst.to_str().expect("utf-8 path");
+    let run = |args: &[&str], input: &str| {
+        let out = strata(args, input);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    run(&[&db, "--create_if_missing", "put", "a", "1"], "");
+    run(&[&db, "create_column_family", "fam"], "");
+    run(
+        &["sst", "build", "--output", sst_arg],
+        "x ==> ingested-into-fam\n",
+    );
+    run(
+        &[&db, "--column_family=fam", "ingest_extern_sst", sst_arg],
+        "",
+    );
+    lose_manifest(&path);
+    let text = run(&[&db, "repair"], "");
+    assert!(
+        text.contains("column families: default (0), fam (1)\n"),
+        "{text}"
+    );
+    assert!(!text.contains("warning"), "{text}");
+    assert_eq!(run(&[&db, "scan"], ""), "a : 1\n");
+    let in_fam = run(&[&db, "--column_family=fam", "scan"], "");
+    assert_eq!(in_fam, "x : ingested-into-fam\n");
+}

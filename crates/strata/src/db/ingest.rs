@@ -20,10 +20,11 @@
 //!    from seeing them, else one each above every write so far
 //!    (`allow_global_seqno`; see `install` on why not one shared number),
 //!    which the MANIFEST records per file and readers apply. Each file's
-//!    number is also appended to the file itself, in a tail synced before
-//!    the MANIFEST names the file (`table::seqno_tail`; 0 included), so
-//!    that `repair` finds it without the MANIFEST. One MANIFEST record adds
-//!    every file, and the sequence numbers are published with it, together.
+//!    number is also appended to the file itself, with the family ingesting
+//!    it, in a tail synced before the MANIFEST names the file
+//!    (`table::seqno_tail`; 0 included), so that `repair` finds both
+//!    without the MANIFEST. One MANIFEST record adds every file, and the
+//!    sequence numbers are published with it, together.
 //!
 //! A level fits when no file of it overlaps the range and no running
 //! compaction writes into it there; with dynamic level bytes, the empty
@@ -58,7 +59,7 @@ use crate::listener::ExternalFileIngestionInfo;
 use crate::options::{CompactionOptions, CompactionStyle, IngestExternalFileOptions, ReadOptions};
 use crate::range_del::{is_range_end_sentinel, range_end_sentinel};
 use crate::table::properties::EXTERNAL_SST_FILE_VERSION;
-use crate::table::seqno_tail::append_global_seqno;
+use crate::table::seqno_tail::{append_global_seqno, Ingested};
 use crate::table::TableReader;
 use crate::version::{FileMetaData, Version, VersionEdit};
 use crate::Db;
@@ -491,8 +492,9 @@ fn install(
                 break (plan, sizes);
             }
         }
-        let sizes =
-            MutexGuard::unlocked(state, || record_global_seqnos(inner, numbers, &plan.seqs))?;
+        let sizes = MutexGuard::unlocked(state, || {
+            record_global_seqnos(inner, cf, numbers, &plan.seqs)
+        })?;
         recorded = Some((plan.seqs.clone(), sizes));
     };
     let mut edit = VersionEdit::new();
@@ -570,11 +572,13 @@ fn plan_files(
     })
 }
 
-/// Appends each file's global seqno tail (`seqs[i]` to table `numbers[i]`)
-/// and syncs it; returns the files' new sizes. No version names the files
-/// yet, so nothing reads them meanwhile.
+/// Appends each file's global seqno tail (`seqs[i]` to table `numbers[i]`,
+/// and family `cf` to each: `SstFileWriter` cannot know it) and syncs it;
+/// returns the files' new sizes. No version names the files yet, so
+/// nothing reads them meanwhile.
 fn record_global_seqnos(
     inner: &DbInner,
+    cf: &CfShared,
     numbers: &[u64],
     seqs: &[SequenceNumber],
 ) -> Result<Vec<u64>> {
@@ -582,7 +586,12 @@ fn record_global_seqnos(
         .iter()
         .zip(seqs)
         .map(|(&number, &seq)| {
-            append_global_seqno(&*inner.fs, &table_file_name(&inner.dir, number), seq)
+            let ingested = Ingested {
+                global_seqno: seq,
+                column_family_id: cf.id,
+                column_family_name: &cf.name,
+            };
+            append_global_seqno(&*inner.fs, &table_file_name(&inner.dir, number), &ingested)
         })
         .collect()
 }

@@ -6,11 +6,15 @@
 //! 2. Whatever part of the MANIFEST still reads is kept as hints: its
 //!    families, each table's family and global seqno, each family's log
 //!    number. When CURRENT names it and it reads whole, its live tables are
-//!    the only ones put back: the others are obsolete compaction inputs or
-//!    unfinished outputs, whose entries live tables hold too. Without it, a
-//!    table's family comes from its `rocksdb.column.family.id` property, and
-//!    a table without one (written before the property existed) goes to the
-//!    default family.
+//!    the only ones put back, at whatever level its edits moved them to
+//!    (each edit read deletions first, as a version applies it): the others
+//!    are obsolete compaction inputs or unfinished outputs, whose entries
+//!    live tables hold too. Without it, a table's family comes from its
+//!    `rocksdb.column.family.id` property (for an ingested table, from the
+//!    global seqno tail, which records the family that ingested it), and a
+//!    table without one (written before the property existed, or ingested
+//!    by a build before the tail recorded families) goes to the default
+//!    family; the report warns of each ingested one.
 //! 3. Every table is read whole: checksums, key order, entry types. Its key
 //!    range and sequence numbers come from what it holds; an ingested
 //!    table's from its global seqno: the hints', or else the one ingestion
@@ -318,9 +322,17 @@ impl<'a> Repair<'a> {
             };
             let props = &found.properties;
             let hinted = self.hints.files.get(&number).copied();
+            // An ingested table's family is in its global seqno tail.
             let id = match (props.column_family_id, hinted) {
                 (Some(id), _) => id,
                 (None, Some((id, _))) => id,
+                (None, None) if is_external(props) => {
+                    self.report.warnings.push(format!(
+                        "ingested table #{number} does not record its column family (ingested \
+                         by an earlier build); it is put into the default family"
+                    ));
+                    0
+                }
                 (None, None) => 0,
             };
             if self.hints.dropped.contains(&id) {

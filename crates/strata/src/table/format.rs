@@ -15,8 +15,9 @@
 //! | footer (57 bytes)        |
 //! +--------------------------+  file size, or where a global seqno tail starts
 //! | properties     | trailer |  ingested tables only (see `seqno_tail`): the
-//! | metaindex      | trailer |  properties again with the global seqno added,
-//! | footer (57 bytes)        |  a metaindex pointing at them, a footer
+//! | metaindex      | trailer |  properties again with the global seqno and
+//! | footer (57 bytes)        |  family added, a metaindex pointing at them, a
+//! |                          |  footer
 //! +--------------------------+  file size
 //!
 //! format version 3 (two-level index): the index and, optionally, the filter

@@ -88,7 +88,9 @@ pub struct TableProperties {
     /// The column family the table was written for (RocksDB's
     /// `rocksdb.column.family.id`), so `repair` can put it back there;
     /// `None` for tables written before the property existed and for
-    /// `SstFileWriter` files, which belong to whichever family ingests them.
+    /// `SstFileWriter` files, which belong to whichever family ingests them:
+    /// ingestion records that family in the global seqno tail (see
+    /// `table::seqno_tail`), except in builds before it did.
     pub column_family_id: Option<u32>,
     /// That family's name (RocksDB's `rocksdb.column.family.name`); empty
     /// when `column_family_id` is `None`.
@@ -107,8 +109,10 @@ pub struct TableProperties {
 pub const EXTERNAL_SST_FILE_VERSION: u64 = 2;
 
 // Property names, in bytewise order as a block requires.
-const COLUMN_FAMILY_ID: &str = "rocksdb.column.family.id";
-const COLUMN_FAMILY_NAME: &str = "rocksdb.column.family.name";
+/// The name of [`TableProperties::column_family_id`] (RocksDB's).
+pub const COLUMN_FAMILY_ID: &str = "rocksdb.column.family.id";
+/// The name of [`TableProperties::column_family_name`] (RocksDB's).
+pub const COLUMN_FAMILY_NAME: &str = "rocksdb.column.family.name";
 const COMPARATOR: &str = "rocksdb.comparator";
 /// The name of [`TableProperties::global_seqno`] (RocksDB's).
 pub const GLOBAL_SEQNO_PROPERTY: &str = "rocksdb.external_sst_file.global_seqno";

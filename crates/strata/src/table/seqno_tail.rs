@@ -1,6 +1,9 @@
 //! The global seqno tail: how an ingested table records, in its own file,
-//! the sequence number the database reads its entries at, so that `repair`
-//! finds it when the MANIFEST, which records it too, is lost.
+//! the sequence number the database reads its entries at and the column
+//! family that ingested it, so that `repair` finds both when the MANIFEST,
+//! which records them too, is lost. `SstFileWriter` cannot know the family
+//! (RocksDB's leaves it unknown too), so without the tail a table ingested
+//! into one family would come back in another.
 //!
 //! ```text
 //! ingested table
@@ -10,6 +13,8 @@
 //! +--------------------------+  the file's size before ingestion
 //! | properties     | trailer |  the superseded properties, every entry kept
 //! |                          |  (names this build does not know too), plus
+//! |                          |  rocksdb.column.family.id = varint32 id,
+//! |                          |  rocksdb.column.family.name = its name,
 //! |                          |  rocksdb.external_sst_file.global_seqno =
 //! |                          |  varint64 sequence number (0 included)
 //! | metaindex      | trailer |  the superseded metaindex, its
@@ -27,15 +32,17 @@
 //! hard-linked file whose earlier try failed after its tail); each
 //! supersedes the one before, and readers see only the last.
 //!
-//! The value is a varint64 as every Strata number property; RocksDB's is a
-//! fixed64 only so that it can be overwritten in place, which this never
-//! does.
+//! The global seqno is a varint64 as every Strata number property;
+//! RocksDB's is a fixed64 only so that it can be overwritten in place, which
+//! this never does. The family entries are the ones flushes and compactions
+//! write, so a reader takes them as it takes any table's.
 //!
 //! Compatibility: readers of every format version start from the last
 //! footer and skip property names they do not know, so the footer's format
 //! version is unchanged and builds before the tail read an ingested table
 //! as before (at the global seqno its MANIFEST records). Their `verify`
-//! does not know the superseded bytes and reports them as a gap.
+//! does not know the superseded bytes and reports them as a gap. Tails
+//! written by builds before the family entries hold the global seqno only.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -50,7 +57,7 @@ use crate::key::SequenceNumber;
 use crate::table::block::BytewiseOrder;
 use crate::table::block_builder::BlockBuilder;
 use crate::table::format::{block_trailer, BlockHandle, Footer, FOOTER_LEN, PROPERTIES_BLOCK_NAME};
-use crate::table::properties::GLOBAL_SEQNO_PROPERTY;
+use crate::table::properties::{COLUMN_FAMILY_ID, COLUMN_FAMILY_NAME, GLOBAL_SEQNO_PROPERTY};
 use crate::table::reader::{metaindex_entries, BlockFetcher, TableReader};
 
 /// What a footer leads to: the metaindex's entries and the properties
@@ -100,16 +107,46 @@ impl TopLevel {
             .filter(|(name, _)| name.as_slice() != PROPERTIES_BLOCK_NAME)
     }
 
-    /// The properties but the global seqno.
-    fn properties_but_seqno(&self) -> impl Iterator<Item = &(Vec<u8>, Vec<u8>)> {
-        self.properties
-            .iter()
-            .filter(|(name, _)| name.as_slice() != GLOBAL_SEQNO_PROPERTY.as_bytes())
+    /// The properties but the ones a tail records (global seqno, family).
+    fn properties_but_tails(&self) -> impl Iterator<Item = &(Vec<u8>, Vec<u8>)> {
+        self.properties.iter().filter(|(name, _)| {
+            !TAIL_PROPERTIES
+                .iter()
+                .any(|p| name.as_slice() == p.as_bytes())
+        })
     }
 }
 
-/// The tail that records `seq` as the global seqno of the table in `file`
-/// (named `path` in errors), to be appended at its end.
+/// The properties a tail sets, over whatever the superseded block said.
+const TAIL_PROPERTIES: [&str; 3] = [COLUMN_FAMILY_ID, COLUMN_FAMILY_NAME, GLOBAL_SEQNO_PROPERTY];
+
+/// What ingestion records in a table's tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ingested<'a> {
+    /// The sequence number the database reads the table's entries at (0
+    /// included: placed below every later write).
+    pub global_seqno: SequenceNumber,
+    /// The column family that ingested it, by id and name.
+    pub column_family_id: u32,
+    pub column_family_name: &'a str,
+}
+
+impl Ingested<'_> {
+    /// Sets the tail's entries in `properties`.
+    fn record_in(&self, properties: &mut BTreeMap<Vec<u8>, Vec<u8>>) {
+        let mut seq = Vec::new();
+        put_varint64(&mut seq, self.global_seqno);
+        let mut id = Vec::new();
+        put_varint64(&mut id, u64::from(self.column_family_id));
+        let name = self.column_family_name.as_bytes().to_vec();
+        for (property, value) in TAIL_PROPERTIES.into_iter().zip([id, name, seq]) {
+            properties.insert(property.as_bytes().to_vec(), value);
+        }
+    }
+}
+
+/// The tail that records how the table in `file` (named `path` in errors)
+/// was ingested, to be appended at its end.
 ///
 /// # Errors
 ///
@@ -118,7 +155,7 @@ impl TopLevel {
 pub fn global_seqno_tail(
     file: Arc<dyn RandomAccessFile>,
     path: &Path,
-    seq: SequenceNumber,
+    ingested: &Ingested<'_>,
 ) -> Result<Vec<u8>> {
     let (fetcher, footer) = BlockFetcher::at_last_footer(file, Arc::from(path))?;
     let top = TopLevel::read(&fetcher, &footer, path)?;
@@ -135,9 +172,7 @@ pub fn global_seqno_tail(
         handle
     };
     let mut properties: BTreeMap<Vec<u8>, Vec<u8>> = top.properties.into_iter().collect();
-    let mut value = Vec::new();
-    put_varint64(&mut value, seq);
-    properties.insert(GLOBAL_SEQNO_PROPERTY.as_bytes().to_vec(), value);
+    ingested.record_in(&mut properties);
     let properties_handle = push_block(&mut tail, &block_of(&properties));
     let mut metaindex: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for (name, handle) in top.metaindex {
@@ -168,8 +203,8 @@ fn block_of(entries: &BTreeMap<Vec<u8>, Vec<u8>>) -> Vec<u8> {
     b.finish().to_vec()
 }
 
-/// Appends to the table file `path` the tail recording `seq` as its global
-/// seqno, and syncs it. Returns the file's new size. The file must not be
+/// Appends to the table file `path` the tail recording how it was
+/// `ingested`, and syncs it. Returns the file's new size. The file must not be
 /// read meanwhile by anything that took its size before (ingestion calls
 /// this before any version names the file).
 ///
@@ -179,10 +214,10 @@ fn block_of(entries: &BTreeMap<Vec<u8>, Vec<u8>>) -> Vec<u8> {
 /// after which the file may end in part of a tail (and is no table until
 /// the part is cut off); `Corruption` when the file grew while the tail was
 /// prepared.
-pub fn append_global_seqno(fs: &dyn Fs, path: &Path, seq: SequenceNumber) -> Result<u64> {
+pub fn append_global_seqno(fs: &dyn Fs, path: &Path, ingested: &Ingested<'_>) -> Result<u64> {
     let file = fs.open(path, ReadFileOptions::default())?;
     let size = file.len();
-    let tail = global_seqno_tail(file, path, seq)?;
+    let tail = global_seqno_tail(file, path, ingested)?;
     let mut out = fs.reopen_writable(path)?;
     if out.len() != size {
         return Err(Error::corruption(
@@ -207,7 +242,8 @@ impl TableReader {
     /// footer's checksum type, index and format version, each metaindex
     /// naming the properties before it and otherwise the last metaindex's
     /// blocks, and each properties block holding the last one's entries
-    /// but the global seqno. Returns the blocks checked.
+    /// but the ones a tail sets (global seqno, family). Returns the blocks
+    /// checked.
     pub(super) fn verify_superseded_tails(&self, start: u64, end: u64) -> Result<u64> {
         let path = self.path();
         let len = end.saturating_sub(start);
@@ -242,7 +278,7 @@ impl TableReader {
                 props.end_with_trailer() == Some(footer.metaindex.offset) && props.offset >= start;
             if !tiled
                 || !top.other_meta_blocks().eq(last.other_meta_blocks())
-                || !top.properties_but_seqno().eq(last.properties_but_seqno())
+                || !top.properties_but_tails().eq(last.properties_but_tails())
             {
                 return Err(gap(
                     footer.metaindex.offset,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::seqno_tail::{append_global_seqno, global_seqno_tail};
+use super::seqno_tail::{append_global_seqno, global_seqno_tail, Ingested};
 use super::tests::{assert_every_flip_detected, open, scan_forward, MemFile, MemReadFile};
 use super::*;
 use crate::checksum::ChecksumType;
@@ -40,10 +40,19 @@ fn ingestion_table(keys: u32, checksum: ChecksumType) -> Vec<u8> {
     bytes
 }
 
-/// `bytes` followed by the tail that records `seq`.
+/// Ingested into family 2, `fam`, at `seq`.
+fn into_fam(seq: u64) -> Ingested<'static> {
+    Ingested {
+        global_seqno: seq,
+        column_family_id: 2,
+        column_family_name: "fam",
+    }
+}
+
+/// `bytes` followed by the tail that records `seq` (and family `fam`).
 fn with_tail(bytes: &[u8], seq: u64) -> Vec<u8> {
     let file = Arc::new(MemReadFile(Bytes::from(bytes.to_vec())));
-    let tail = global_seqno_tail(file, Path::new("t.sst"), seq).unwrap();
+    let tail = global_seqno_tail(file, Path::new("t.sst"), &into_fam(seq)).unwrap();
     [bytes, &tail].concat()
 }
 
@@ -51,9 +60,10 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Pins the bytes of a tail: the properties block with the global seqno
-/// entry (300 = varint `ac 02`) among the table's own, the metaindex
-/// pointing at it, the footer pointing at the metaindex.
+/// Pins the bytes of a tail: the properties block with the family (2,
+/// `fam`) and global seqno (300 = varint `ac 02`) entries among the
+/// table's own, the metaindex pointing at it, the footer pointing at the
+/// metaindex.
 #[test]
 fn golden_global_seqno_tail_bytes() {
     let table = ingestion_table(1, ChecksumType::Crc32c);
@@ -64,8 +74,18 @@ fn golden_global_seqno_tail_bytes() {
         "the table is only appended to"
     );
     let tail = &tailed[table.len()..];
-    let entry = b"\x00\x26\x02rocksdb.external_sst_file.global_seqno\xac\x02";
-    assert!(tail.windows(entry.len()).any(|w| w == entry));
+    let entries: [&[u8]; 3] = [
+        b"\x00\x18\x01rocksdb.column.family.id\x02",
+        b"\x00\x1a\x03rocksdb.column.family.namefam",
+        b"\x00\x26\x02rocksdb.external_sst_file.global_seqno\xac\x02",
+    ];
+    for entry in entries {
+        assert!(
+            tail.windows(entry.len()).any(|w| w == entry),
+            "{}",
+            entry.escape_ascii()
+        );
+    }
     assert_eq!(
         hex(tail),
         GOLDEN_TAIL_HEX,
@@ -73,28 +93,30 @@ fn golden_global_seqno_tail_bytes() {
     );
 }
 
-/// The tail of a one-key table (801 bytes): properties at 801 (589
-/// bytes), metaindex at 1395 (60 bytes, the filter at 28 and the new
+/// The tail of a one-key table (801 bytes): properties at 801 (657
+/// bytes), metaindex at 1463 (60 bytes, the filter at 28 and the new
 /// properties), footer (crc32c, index at 105, format version 1).
 const GOLDEN_TAIL_HEX: &str = concat!(
-    "002602726f636b7364622e65787465726e616c5f7373745f66696c652e676c6f62616c5f7365716e",
-    "6fac02002101726f636b7364622e65787465726e616c5f7373745f66696c652e76657273696f6e02",
-    "000f067374726174612e636865636b73756d6372633332630012047374726174612e636f6d707265",
-    "7373696f6e6e6f6e650014057374726174612e6372656174696f6e2e74696d6580e2cfaa06001001",
-    "7374726174612e646174612e73697a651c001f027374726174612e66696c7465722e6d696c6c6962",
-    "6974732e7065722e6b6579904e0012017374726174612e66696c7465722e73697a654d0015017374",
-    "726174612e666f726d61742e76657273696f6e010011017374726174612e696e6465782e73697a65",
-    "1b0014017374726174612e6c6172676573742e7365716e6f000017037374726174612e6c61726765",
-    "73742e757365722e6b65796b30300016017374726174612e6e756d2e646174612e626c6f636b7301",
-    "0014017374726174612e6e756d2e64656c6574696f6e73000012017374726174612e6e756d2e656e",
-    "7472696573010013017374726174612e7261772e6b65792e73697a650b0015017374726174612e72",
-    "61772e76616c75652e73697a65010015017374726174612e736d616c6c6573742e7365716e6f0000",
-    "18037374726174612e736d616c6c6573742e757365722e6b65796b3030000000002b000000500000",
-    "0068000000810000009d000000b1000000d5000000eb0000000401000019010000310100004e0100",
-    "00680100008001000096010000ad010000c6010000df01000013000000008a621bb0001302737472",
-    "6174612e66696c7465722e626c6f6f6d1c480011047374726174612e70726f70657274696573a106",
-    "cd04000000001800000002000000002235425401f30a3c6916000000000000000000000000000000",
-    "0000000000000000000000000000000000000000010000003fbf30d25354524154417362",
+    "001801726f636b7364622e636f6c756d6e2e66616d696c792e696402001a03726f636b7364622e63",
+    "6f6c756d6e2e66616d696c792e6e616d6566616d002602726f636b7364622e65787465726e616c5f",
+    "7373745f66696c652e676c6f62616c5f7365716e6fac02002101726f636b7364622e65787465726e",
+    "616c5f7373745f66696c652e76657273696f6e02000f067374726174612e636865636b73756d6372",
+    "633332630012047374726174612e636f6d7072657373696f6e6e6f6e650014057374726174612e63",
+    "72656174696f6e2e74696d6580e2cfaa060010017374726174612e646174612e73697a651c001f02",
+    "7374726174612e66696c7465722e6d696c6c69626974732e7065722e6b6579904e00120173747261",
+    "74612e66696c7465722e73697a654d0015017374726174612e666f726d61742e76657273696f6e01",
+    "0011017374726174612e696e6465782e73697a651b0014017374726174612e6c6172676573742e73",
+    "65716e6f000017037374726174612e6c6172676573742e757365722e6b65796b3030001601737472",
+    "6174612e6e756d2e646174612e626c6f636b73010014017374726174612e6e756d2e64656c657469",
+    "6f6e73000012017374726174612e6e756d2e656e7472696573010013017374726174612e7261772e",
+    "6b65792e73697a650b0015017374726174612e7261772e76616c75652e73697a6501001501737472",
+    "6174612e736d616c6c6573742e7365716e6f000018037374726174612e736d616c6c6573742e7573",
+    "65722e6b65796b3030000000001c0000003c000000670000008c000000a4000000bd000000d90000",
+    "00ed000000110100002701000040010000550100006d0100008a010000a4010000bc010000d20100",
+    "00e9010000020200001b0200001500000000256359a20013027374726174612e66696c7465722e62",
+    "6c6f6f6d1c480011047374726174612e70726f70657274696573a106910500000000180000000200",
+    "0000009599a05a01b70b3c6916000000000000000000000000000000000000000000000000000000",
+    "000000000000000001000000331da8bc5354524154417362",
 );
 
 /// A table with a tail reads as before, says its global seqno, and
@@ -115,6 +137,8 @@ fn a_table_with_tails_reads_and_verifies() {
             let tailed = open(bytes).unwrap();
             let mut expected = plain.properties().clone();
             expected.global_seqno = seqs.last().copied();
+            expected.column_family_id = Some(2);
+            expected.column_family_name = "fam".into();
             assert_eq!(tailed.properties(), &expected, "{seqs:?}");
             let report = tailed.verify().unwrap();
             assert_eq!(report.entries, plain_report.entries);
@@ -198,12 +222,14 @@ fn appending_a_tail_through_the_file_system_is_durable() {
     file.sync().unwrap();
     fs.sync_dir(Path::new("/db")).unwrap();
     drop(file);
-    let size = append_global_seqno(&fs, path, 12).unwrap();
+    let size = append_global_seqno(&fs, path, &into_fam(12)).unwrap();
     fs.crash(crate::fs::sim::CrashMode::POWER_LOSS);
     let bytes = fs.file_contents(path).unwrap();
     assert_eq!(bytes.len() as u64, size);
     assert_eq!(bytes, with_tail(&table, 12));
     let table = open(bytes).unwrap();
     assert_eq!(table.properties().global_seqno, Some(12));
+    assert_eq!(table.properties().column_family_id, Some(2));
+    assert_eq!(table.properties().column_family_name, "fam");
     table.verify().unwrap();
 }

@@ -157,9 +157,9 @@ fn a_moved_file_takes_the_tail_and_repair_keeps_later_writes_newer() {
 }
 
 /// A table ingested by a build before the tail (the source file as it
-/// was, copied in) has no global seqno on record once the MANIFEST is
-/// lost: repair reads it as newer than every other write, as it always
-/// did, and says so.
+/// was, copied in) has no global seqno or family on record once the
+/// MANIFEST is lost: repair reads it as newer than every other write, in
+/// the default family, as it always did, and says so.
 #[test]
 fn a_table_ingested_before_the_tail_is_read_as_newest_with_a_warning() {
     let fs = SimFs::new(72);
@@ -179,13 +179,77 @@ fn a_table_ingested_before_the_tail_is_read_as_newest_with_a_warning() {
     db.flush().unwrap();
     db.close().unwrap();
     let report = lose_manifest_and_repair(&fs);
-    assert_eq!(report.warnings.len(), 1, "{report:?}");
-    assert!(
-        report.warnings[0].contains("has no global seqno on record"),
-        "{report:?}"
-    );
+    assert_eq!(report.warnings.len(), 2, "{report:?}");
+    for warning in [
+        "has no global seqno on record",
+        "does not record its column family",
+    ] {
+        let said = report.warnings.iter().any(|w| w.contains(warning));
+        assert!(said, "{warning}: {report:?}");
+    }
     let db = Db::open("/db", quiet_options(&fs)).unwrap();
     assert_eq!(scan(&db), model(&[("x", "ingested"), ("y", "later")]));
+}
+
+/// A table ingested into a family other than the default goes back to it
+/// after a repair without the MANIFEST: the tail records the family beside
+/// the global seqno. Repair used to put every ingested table into the
+/// default family, so `x`, `y` and `z` turned up there and `fam` lost them.
+#[test]
+fn a_table_ingested_into_a_family_goes_back_to_it_after_repair() {
+    let fs = SimFs::new(73);
+    let db = Db::open("/db", quiet_options(&fs)).unwrap();
+    let fam = db
+        .create_column_family("fam", CfOptions::default())
+        .unwrap();
+    let ingest = |cf: Option<&strata::ColumnFamily>, entries: &[(&str, &str)]| {
+        // Copied in, so the next file may take the same name.
+        let _ = fs.remove(Path::new("/in/ingest.sst"));
+        let file = sst_file(&fs, entries);
+        let options = IngestExternalFileOptions::default();
+        match cf {
+            Some(cf) => db.ingest_external_file_cf(cf, &[file], &options),
+            None => db.ingest_external_file(&[file], &options),
+        }
+        .unwrap();
+    };
+    db.put("a", "1").unwrap();
+    db.flush().unwrap();
+    // At sequence number 0 (nothing in `fam` overlaps it).
+    ingest(Some(&fam), &[("x", "ingested-into-fam")]);
+    // At a global seqno, over a flushed write, with a write after it.
+    db.put_cf(&fam, "y", "base").unwrap();
+    db.flush_cf(&fam).unwrap();
+    ingest(Some(&fam), &[("y", "ingested"), ("z", "ingested")]);
+    db.put_cf(&fam, "z", "after").unwrap();
+    db.flush_cf(&fam).unwrap();
+    ingest(None, &[("b", "ingested-into-default")]);
+    drop(fam);
+    db.close().unwrap();
+    let report = lose_manifest_and_repair(&fs);
+    assert!(report.warnings.is_empty(), "{report:?}");
+    let lost_tables = report.lost.iter().filter(|(p, _)| p.ends_with(".sst"));
+    assert_eq!(lost_tables.count(), 0, "{report:?}");
+    let families: Vec<&str> = report.families.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(families, ["default", "fam"], "{report:?}");
+    let db = Db::open_cf("/db", quiet_options(&fs), [("fam", CfOptions::default())]).unwrap();
+    assert_eq!(
+        scan(&db),
+        model(&[("a", "1"), ("b", "ingested-into-default")]),
+        "default"
+    );
+    let fam = db.cf_handle("fam").unwrap();
+    let in_fam: Model = db
+        .range_cf(&fam, ..)
+        .map(|r| r.unwrap())
+        .map(|(k, v)| (k.to_vec(), v.to_vec()))
+        .collect();
+    let want = [
+        ("x", "ingested-into-fam"),
+        ("y", "ingested"),
+        ("z", "after"),
+    ];
+    assert_eq!(in_fam, model(&want), "fam");
 }
 
 /// The database and the file of the crash test: `x` and `y` flushed, a
