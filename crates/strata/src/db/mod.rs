@@ -31,6 +31,7 @@ mod properties;
 mod range_dels;
 mod read;
 mod repair;
+mod repair_family;
 mod repair_scan;
 mod resume;
 mod retired_wals;

@@ -32,8 +32,10 @@
 //!    only records above its tables' largest sequence number. The log
 //!    number matters where a compaction filter dropped the newest writes
 //!    from the tables. Damage is skipped.
-//! 6. A new MANIFEST puts every table in L0 and becomes CURRENT; the old
-//!    MANIFESTs and the WALs then move to `lost/`.
+//! 6. A new MANIFEST puts every table in L0, records each family's merge
+//!    operator (the old MANIFEST's record, else the one repair is given, so
+//!    that an open with another is refused as before), and becomes
+//!    CURRENT; the old MANIFESTs and the WALs then move to `lost/`.
 //! 7. L0 is searched newest first by largest sequence number, which answers
 //!    right only if overlapping tables' sequence ranges do not interleave.
 //!    Tables from different levels often do; each family where they do is
@@ -53,6 +55,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::repair_family::Family;
 use super::repair_scan::{
     convert_wals, is_external, read_manifest_hints, read_table_properties, scan_blob_file,
     scan_table, ManifestHints, ScannedTable, WalTarget,
@@ -67,7 +70,7 @@ use crate::key::SequenceNumber;
 use crate::key_order::KeyComparator;
 use crate::options::{load_latest_options_with_fs, CfOptions, DbOptions, LoadOptions};
 use crate::version::set::{manifest_comparator_name, write_manifest};
-use crate::version::{BlobFileAddition, BlobFileGarbage, FileMetaData, VersionEdit};
+use crate::version::{BlobFileGarbage, FileMetaData, VersionEdit};
 use crate::DEFAULT_COLUMN_FAMILY_NAME;
 
 /// What [`repair_db`] did.
@@ -102,44 +105,23 @@ pub struct RepairReport {
     pub manifest_records_read: usize,
 }
 
-/// One family of the repaired database.
-struct Family {
-    name: String,
-    options: CfOptions,
-    order: KeyComparator,
-    tables: Vec<FileMetaData>,
-    /// Each blob file, with the count and bytes of the records tables
-    /// point at.
-    blob_files: BTreeMap<u64, (BlobFileAddition, (u64, u64))>,
-    /// The largest log number its tables record: its writes in older WALs
-    /// are in them.
-    log_number: u64,
-}
-
-impl Family {
-    fn new(name: &str, options: CfOptions) -> Family {
-        Family {
-            name: name.to_owned(),
-            order: KeyComparator::new(&options.comparator),
-            options,
-            tables: Vec::new(),
-            blob_files: BTreeMap::new(),
-            log_number: 0,
-        }
-    }
-}
-
 /// Rebuilds the MANIFEST of the database in `path` from its files (see the
 /// module notes); `families` gives the options of families whose OPTIONS
 /// file entry is missing or wrong (a comparator or merge operator of the
 /// application's own), as [`Db::open_cf`] takes them. Other families take
 /// the newest OPTIONS file's options, and the default family `options`'
-/// column family fields when there is none.
+/// column family fields when there is none; a family nothing names takes
+/// them without their merge operator. The new MANIFEST records each
+/// family's merge operator, as an open does: the one the old MANIFEST
+/// records, or else the one given.
 ///
 /// # Errors
 ///
 /// `LockHeld` while the database is open; `NotFound` when `path` does not
-/// exist; `InvalidArgument` when a table's comparator is not its family's.
+/// exist; `InvalidArgument` when a table's comparator is not its family's,
+/// when a family is given another merge operator than the one the old
+/// MANIFEST records, or when a family to be compacted (step 7) is not
+/// given the operator it records and it is not built in.
 /// Damaged files are not errors: they go to `lost/` and the report lists
 /// them.
 pub fn repair_db<N: Into<String>>(
@@ -183,9 +165,10 @@ struct Repair<'a> {
     files: Inventory,
     hints: ManifestHints,
     /// Options by family name: the OPTIONS file's, overridden by the
-    /// caller's; `fallback` for a family neither names.
+    /// caller's; the caller's column family options for the rest (see
+    /// `Family::with_options`).
     named: BTreeMap<String, CfOptions>,
-    fallback: CfOptions,
+    db_cf_options: CfOptions,
     /// The hints list every live table (see `new`).
     authoritative: bool,
     families: BTreeMap<u32, Family>,
@@ -272,18 +255,15 @@ impl<'a> Repair<'a> {
             }
         };
         named.extend(given);
+        let db_cf_options = options.cf_options();
         let mut families = BTreeMap::new();
         for (id, name) in [(0, DEFAULT_COLUMN_FAMILY_NAME)]
             .into_iter()
             .chain(hints.families.iter().map(|(&id, n)| (id, n.as_str())))
         {
-            let options = named
-                .get(name)
-                .cloned()
-                .unwrap_or_else(|| options.cf_options());
-            families
-                .entry(id)
-                .or_insert_with(|| Family::new(name, options));
+            let recorded = hints.merge_operators.get(&id).map(String::as_str);
+            let family = Family::with_options(&named, &db_cf_options, id, name, recorded)?;
+            families.insert(id, family);
         }
         let next_file_number = files.largest_number.max(hints.next_file_number) + 1;
         let last_sequence = hints.last_sequence;
@@ -291,7 +271,7 @@ impl<'a> Repair<'a> {
             fs,
             dir,
             named,
-            fallback: options.cf_options(),
+            db_cf_options,
             files,
             hints,
             authoritative,
@@ -351,8 +331,9 @@ impl<'a> Repair<'a> {
                     continue;
                 }
                 let name = &props.column_family_name;
-                let options = self.named.get(name).unwrap_or(&self.fallback).clone();
-                self.families.insert(id, Family::new(name, options));
+                let family =
+                    Family::with_options(&self.named, &self.db_cf_options, id, name, None)?;
+                self.families.insert(id, family);
             }
             let Some(family) = self.families.get(&id) else {
                 continue;
@@ -518,6 +499,24 @@ impl<'a> Repair<'a> {
 
     /// Step 6: the new MANIFEST, CURRENT, then the old files to `lost/`.
     fn install(&mut self) -> Result<()> {
+        // Step 7 opens the database, which refuses a family without the
+        // merge operator its MANIFEST records: found now, nothing is
+        // installed.
+        let unopenable = self
+            .families
+            .values()
+            .find(|f| !f.has_recorded_merge_operator() && interleaves(&f.tables, &f.order));
+        if let Some(family) = unopenable {
+            return Err(Error::invalid_argument(
+                "merge_operator",
+                format!(
+                    "column family {:?} must be compacted, and its operands were written for \
+                     merge operator {}, which is not built in; pass the family's options with it",
+                    family.name,
+                    family.merge_operator.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
         // An empty WAL for the log number to name: open replays from it, so
         // an old WAL that fails to move away is never replayed twice.
         let wal = self.next_file_number;
@@ -545,6 +544,7 @@ impl<'a> Repair<'a> {
             }
             // Every WAL before the empty one is in tables now.
             edit.set_log_number(wal);
+            edit.merge_operator.clone_from(&family.merge_operator);
             for table in &family.tables {
                 edit.add_file(0, table.clone());
             }

@@ -34,6 +34,8 @@ pub(super) struct ManifestHints {
     pub dropped: BTreeSet<u32>,
     /// Each family's log number: its writes in older WALs are in tables.
     pub log_numbers: BTreeMap<u32, u64>,
+    /// The merge operator each family's operands were written for, by name.
+    pub merge_operators: BTreeMap<u32, String>,
     /// Every table file the records added: its family and global seqno.
     pub files: HashMap<u64, (u32, Option<SequenceNumber>)>,
     /// The tables the records leave live.
@@ -87,6 +89,7 @@ impl ManifestHints {
         }
         if edit.column_family_drop {
             self.families.remove(&cf);
+            self.merge_operators.remove(&cf);
             self.dropped.insert(cf);
             let files = &self.files;
             self.live
@@ -94,6 +97,9 @@ impl ManifestHints {
         }
         if let Some(n) = edit.log_number {
             self.log_numbers.insert(cf, n);
+        }
+        if let Some(name) = &edit.merge_operator {
+            self.merge_operators.insert(cf, name.clone());
         }
         if let Some(n) = edit.next_file_number {
             self.next_file_number = self.next_file_number.max(n);
@@ -464,5 +470,41 @@ mod tests {
             bytes: 1,
         });
         assert_eq!(live(&hints_of(&[flush, moved, blobs])), [7, 8]);
+    }
+
+    /// A dropped family's tables are not live, whatever moved them, and
+    /// its merge operator record goes with it; another family's stays.
+    #[test]
+    fn hints_forget_a_dropped_familys_tables_and_merge_operator() {
+        let create = |id: u32, name: &str, operator: &str| {
+            let mut edit = VersionEdit::new();
+            edit.add_column_family(id, name).merge_operator = Some(operator.into());
+            edit
+        };
+        let created = [
+            create(1, "a", "UInt64AddOperator"),
+            create(2, "b", "MaxOperator"),
+        ];
+        let mut flush = VersionEdit::new();
+        flush.set_column_family(1).add_file(0, table(5, None));
+        let mut moved = VersionEdit::new();
+        moved
+            .set_column_family(1)
+            .delete_file(0, 5)
+            .add_file(2, table(5, None));
+        let mut other = VersionEdit::new();
+        other.set_column_family(2).add_file(0, table(6, None));
+        let mut dropped = VersionEdit::new();
+        dropped.drop_column_family(1);
+        let mut edits = created.to_vec();
+        edits.extend([flush, moved, other, dropped]);
+        let hints = hints_of(&edits);
+        assert_eq!(live(&hints), [6]);
+        assert!(hints.dropped.contains(&1));
+        assert_eq!(hints.merge_operators.get(&1), None);
+        assert_eq!(
+            hints.merge_operators.get(&2).map(String::as_str),
+            Some("MaxOperator")
+        );
     }
 }

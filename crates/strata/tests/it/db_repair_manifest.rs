@@ -4,12 +4,13 @@
 //! it records.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use strata::fs::SimFs;
+use strata::fs::{Fs, SimFs};
 use strata::listener::{CompactionJobInfo, EventListener};
-use strata::{repair_db, CfOptions, Db, DbOptions, RepairReport};
+use strata::{merge_operator_from_name, repair_db, CfOptions, Db, DbOptions, Error, RepairReport};
 
 use crate::util::sim_options;
 
@@ -95,4 +96,102 @@ fn tables_a_compaction_moved_to_another_level_stay_live_through_repair() {
         );
         db.close().unwrap();
     }
+}
+
+fn with_operator(name: Option<&str>) -> CfOptions {
+    CfOptions {
+        merge_operator: name.map(|n| merge_operator_from_name(n).unwrap()),
+        ..CfOptions::default()
+    }
+}
+
+/// `/db` on `fs` with family `counters` (uint64add) holding `n` = 3, one
+/// merge in a table and two in the WAL.
+fn counters_db(fs: &SimFs) {
+    let db = Db::open_cf(
+        "/db",
+        DbOptions {
+            create_missing_column_families: true,
+            ..sim_options(fs)
+        },
+        [("counters", with_operator(Some("uint64add")))],
+    )
+    .unwrap();
+    let counters = db.cf_handle("counters").unwrap();
+    db.merge_cf(&counters, b"n", 1u64.to_le_bytes()).unwrap();
+    db.flush_cf(&counters).unwrap();
+    for _ in 0..2 {
+        db.merge_cf(&counters, b"n", 1u64.to_le_bytes()).unwrap();
+    }
+    drop(counters);
+    db.close().unwrap();
+}
+
+fn remove_files(fs: &SimFs, starting: &[&str]) {
+    for name in fs.list(Path::new("/db")).unwrap() {
+        if starting.iter().any(|s| name.starts_with(s)) {
+            fs.remove(&Path::new("/db").join(name)).unwrap();
+        }
+    }
+}
+
+fn open_counters(fs: &SimFs, name: Option<&str>) -> strata::Result<Db> {
+    Db::open_cf("/db", sim_options(fs), [("counters", with_operator(name))])
+}
+
+/// After a repair, `counters` opens with the operator its operands were
+/// written for and with no other, as before the repair.
+fn assert_counters_keep_uint64add(fs: &SimFs) {
+    for other in [Some("stringappend"), None] {
+        let err = open_counters(fs, other).err();
+        let text = err.as_ref().map(ToString::to_string).unwrap_or_default();
+        assert!(
+            matches!(err, Some(Error::InvalidArgument { .. })),
+            "opened with {other:?} after the repair: {text}"
+        );
+        assert!(text.contains("UInt64AddOperator"), "{text}");
+    }
+    let db = open_counters(fs, Some("uint64add")).unwrap();
+    let counters = db.cf_handle("counters").unwrap();
+    let n = db.get_cf(&counters, b"n").unwrap().unwrap();
+    assert_eq!(&n[..], &3u64.to_le_bytes()[..]);
+}
+
+/// The repaired MANIFEST records the merge operator of each family repair
+/// is given options for: it recorded none, so the first open with another
+/// operator was accepted, read the counter as garbage, and recorded that
+/// one, refusing the right one from then on.
+#[test]
+fn repair_records_the_merge_operator_each_family_is_given() {
+    let fs = SimFs::new(92);
+    counters_db(&fs);
+    remove_files(&fs, &["MANIFEST-", "CURRENT", "OPTIONS-"]);
+    let given = [("counters", with_operator(Some("uint64add")))];
+    let report = repair_db("/db", &sim_options(&fs), given).unwrap();
+    assert!(report.families.iter().any(|(_, n)| n == "counters"));
+    assert_counters_keep_uint64add(&fs);
+}
+
+/// With the old MANIFEST readable, the operator it records is kept even
+/// when repair is given no options for the family (no OPTIONS file names
+/// it either); given another operator, repair refuses and changes nothing.
+#[test]
+fn repair_keeps_the_merge_operator_the_old_manifest_records() {
+    let fs = SimFs::new(93);
+    counters_db(&fs);
+    remove_files(&fs, &["OPTIONS-"]);
+    let wrong = [("counters", with_operator(Some("stringappend")))];
+    let err = repair_db("/db", &sim_options(&fs), wrong).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::InvalidArgument { .. }), "{text}");
+    assert!(
+        text.contains("UInt64AddOperator") && text.contains("StringAppendOperator"),
+        "{text}"
+    );
+    assert!(
+        !fs.exists(Path::new("/db/lost")).unwrap(),
+        "repair moved files"
+    );
+    repair_db("/db", &sim_options(&fs), NO_FAMILIES).unwrap();
+    assert_counters_keep_uint64add(&fs);
 }

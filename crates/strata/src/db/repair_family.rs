@@ -1,0 +1,143 @@
+//! One family of the database `repair` rebuilds: the options it is
+//! repaired with, what it gets back, and the merge operator its new
+//! MANIFEST records.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::key_order::KeyComparator;
+use crate::merge::merge_operator_from_name;
+use crate::options::CfOptions;
+use crate::version::{BlobFileAddition, FileMetaData};
+
+/// One family of the repaired database.
+pub(super) struct Family {
+    pub(super) name: String,
+    pub(super) options: CfOptions,
+    pub(super) order: KeyComparator,
+    pub(super) tables: Vec<FileMetaData>,
+    /// Each blob file, with the count and bytes of the records tables
+    /// point at.
+    pub(super) blob_files: BTreeMap<u64, (BlobFileAddition, (u64, u64))>,
+    /// The largest log number its tables record: its writes in older WALs
+    /// are in them.
+    pub(super) log_number: u64,
+    /// The merge operator the new MANIFEST records for it (see
+    /// `Family::with_options`).
+    pub(super) merge_operator: Option<String>,
+}
+
+impl Family {
+    /// Family `id`, `name`, with its options: `named`'s (the OPTIONS file's
+    /// and the caller's), or for the default family the caller's `db`
+    /// options, or else `db`'s without a merge operator (the default
+    /// family's would merge another family's operands wrongly). The new
+    /// MANIFEST records the merge operator the old one did (`recorded`),
+    /// or else the one given: without a record, the first open with any
+    /// operator would be accepted and read merged keys as garbage.
+    pub(super) fn with_options(
+        named: &BTreeMap<String, CfOptions>,
+        db: &CfOptions,
+        id: u32,
+        name: &str,
+        recorded: Option<&str>,
+    ) -> Result<Family> {
+        let given = named.get(name).or_else(|| (id == 0).then_some(db)).cloned();
+        let given_operator = given
+            .as_ref()
+            .and_then(|o| o.merge_operator.as_ref())
+            .map(|op| op.name().to_owned());
+        let mut options = given.unwrap_or_else(|| CfOptions {
+            merge_operator: None,
+            ..db.clone()
+        });
+        let merge_operator = match (recorded, given_operator) {
+            (Some(recorded), Some(given)) if recorded != given => {
+                return Err(Error::invalid_argument(
+                    "merge_operator",
+                    format!(
+                        "column family {name:?} holds merge operands written for merge \
+                         operator {recorded} (its MANIFEST records it), but repair is given \
+                         {given}; pass the family's options with {recorded}"
+                    ),
+                ));
+            }
+            (Some(recorded), given) => {
+                // A built-in operator named only by the record is taken,
+                // for the compaction of step 7; another stays unknown, and
+                // its operands are kept as they are until an open gives it.
+                if given.is_none() {
+                    options.merge_operator = merge_operator_from_name(recorded).ok();
+                }
+                Some(recorded.to_owned())
+            }
+            (None, given) => given,
+        };
+        Ok(Family {
+            name: name.to_owned(),
+            order: KeyComparator::new(&options.comparator),
+            options,
+            tables: Vec::new(),
+            blob_files: BTreeMap::new(),
+            log_number: 0,
+            merge_operator,
+        })
+    }
+
+    /// Whether its options hold the merge operator the MANIFEST records.
+    pub(super) fn has_recorded_merge_operator(&self) -> bool {
+        let given = self.options.merge_operator.as_ref().map(|op| op.name());
+        self.merge_operator.is_none() || given == self.merge_operator.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(operator: Option<&str>) -> CfOptions {
+        CfOptions {
+            merge_operator: operator.map(|n| merge_operator_from_name(n).unwrap()),
+            ..CfOptions::default()
+        }
+    }
+
+    fn operator(family: &Family) -> Option<&str> {
+        family.options.merge_operator.as_ref().map(|op| op.name())
+    }
+
+    /// What each family is repaired with and what its record says, for
+    /// every way the old MANIFEST's record and the given options combine.
+    #[test]
+    fn the_record_comes_from_the_old_manifest_or_else_the_options_given() {
+        let named = BTreeMap::from([("fam".to_owned(), with(Some("uint64add")))]);
+        let db = with(Some("max"));
+        let family = |id, name, recorded| Family::with_options(&named, &db, id, name, recorded);
+
+        // Given, no record: the given one is recorded.
+        let fam = family(1, "fam", None).unwrap();
+        assert_eq!(fam.merge_operator.as_deref(), Some("UInt64AddOperator"));
+        let default = family(0, "default", None).unwrap();
+        assert_eq!(default.merge_operator.as_deref(), Some("MaxOperator"));
+        // Named nowhere: the caller's options without the default family's
+        // operator, and nothing recorded.
+        let other = family(2, "other", None).unwrap();
+        assert_eq!((operator(&other), other.merge_operator.as_deref()), (None, None));
+        // Recorded, not given: kept, and a built-in one is taken.
+        let other = family(2, "other", Some("StringAppendOperator")).unwrap();
+        assert_eq!(operator(&other), Some("StringAppendOperator"));
+        assert!(other.has_recorded_merge_operator());
+        let own = family(2, "other", Some("MyOperator")).unwrap();
+        assert_eq!(own.merge_operator.as_deref(), Some("MyOperator"));
+        assert_eq!(operator(&own), None);
+        assert!(!own.has_recorded_merge_operator());
+        // Recorded and given the same: fine; another: refused, naming both.
+        family(1, "fam", Some("UInt64AddOperator")).unwrap();
+        let Err(err) = family(1, "fam", Some("MaxOperator")) else {
+            panic!("another operator than the recorded one was taken");
+        };
+        let text = err.to_string();
+        assert!(text.contains("MaxOperator") && text.contains("UInt64AddOperator"));
+        assert!(matches!(err, Error::InvalidArgument { .. }), "{text}");
+    }
+}
