@@ -14,6 +14,7 @@ mod live_files;
 mod repair;
 mod serve;
 mod sst;
+mod stored_options;
 
 /// Runs `strata` with `args`, feeding it `stdin`.
 pub fn strata(args: &[&str], stdin: &str) -> Output {

@@ -76,7 +76,7 @@ impl Db {
         edit.add_column_family(id, name)
             .set_comparator_name(manifest_comparator_name(&order))
             .set_log_number(state.commit.wal_number);
-        edit.merge_operator = options.merge_operator.as_ref().map(|op| op.name().to_owned());
+        super::merge_records::record(&mut edit, options.merge_operator.as_deref());
         if let Err(e) = state.versions.log_and_apply(&mut edit) {
             self.inner.set_bg_error(&mut state, e.clone());
             return Err(e);

@@ -24,6 +24,7 @@ mod key_versions;
 mod lifecycle;
 mod live_files;
 mod manifest_writer;
+mod merge_records;
 mod multi_get;
 mod open;
 mod open_checks;

@@ -259,41 +259,8 @@ pub(super) fn check_comparators(
     Ok(())
 }
 
-/// Refuses to open a family with a merge operator other than the one its
-/// merge operands were written for (the MANIFEST's record), or with none:
-/// read through another operator, every merged key would read silently
-/// wrong. A family with no operator on record (never opened with one, or
-/// written before the record existed) takes any.
-pub(super) fn check_merge_operators(
-    versions: &VersionSet,
-    families: &std::collections::BTreeMap<u32, std::sync::Arc<crate::options::CfOptions>>,
-) -> Result<()> {
-    for (&id, options) in families {
-        let Some(recorded) = versions.merge_operator(id) else {
-            continue;
-        };
-        let given = options.merge_operator.as_ref().map(|op| op.name());
-        if given == Some(recorded) {
-            continue;
-        }
-        let name = family_name(versions, id);
-        let given = match given {
-            Some(other) => format!("merge operator {other}"),
-            None => "no merge operator".to_owned(),
-        };
-        return Err(Error::invalid_argument(
-            "merge_operator",
-            format!(
-                "column family {name:?} holds merge operands written for merge operator \
-                 {recorded}, but its options give {given}; open it with {recorded}"
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// The name of live family `id`, for an error message.
-fn family_name(versions: &VersionSet, id: u32) -> &str {
+pub(super) fn family_name(versions: &VersionSet, id: u32) -> &str {
     versions
         .families()
         .find(|(i, _)| *i == id)

@@ -81,13 +81,17 @@ pub(crate) fn merge_for_read(
 /// ```
 pub trait MergeOperator: Send + Sync + fmt::Debug {
     /// The class name RocksDB writes in OPTIONS files (`UInt64AddOperator`).
-    /// A database records it and refuses to open with an operator of another
-    /// name, so it must not change once data was written with it.
+    /// A database records it, with [`MergeOperator::options`], and refuses
+    /// to open a family with an operator of another name or settings, so
+    /// neither may change once data was written with them.
     fn name(&self) -> &str;
 
     /// The operator's settings, as RocksDB writes them in an OPTIONS file:
     /// `merge_operator={id=<name>;<key>=<value>;}` when there are any,
-    /// `merge_operator=<name>` when there are none (the default).
+    /// `merge_operator=<name>` when there are none (the default). Every
+    /// setting that changes what a merge produces belongs here (the
+    /// MANIFEST records them, and a reopen with others is refused), and
+    /// nothing else.
     fn options(&self) -> Vec<(&'static str, String)> {
         Vec::new()
     }

@@ -9,9 +9,7 @@
 //! RocksDB, so they are catalogued with `[DBOptions]` and read from and
 //! written to the default family's copy (`DbOptions::compaction`).
 
-use std::sync::Arc;
-
-use super::ini::{escape, unescape};
+use super::merge_operator::{format_merge_operator, parse_merge_operator};
 use super::values::{
     bad_value, checksum_name, compaction_style_name, compression_name, format_compression_list,
     format_f64, format_filter_policy, format_struct, parse_bool, parse_checksum,
@@ -24,7 +22,6 @@ use super::{
 use crate::comparator::comparator_from_name;
 use crate::compression::CompressionType;
 use crate::error::{Error, Result};
-use crate::merge::{merge_operator_from_name, MergeOperator, StringAppendOperator};
 
 /// One option: its name and how its value is written and read.
 pub(crate) struct OptionDef<T> {
@@ -628,67 +625,6 @@ fn sub_int<T: std::str::FromStr>(option: &'static str, key: &str, value: &str) -
     })
 }
 
-/// `nullptr`, `UInt64AddOperator`, or `{id=StringAppendOperator;delimiter=,;}`
-/// as RocksDB writes operators with settings. Settings are escaped as
-/// strings; one holding `;`, `{` or `}` cannot be read back (RocksDB's
-/// layout has no escape for them).
-pub(crate) fn format_merge_operator(op: Option<&dyn MergeOperator>) -> String {
-    let Some(op) = op else {
-        return "nullptr".to_owned();
-    };
-    let settings = op.options();
-    if settings.is_empty() {
-        return op.name().to_owned();
-    }
-    let mut pairs = vec![("id", op.name().to_owned())];
-    pairs.extend(settings.into_iter().map(|(k, v)| (k, escape(&v))));
-    format_struct(&pairs)
-}
-
-/// Reads [`format_merge_operator`]'s forms. `extra` are the caller's own
-/// operators, found by name before the built-ins.
-pub(crate) fn parse_merge_operator(
-    value: &str,
-    extra: &[Arc<dyn MergeOperator>],
-    unknown: &mut Vec<String>,
-) -> Result<Option<Arc<dyn MergeOperator>>> {
-    const NAME: &str = "merge_operator";
-    if value == "nullptr" {
-        return Ok(None);
-    }
-    let (id, settings) = if value.starts_with('{') {
-        let mut pairs = parse_struct(NAME, value)?;
-        let at = pairs.iter().position(|(k, _)| k == "id");
-        let id = at
-            .map(|i| pairs.remove(i).1)
-            .ok_or_else(|| bad_value(NAME, value, "an operator with an id"))?;
-        (id, pairs)
-    } else {
-        (value.to_owned(), Vec::new())
-    };
-    if let Some(op) = extra.iter().find(|op| op.name() == id) {
-        unknown.extend(settings.iter().map(|(k, _)| format!("{NAME}.{k}")));
-        return Ok(Some(op.clone()));
-    }
-    let op = merge_operator_from_name(&id)?;
-    if op.name() != StringAppendOperator::CLASS_NAME {
-        unknown.extend(settings.iter().map(|(k, _)| format!("{NAME}.{k}")));
-        return Ok(Some(op));
-    }
-    let mut delimiter = None;
-    for (key, v) in settings {
-        if key == "delimiter" {
-            delimiter = Some(unescape(&v).into_bytes());
-        } else {
-            unknown.push(format!("{NAME}.{key}"));
-        }
-    }
-    Ok(Some(match delimiter {
-        Some(d) => Arc::new(StringAppendOperator::new(d)),
-        None => op,
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -702,31 +638,5 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), count);
-    }
-
-    #[test]
-    fn merge_operators_roundtrip_with_their_settings() {
-        let ops: [Arc<dyn MergeOperator>; 3] = [
-            Arc::new(crate::merge::UInt64AddOperator),
-            Arc::new(StringAppendOperator::new(b"#:\\x".to_vec())),
-            Arc::new(StringAppendOperator::default()),
-        ];
-        for op in ops {
-            let text = format_merge_operator(Some(op.as_ref()));
-            let mut unknown = Vec::new();
-            let back = parse_merge_operator(&text, &[], &mut unknown)
-                .unwrap()
-                .unwrap();
-            assert_eq!(back.name(), op.name(), "{text}");
-            assert_eq!(back.options(), op.options(), "{text}");
-            assert!(unknown.is_empty());
-        }
-        assert_eq!(format_merge_operator(None), "nullptr");
-        let mut unknown = Vec::new();
-        let op = parse_merge_operator("{id=MaxOperator;x=1;}", &[], &mut unknown).unwrap();
-        assert_eq!(op.unwrap().name(), "MaxOperator");
-        assert_eq!(unknown, ["merge_operator.x"]);
-        assert!(parse_merge_operator("{x=1;}", &[], &mut unknown).is_err());
-        assert!(parse_merge_operator("SumOperator", &[], &mut unknown).is_err());
     }
 }

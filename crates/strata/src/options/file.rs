@@ -19,7 +19,7 @@
 //! `[DBOptions]` into every family's `CompactionOptions` (they are
 //! database-wide; the default family's copy is `DbOptions::compaction`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::catalog::{self, OptionDef, BLOCK_BASED_TABLE, CF_OPTIONS, DB_OPTIONS, TABLE_OPTIONS};
@@ -238,13 +238,19 @@ pub fn load_latest_options_with_fs(
     dir: &Path,
     load: &LoadOptions,
 ) -> Result<(DbOptions, Vec<(String, CfOptions)>)> {
-    let newest = options_file_numbers(fs.as_ref(), dir)?
+    let path = newest_options_file(fs.as_ref(), dir)?;
+    load_options_file(fs, &path, load)
+}
+
+/// The newest OPTIONS file in `dir`; `NotFound` when there is none.
+fn newest_options_file(fs: &dyn Fs, dir: &Path) -> Result<PathBuf> {
+    let newest = options_file_numbers(fs, dir)?
         .into_iter()
         .max()
         .ok_or_else(|| Error::NotFound {
             what: format!("an OPTIONS file in {}", dir.display()),
         })?;
-    load_options_file(fs, &options_file_name(dir, newest), load)
+    Ok(options_file_name(dir, newest))
 }
 
 /// Loads one OPTIONS file (see [`load_latest_options`]).
@@ -253,6 +259,21 @@ pub fn load_options_file(
     path: &Path,
     load: &LoadOptions,
 ) -> Result<(DbOptions, Vec<(String, CfOptions)>)> {
+    let doc = read_document(fs.as_ref(), path)?;
+    let db = DbOptions {
+        fs,
+        ..DbOptions::default()
+    };
+    Loader {
+        path,
+        load,
+        unknown: Vec::new(),
+    }
+    .options_of(&doc, db)
+}
+
+/// The layout of the OPTIONS file at `path`, no option resolved.
+fn read_document(fs: &dyn Fs, path: &Path) -> Result<Document> {
     let file = fs.open(path, ReadFileOptions::default())?;
     if file.len() > MAX_FILE_BYTES {
         return Err(Error::invalid_argument(
@@ -266,17 +287,73 @@ pub fn load_options_file(
     }
     let len = usize::try_from(file.len()).unwrap_or(usize::MAX);
     let bytes = file.read_at(0, len)?;
-    let doc = ini::parse(&bytes, path)?;
-    let db = DbOptions {
-        fs,
-        ..DbOptions::default()
-    };
-    Loader {
-        path,
-        load,
-        unknown: Vec::new(),
+    ini::parse(&bytes, path)
+}
+
+/// The merge operators an OPTIONS file names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoredMergeOperators {
+    /// The file.
+    pub file: PathBuf,
+    /// `(family, description)` for each family whose section names an
+    /// operator (`merge_operator=` other than `nullptr`), as written.
+    pub families: Vec<(String, String)>,
+}
+
+impl StoredMergeOperators {
+    /// The description of `family`'s operator, if the file names one.
+    pub fn of(&self, family: &str) -> Option<&str> {
+        self.families
+            .iter()
+            .find(|(name, _)| name == family)
+            .map(|(_, description)| description.as_str())
     }
-    .options_of(&doc, db)
+}
+
+/// Most times [`newest_merge_operators`] looks again for the newest file
+/// when the one it listed is gone.
+const MAX_LISTINGS: usize = 10;
+
+/// The merge operators the newest OPTIONS file in `dir` names, read from
+/// the layout alone: no option is resolved, so a file naming application
+/// objects this program lacks still says which operators its families were
+/// opened with. `None` when `dir` holds no OPTIONS file.
+pub(crate) fn newest_merge_operators(
+    fs: &dyn Fs,
+    dir: &Path,
+) -> Result<Option<StoredMergeOperators>> {
+    let mut listings = 0;
+    loop {
+        let file = match newest_options_file(fs, dir) {
+            Ok(file) => file,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let doc = match read_document(fs, &file) {
+            Ok(doc) => doc,
+            // Replaced by a writer beside a read-only open: look again.
+            Err(e) if e.is_not_found() && listings < MAX_LISTINGS => {
+                listings += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let families = doc
+            .sections
+            .iter()
+            .filter_map(|section| match &section.kind {
+                SectionKind::CfOptions { family } => {
+                    let entry = section
+                        .entries
+                        .iter()
+                        .find(|e| e.name == "merge_operator")?;
+                    (entry.value != "nullptr").then(|| (family.clone(), entry.value.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        return Ok(Some(StoredMergeOperators { file, families }));
+    }
 }
 
 /// Applies a document's sections, collecting the options Strata lacks.
@@ -384,9 +461,12 @@ impl Loader<'_> {
         }
         if let Some(entry) = entries.iter().find(|e| e.name == "merge_operator") {
             let mut sub = Vec::new();
-            cf.merge_operator =
-                catalog::parse_merge_operator(&entry.value, &self.load.merge_operators, &mut sub)
-                    .map_err(|e| self.at_line(entry.line, e))?;
+            cf.merge_operator = super::merge_operator::parse_merge_operator(
+                &entry.value,
+                &self.load.merge_operators,
+                &mut sub,
+            )
+            .map_err(|e| self.at_line(entry.line, e))?;
             self.note_unknown(label, &sub, entry.line);
         }
         Ok(())

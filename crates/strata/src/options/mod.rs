@@ -14,6 +14,7 @@ mod compaction;
 mod file;
 mod ingest;
 pub mod ini;
+mod merge_operator;
 mod mutable;
 mod prefix;
 mod values;
@@ -27,7 +28,11 @@ pub use file::{
     load_latest_options, load_latest_options_with_fs, load_options_file, options_file_text,
     write_options_file, LoadOptions, ROCKSDB_VERSION,
 };
+pub(crate) use file::{newest_merge_operators, StoredMergeOperators};
 pub use ingest::IngestExternalFileOptions;
+pub(crate) use merge_operator::{
+    format_merge_operator, merge_operator_id, merge_operator_matches, parse_merge_operator,
+};
 pub use mutable::{
     apply_cf_option, apply_db_option, cf_option_value, db_option_value, is_mutable_cf_option,
     is_mutable_db_option, mutable_cf_option_names, option_names,

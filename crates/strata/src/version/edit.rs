@@ -21,6 +21,8 @@
 //! 203     max_column_family varint32                                      0..1
 //! 204|0x2000 merge_operator varint32 len + UTF-8 name of the family's     0..1
 //!                           merge operator (ignorable)
+//! 205|0x2000 merge_operator_description  varint32 len + UTF-8 name and    0..1
+//!                           settings, OPTIONS-file form (ignorable)
 //! 400     blob_file_addition  see `blob_files.rs`                         0..n
 //! 401     blob_file_garbage   see `blob_files.rs`                         0..n
 //!   t | 0x2000 (ignorable)  varint32 len + payload, skipped if unknown    0..n
@@ -41,7 +43,7 @@
 //!
 //! reserved tags (unknown, hence Corruption, to this reader)
 //!   5        LevelDB's compact pointer          8, 9, 12..=99 DB-wide scalars
-//!   100..199 new-file variants                  204..299 column families
+//!   100..199 new-file variants                  206..299 column families
 //!   300..399 atomic groups                      402..499 blob files
 //! ```
 //!
@@ -110,8 +112,13 @@ const TAG_COLUMN_FAMILY_ADD: u32 = 201;
 const TAG_COLUMN_FAMILY_DROP: u32 = 202;
 const TAG_MAX_COLUMN_FAMILY: u32 = 203;
 /// Ignorable: a reader that predates it only loses the check that a family
-/// reopens with the merge operator its operands were written for.
+/// reopens with the merge operator it was opened with.
 const TAG_MERGE_OPERATOR: u32 = 204 | TAG_IGNORABLE;
+/// Ignorable, and only beside `TAG_MERGE_OPERATOR`: the operator's settings
+/// as well as its name. A tag of its own, so that a reader that knows only
+/// the name keeps comparing names (a description in tag 204 would refuse
+/// every open of such a family there).
+const TAG_MERGE_OPERATOR_DESCRIPTION: u32 = 205 | TAG_IGNORABLE;
 /// Tags with this bit set carry a varint32 length and may be skipped.
 pub const TAG_IGNORABLE: u32 = 1 << 13;
 
@@ -254,10 +261,14 @@ pub struct VersionEdit {
     /// know, or a version that predates the tag, refuses the MANIFEST
     /// instead of misreading those WALs.
     pub wal_features: Option<u64>,
-    /// The name of the merge operator the family's merge operands are
-    /// written for ([`crate::MergeOperator::name`]), recorded once the
-    /// family is opened with one; an open with another, or none, is refused.
+    /// The name of the merge operator the family was opened with
+    /// ([`crate::MergeOperator::name`]), recorded once the family is opened
+    /// with one; an open with another, or none, is refused.
     pub merge_operator: Option<String>,
+    /// That operator's description, its name and settings in the OPTIONS
+    /// file's form (`{id=StringAppendOperator;delimiter=,;}`), when it has
+    /// settings; read only beside `merge_operator`.
+    pub merge_operator_description: Option<String>,
     /// Blob files joining the family's version.
     pub blob_file_additions: Vec<BlobFileAddition>,
     /// Garbage in the family's blob files, left by the edit's compaction.
@@ -273,6 +284,14 @@ impl VersionEdit {
     /// Records the key order's name.
     pub fn set_comparator_name(&mut self, name: impl Into<String>) -> &mut Self {
         self.comparator = Some(name.into());
+        self
+    }
+
+    /// Records the family's merge operator: its name, and its description
+    /// (see [`VersionEdit::merge_operator_description`]) when that says more.
+    pub fn set_merge_operator(&mut self, name: &str, description: &str) -> &mut Self {
+        self.merge_operator = Some(name.to_owned());
+        self.merge_operator_description = (description != name).then(|| description.to_owned());
         self
     }
 
@@ -440,6 +459,10 @@ impl VersionEdit {
             put_varint32(&mut dst, TAG_MERGE_OPERATOR);
             put_length_prefixed(&mut dst, name.as_bytes());
         }
+        if let Some(description) = &self.merge_operator_description {
+            put_varint32(&mut dst, TAG_MERGE_OPERATOR_DESCRIPTION);
+            put_length_prefixed(&mut dst, description.as_bytes());
+        }
         dst
     }
 
@@ -479,10 +502,8 @@ impl VersionEdit {
             let tag = need(d.varint32(), at, "field tag")?;
             match tag {
                 TAG_COMPARATOR => {
-                    let name = need(read_len_prefixed(&mut d), at, "comparator name")?;
-                    let name = std::str::from_utf8(name)
-                        .map_err(|_| corrupt(at, "comparator name is not UTF-8"))?;
-                    set_once(&mut edit.comparator, name.to_owned(), at, "comparator")?;
+                    let name = read_text(&mut d, at, "comparator name")?;
+                    set_once(&mut edit.comparator, name, at, "comparator")?;
                 }
                 TAG_LOG_NUMBER => {
                     let v = need(d.varint64(), at, "log_number")?;
@@ -526,15 +547,8 @@ impl VersionEdit {
                     set_once(&mut column_family, id, at, "column family")?;
                 }
                 TAG_COLUMN_FAMILY_ADD => {
-                    let name = need(read_len_prefixed(&mut d), at, "column family name")?;
-                    let name = std::str::from_utf8(name)
-                        .map_err(|_| corrupt(at, "column family name is not UTF-8"))?;
-                    set_once(
-                        &mut edit.column_family_add,
-                        name.to_owned(),
-                        at,
-                        "column family add",
-                    )?;
+                    let name = read_text(&mut d, at, "column family name")?;
+                    set_once(&mut edit.column_family_add, name, at, "column family add")?;
                 }
                 TAG_COLUMN_FAMILY_DROP => {
                     if edit.column_family_drop {
@@ -547,10 +561,13 @@ impl VersionEdit {
                     set_once(&mut edit.max_column_family, v, at, "max column family")?;
                 }
                 TAG_MERGE_OPERATOR => {
-                    let name = need(read_len_prefixed(&mut d), at, "merge operator name")?;
-                    let name = std::str::from_utf8(name)
-                        .map_err(|_| corrupt(at, "merge operator name is not UTF-8"))?;
-                    set_once(&mut edit.merge_operator, name.to_owned(), at, "merge operator")?;
+                    let name = read_text(&mut d, at, "merge operator name")?;
+                    set_once(&mut edit.merge_operator, name, at, "merge operator")?;
+                }
+                TAG_MERGE_OPERATOR_DESCRIPTION => {
+                    let text = read_text(&mut d, at, "merge operator description")?;
+                    let slot = &mut edit.merge_operator_description;
+                    set_once(slot, text, at, "merge operator description")?;
                 }
                 TAG_BLOB_FILE_ADDITION => {
                     let addition = decode_addition(&mut d).map_err(|what| corrupt(at, what))?;
@@ -644,6 +661,15 @@ fn decode_level(d: &mut Decoder<'_>, at: usize) -> Result<u32> {
 fn read_len_prefixed<'a>(d: &mut Decoder<'a>) -> Option<&'a [u8]> {
     let len = usize::try_from(d.varint32()?).ok()?;
     d.bytes(len)
+}
+
+/// A varint32 length and that many bytes of UTF-8; `what` names it in
+/// errors.
+fn read_text(d: &mut Decoder<'_>, at: usize, what: &str) -> Result<String> {
+    let bytes = need(read_len_prefixed(d), at, what)?;
+    std::str::from_utf8(bytes)
+        .map(str::to_owned)
+        .map_err(|_| corrupt(at, format!("{what} is not UTF-8")))
 }
 
 fn check_level(level: u32) -> std::result::Result<(), String> {

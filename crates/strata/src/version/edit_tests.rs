@@ -1,7 +1,7 @@
 //! Tests of the version edit encoding.
 
-use super::*;
 use super::text::display_internal_key;
+use super::*;
 use crate::key::{internal_key, ValueType};
 use crate::version::blob_files::{BlobFileAddition, BlobFileGarbage};
 use proptest::prelude::*;
@@ -356,6 +356,7 @@ prop_compose! {
 prop_compose! {
     fn edit()(comparator in proptest::option::of(".{0,20}"),
               merge_operator in proptest::option::of(".{0,20}"),
+              merge_operator_description in proptest::option::of(".{0,30}"),
               log_number in proptest::option::of(any::<u64>()),
               next_file_number in proptest::option::of(any::<u64>()),
               last_sequence in proptest::option::of(0..=MAX_SEQUENCE_NUMBER),
@@ -380,8 +381,8 @@ prop_compose! {
             .collect();
         VersionEdit { comparator, log_number, next_file_number, last_sequence, deleted_files, new_files,
                       column_family, column_family_add, column_family_drop, max_column_family,
-                      min_log_number_to_keep, wal_features, merge_operator, blob_file_additions,
-                      blob_file_garbage }
+                      min_log_number_to_keep, wal_features, merge_operator,
+                      merge_operator_description, blob_file_additions, blob_file_garbage }
     }
 }
 
@@ -463,6 +464,27 @@ fn column_family_golden_bytes() {
     assert_eq!(merge.encode(), expected);
     assert_eq!(VersionEdit::decode(expected).unwrap(), merge);
     assert_eq!(merge.to_string(), "merge_operator: Op\ncolumn_family: 3");
+    // An operator with settings is described as well, in a tag of its own.
+    let mut described = VersionEdit::new();
+    described
+        .set_column_family(3)
+        .set_merge_operator("Op", "{id=Op;k=1;}");
+    #[rustfmt::skip]
+    let expected: &[u8] = &[
+        0xc8, 0x01, 3,                  // column_family 3
+        0xcc, 0x41, 2, b'O', b'p',      // merge_operator (204 | 0x2000) "Op"
+        0xcd, 0x41, 12,                 // merge_operator_description (205 | 0x2000)
+        b'{', b'i', b'd', b'=', b'O', b'p', b';', b'k', b'=', b'1', b';', b'}',
+    ];
+    assert_eq!(described.encode(), expected);
+    assert_eq!(VersionEdit::decode(expected).unwrap(), described);
+    assert_eq!(
+        described.to_string(),
+        "merge_operator: Op\nmerge_operator_description: {id=Op;k=1;}\ncolumn_family: 3"
+    );
+    // Without settings the description is the name, and not written.
+    merge.set_merge_operator("Op", "Op");
+    assert_eq!(merge.merge_operator_description, None);
     let mut drop = VersionEdit::new();
     drop.drop_column_family(3);
     assert_eq!(drop.encode(), [0xc8, 0x01, 3, 0xca, 0x01]);

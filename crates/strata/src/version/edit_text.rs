@@ -24,6 +24,9 @@ impl fmt::Display for VersionEdit {
         if let Some(name) = &self.merge_operator {
             lines.push(format!("merge_operator: {name}"));
         }
+        if let Some(description) = &self.merge_operator_description {
+            lines.push(format!("merge_operator_description: {description}"));
+        }
         let scalars = [
             ("log_number", self.log_number),
             ("next_file_number", self.next_file_number),
@@ -121,4 +124,3 @@ fn hex(bytes: &[u8]) -> String {
     }
     out
 }
-

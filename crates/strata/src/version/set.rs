@@ -100,8 +100,10 @@ struct Family {
     /// WALs numbered below this hold nothing of this family's that is not in
     /// one of its tables.
     log_number: u64,
-    /// The merge operator its merge operands were written for, once known.
+    /// The name of the merge operator it was opened with, once known.
     merge_operator: Option<String>,
+    /// That operator's description (name and settings), when recorded.
+    merge_operator_description: Option<String>,
 }
 
 /// What one edit does to the families.
@@ -156,6 +158,7 @@ impl VersionSet {
             current: Arc::new(Version::empty(FileSearch::default(), order)),
             log_number: 0,
             merge_operator: None,
+            merge_operator_description: None,
         };
         VersionSet {
             dir: dir.to_path_buf(),
@@ -316,6 +319,10 @@ impl VersionSet {
                 current: Arc::new(Version::empty(self.file_search, order).apply(edit)?),
                 log_number: edit.log_number.unwrap_or(0),
                 merge_operator: edit.merge_operator.clone(),
+                merge_operator_description: edit
+                    .merge_operator
+                    .as_ref()
+                    .and(edit.merge_operator_description.clone()),
             }));
         }
         let family = self.families.get(&id).ok_or_else(|| {
@@ -369,8 +376,13 @@ impl VersionSet {
                     if let Some(l) = edit.log_number {
                         family.log_number = l;
                     }
+                    // The name and the description are one record: a
+                    // description without its name is not one.
                     if let Some(name) = &edit.merge_operator {
                         family.merge_operator = Some(name.clone());
+                        family
+                            .merge_operator_description
+                            .clone_from(&edit.merge_operator_description);
                     }
                     let old = std::mem::replace(&mut family.current, version);
                     self.older.push(Arc::downgrade(&old));
@@ -392,10 +404,21 @@ impl VersionSet {
         self.families.iter().map(|(id, f)| (*id, f.name.as_str()))
     }
 
-    /// The name of the merge operator family `id`'s merge operands were
-    /// written for, if one is on record.
+    /// The name of the merge operator family `id` was opened with, if one
+    /// is on record.
     pub fn merge_operator(&self, id: u32) -> Option<&str> {
         self.families.get(&id)?.merge_operator.as_deref()
+    }
+
+    /// The description (name and settings, see
+    /// [`VersionEdit::merge_operator_description`]) of that operator, if it
+    /// is on record: not for an operator without settings, nor for one
+    /// recorded before descriptions were.
+    pub fn merge_operator_description(&self, id: u32) -> Option<&str> {
+        self.families
+            .get(&id)?
+            .merge_operator_description
+            .as_deref()
     }
 
     /// The id of the live family named `name`.
@@ -483,6 +506,8 @@ impl VersionSet {
                 }
                 edit.set_log_number(family.log_number);
                 edit.merge_operator.clone_from(&family.merge_operator);
+                edit.merge_operator_description
+                    .clone_from(&family.merge_operator_description);
                 for (level, f) in family.current.all_files() {
                     edit.add_file(level as u32, (**f).clone());
                 }

@@ -3,8 +3,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use strata::{Db, DbOptions};
+use strata::merge::{MergeOperator, StringAppendOperator, UInt64AddOperator};
+use strata::{CfOptions, Db, DbOptions, Error};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -185,4 +187,180 @@ fn v2_blob_repairs_without_its_manifest() {
     assert!(report.blob_files_recovered >= 1, "{report:?}");
     let db = Db::open(dir.path(), DbOptions::default()).expect("open repaired v2-blob");
     assert_eq!(scan(&db), v2_blob_model());
+}
+
+/// `counter`'s and `log`'s merge operators.
+type Operator = Option<Arc<dyn MergeOperator>>;
+
+fn uint64add() -> Operator {
+    Some(Arc::new(UInt64AddOperator))
+}
+
+fn joined_by(delimiter: &str) -> Operator {
+    Some(Arc::new(StringAppendOperator::new(
+        delimiter.as_bytes().to_vec(),
+    )))
+}
+
+/// Opens `v3-merge` or `v4-merge-names` (written alike, see the README)
+/// with `counter` as the default family's merge operator and `log` as
+/// family `log`'s.
+fn open_merge_fixture(dir: &Path, counter: Operator, log: Operator) -> strata::Result<Db> {
+    let options = DbOptions {
+        merge_operator: counter,
+        ..DbOptions::default()
+    };
+    let log = CfOptions {
+        merge_operator: log,
+        ..CfOptions::default()
+    };
+    Db::open_cf(
+        dir,
+        options,
+        [("log", log), ("plain", CfOptions::default())],
+    )
+}
+
+/// The merge fixtures' data as stored: the counter, the log line and
+/// plain's value.
+fn read_merge_fixture_bytes(db: &Db) -> [Vec<u8>; 3] {
+    let log = db.cf_handle("log").expect("log");
+    let plain = db.cf_handle("plain").expect("plain");
+    [
+        db.get(b"counter").expect("get"),
+        db.get_cf(&log, b"line").expect("get"),
+        db.get_cf(&plain, b"k").expect("get"),
+    ]
+    .map(|v| v.map(|v| v.to_vec()).unwrap_or_default())
+}
+
+/// The merge fixtures' data, the counter as a number.
+fn read_merge_fixture(db: &Db) -> (u64, Vec<u8>, Vec<u8>) {
+    let [counter, line, value] = read_merge_fixture_bytes(db);
+    let counter = u64::from_le_bytes(counter[..].try_into().expect("8 bytes"));
+    (counter, line, value)
+}
+
+/// What the merge fixtures hold, read with the operators they were written with.
+fn merge_fixture_data() -> (u64, Vec<u8>, Vec<u8>) {
+    (7, b"a|b|c".to_vec(), b"v".to_vec())
+}
+
+/// The reason an open of a merge fixture was refused with.
+fn refused(opened: strata::Result<Db>, what: &str) -> String {
+    match opened {
+        Ok(db) => {
+            let read =
+                read_merge_fixture_bytes(&db).map(|v| String::from_utf8_lossy(&v).into_owned());
+            db.close().expect("close");
+            panic!("{what}: the open was not refused, and read {read:?}")
+        }
+        Err(Error::InvalidArgument {
+            field: "merge_operator",
+            reason,
+        }) => reason,
+        Err(e) => panic!("{what}: refused for another reason: {e}"),
+    }
+}
+
+fn remove_options_files(dir: &Path) {
+    for entry in std::fs::read_dir(dir).expect("list") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with("OPTIONS-") {
+            std::fs::remove_file(&path).expect("remove");
+        }
+    }
+}
+
+/// `v3-merge` was written before the MANIFEST recorded merge operators; its
+/// OPTIONS file names them and stands in for the record: an open with
+/// another operator, or none, is refused. The first open used to take any
+/// operator (the counter read as its operands joined by commas) and record
+/// that one, refusing the right one from then on.
+#[test]
+fn v3_merge_opens_only_with_the_operators_its_options_file_names() {
+    let dir = copy_fixture("v3-merge");
+    for (counter, given) in [
+        (joined_by(","), "StringAppendOperator"),
+        (None, "no merge operator"),
+    ] {
+        let reason = refused(
+            open_merge_fixture(dir.path(), counter, joined_by("|")),
+            given,
+        );
+        for part in ["\"default\"", "UInt64AddOperator", given, "OPTIONS-000003"] {
+            assert!(reason.contains(part), "{part}: {reason}");
+        }
+    }
+    let db = open_merge_fixture(dir.path(), uint64add(), joined_by("|")).expect("open v3-merge");
+    assert_eq!(read_merge_fixture(&db), merge_fixture_data());
+    db.close().expect("close");
+    // That open recorded the operators in the MANIFEST: they hold without
+    // any OPTIONS file.
+    remove_options_files(dir.path());
+    let reason = refused(
+        open_merge_fixture(dir.path(), joined_by(","), joined_by("|")),
+        "after the record",
+    );
+    assert!(reason.contains("UInt64AddOperator"), "{reason}");
+    let db = open_merge_fixture(dir.path(), uint64add(), joined_by("|")).expect("reopen");
+    assert_eq!(read_merge_fixture(&db), merge_fixture_data());
+    db.close().expect("close");
+}
+
+/// `v3-merge`'s string append family was written with delimiter `|`, which
+/// its OPTIONS file records: `,` is another operator. Only names used to be
+/// compared, so the open took `,` and the line read `a|b,c`.
+#[test]
+fn v3_merge_refuses_its_string_append_family_another_delimiter() {
+    let dir = copy_fixture("v3-merge");
+    let reason = refused(
+        open_merge_fixture(dir.path(), uint64add(), joined_by(",")),
+        "delimiter ,",
+    );
+    for part in ["\"log\"", "delimiter=|", "delimiter=,"] {
+        assert!(reason.contains(part), "{part}: {reason}");
+    }
+}
+
+/// `v4-merge-names` records each family's merge operator by name only, as
+/// the first builds with the record wrote it: the name still refuses
+/// another operator, the OPTIONS file tells the delimiter the name leaves
+/// open, and an open with the right operators completes the record.
+#[test]
+fn v4_merge_names_keeps_its_name_records() {
+    let dir = copy_fixture("v4-merge-names");
+    let reason = refused(
+        open_merge_fixture(dir.path(), joined_by(","), joined_by("|")),
+        "another operator",
+    );
+    for part in ["UInt64AddOperator", "StringAppendOperator"] {
+        assert!(reason.contains(part), "{part}: {reason}");
+    }
+    let reason = refused(
+        open_merge_fixture(dir.path(), uint64add(), joined_by(",")),
+        "another delimiter",
+    );
+    for part in ["delimiter=|", "delimiter=,"] {
+        assert!(reason.contains(part), "{part}: {reason}");
+    }
+    let db =
+        open_merge_fixture(dir.path(), uint64add(), joined_by("|")).expect("open v4-merge-names");
+    assert_eq!(read_merge_fixture(&db), merge_fixture_data());
+    db.close().expect("close");
+    remove_options_files(dir.path());
+    let reason = refused(
+        open_merge_fixture(dir.path(), uint64add(), joined_by(",")),
+        "another delimiter, after the record",
+    );
+    assert!(reason.contains("delimiter=|"), "{reason}");
+    // A read-only open that names no family takes the recorded operator,
+    // delimiter and all, for the families it guesses.
+    let counter = DbOptions {
+        merge_operator: uint64add(),
+        ..DbOptions::default()
+    };
+    let db = Db::open_read_only(dir.path(), counter).expect("open read-only");
+    assert_eq!(read_merge_fixture(&db), merge_fixture_data());
 }

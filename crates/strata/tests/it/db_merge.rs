@@ -249,3 +249,68 @@ fn read_only_opens_merge_with_each_familys_operator() {
         Some(&b"a,b"[..])
     );
 }
+
+/// The reason of an `InvalidArgument` about the merge operator.
+fn merge_operator_refusal(opened: strata::Result<Db>) -> String {
+    match opened {
+        Ok(_) => panic!("the open was not refused"),
+        Err(Error::InvalidArgument {
+            field: "merge_operator",
+            reason,
+        }) => reason,
+        Err(e) => panic!("refused for another reason: {e}"),
+    }
+}
+
+/// A string append family is recorded with its delimiter, not only the
+/// operator's name: reopened with another delimiter, the open is refused
+/// (it used to succeed, `a,b` merged with `|` read `a,b|c`, and the
+/// OPTIONS file took the new delimiter). The default delimiter is `,`.
+#[test]
+fn a_string_append_family_refuses_another_delimiter() {
+    let fs = SimFs::new(23);
+    let joined_by = |d: &[u8]| with_operator(&fs, Arc::new(StringAppendOperator::new(d.to_vec())));
+    let db = Db::open(Path::new("/db"), joined_by(b",")).unwrap();
+    db.merge("k", "a").unwrap();
+    db.merge("k", "b").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    for reason in [
+        merge_operator_refusal(Db::open(Path::new("/db"), joined_by(b"|"))),
+        merge_operator_refusal(Db::open_read_only(Path::new("/db"), joined_by(b"|"))),
+    ] {
+        assert!(
+            reason.contains("delimiter=,") && reason.contains("delimiter=|"),
+            "{reason}"
+        );
+    }
+    let default_delimiter = with_operator(&fs, Arc::new(StringAppendOperator::default()));
+    let db = Db::open(Path::new("/db"), default_delimiter).unwrap();
+    db.merge("k", "c").unwrap();
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"a,b,c"[..]));
+}
+
+/// A family opened with a merge operator is held to it whether or not it
+/// holds merge operands (one may be written at any time), and the refusal
+/// says so: it used to claim operands "written for" the operator in a
+/// family that never had a merge.
+#[test]
+fn the_refusal_says_which_operator_the_family_was_opened_with() {
+    let fs = SimFs::new(24);
+    let db = Db::open(
+        Path::new("/db"),
+        with_operator(&fs, Arc::new(UInt64AddOperator)),
+    )
+    .unwrap();
+    db.put("k", "v").unwrap();
+    db.close().unwrap();
+    let max = strata::merge_operator_from_name("max").unwrap();
+    let reason = merge_operator_refusal(Db::open(Path::new("/db"), with_operator(&fs, max)));
+    assert!(
+        reason.contains(
+            "was opened with merge operator UInt64AddOperator; its merge operands, if any, need it"
+        ) && reason.contains("MaxOperator"),
+        "{reason}"
+    );
+    assert!(!reason.contains("holds merge operands"), "{reason}");
+}
