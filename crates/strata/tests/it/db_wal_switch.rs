@@ -3,34 +3,18 @@
 //! that design has to survive: a retired WAL cut short behind a WAL that
 //! kept its bytes, and a sync write made after the switch.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use strata::fs::sim::{CrashMode, DataLoss, OpKind};
-use strata::fs::{Fs, SimFs};
+use strata::fs::SimFs;
 use strata::wal::LogReader;
 use strata::{Db, WriteOptions};
 
-use crate::util::{flush_held_at_sync, open_sim, wait_until};
+use crate::util::{flush_held_at_sync, open_sim, wait_until, wals};
 
 fn key(i: u32) -> Vec<u8> {
     format!("key{i:04}").into_bytes()
-}
-
-/// The WAL files of `/db`, oldest first.
-fn wals(fs: &SimFs) -> Vec<PathBuf> {
-    let mut names: Vec<String> = fs
-        .list(Path::new("/db"))
-        .unwrap()
-        .into_iter()
-        .filter(|n| n.ends_with(".log"))
-        .collect();
-    names.sort();
-    names
-        .into_iter()
-        .map(|n| Path::new("/db").join(n))
-        .collect()
 }
 
 /// Writes keys `0..50` into the first WAL, switches the memtable with a flush

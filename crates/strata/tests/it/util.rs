@@ -11,6 +11,20 @@ use strata::{CompactionOptions, Db, DbIterator, DbOptions, DbRange};
 /// Key-value pairs in the order a scan yields them.
 pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
+/// The WAL files of `/db`, oldest first.
+pub fn wals(fs: &SimFs) -> Vec<std::path::PathBuf> {
+    let mut names: Vec<String> = strata::Fs::list(fs, Path::new("/db"))
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| Path::new("/db").join(n))
+        .collect()
+}
+
 /// Options for a small database on a simulated file system: tiny memtables so
 /// tests exercise flushes and many L0 files.
 pub fn sim_options(fs: &SimFs) -> DbOptions {
