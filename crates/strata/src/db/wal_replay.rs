@@ -107,11 +107,13 @@ pub(super) struct Replay {
     /// WALs to keep as `.log.corrupt`: damaged ones, and later ones whose
     /// records were dropped.
     pub set_aside: Vec<u64>,
-    /// Point-in-time recovery stopped at damage: the WAL, the offset, and
-    /// the damage's index in `damage`.
-    pub stopped_at: Option<(u64, u64, usize)>,
-    /// The last sequence number of the last batch replayed.
-    pub last_replayed: Option<SequenceNumber>,
+    /// Point-in-time recovery stopped at damage: the WAL and the offset.
+    pub stopped_at: Option<(u64, u64)>,
+    /// The last sequence number known to come before where replay stopped:
+    /// the last batch replayed, or what a predecessor record read before
+    /// the stop says was handed out before its WAL started, whichever is
+    /// larger. Every write logged after it was lost by a stop.
+    pub before_stop: Option<SequenceNumber>,
 }
 
 /// Replays `logs` in order into memtables, handing each one that fills to
@@ -133,7 +135,7 @@ pub(super) fn replay_logs(
         damage: Vec::new(),
         set_aside: Vec::new(),
         stopped_at: None,
-        last_replayed: None,
+        before_stop: None,
     };
     let mode = options.wal_recovery_mode;
     let mut max_seq = versions.last_sequence();
@@ -161,6 +163,13 @@ pub(super) fn replay_logs(
                             let Some((wal, at, reason)) =
                                 hole_before(&p, number, previous, earlier, needed_from)
                             else {
+                                // No hole: every write numbered up to the
+                                // predecessor's last sequence lies before
+                                // this WAL, so before any later stop.
+                                if stopped.is_none() {
+                                    let known = Some(p.last_sequence);
+                                    replay.before_stop = replay.before_stop.max(known);
+                                }
                                 continue;
                             };
                             if mode == WalRecoveryMode::AbsoluteConsistency {
@@ -169,7 +178,7 @@ pub(super) fn replay_logs(
                             let stops = mode != WalRecoveryMode::SkipAnyCorruptedRecords;
                             if stops && stopped.is_none() {
                                 stopped = Some(replay.damage.len());
-                                replay.stopped_at = Some((wal, at, replay.damage.len()));
+                                replay.stopped_at = Some((wal, at));
                                 for n in [wal, number] {
                                     let exists = logs.iter().any(|l| l.number == n);
                                     if exists && !replay.set_aside.contains(&n) {
@@ -209,7 +218,7 @@ pub(super) fn replay_logs(
                         | WalRecoveryMode::TolerateCorruptedTailRecords => return Err(e),
                         WalRecoveryMode::PointInTimeRecovery if stopped.is_none() => {
                             stopped = Some(replay.damage.len());
-                            replay.stopped_at = Some((number, *offset, replay.damage.len()));
+                            replay.stopped_at = Some((number, *offset));
                         }
                         _ => {}
                     }
@@ -243,7 +252,7 @@ pub(super) fn replay_logs(
             replayed += 1;
             if batch.count() > 0 {
                 max_seq = max_seq.max(last_sequence(&batch));
-                replay.last_replayed = Some(last_sequence(&batch));
+                replay.before_stop = replay.before_stop.max(Some(last_sequence(&batch)));
             }
             for (&id, family) in families {
                 let full = replay
@@ -295,7 +304,7 @@ pub(super) fn replay_logs(
                 };
                 if mode == WalRecoveryMode::PointInTimeRecovery {
                     stopped = Some(replay.damage.len());
-                    replay.stopped_at = Some((number, torn.offset, replay.damage.len()));
+                    replay.stopped_at = Some((number, torn.offset));
                 }
                 replay.damage.push(damage);
             }
@@ -319,18 +328,16 @@ pub(super) fn check_families_not_ahead(
     versions: &VersionSet,
     replay: &Replay,
 ) -> Result<()> {
-    let Some((wal, offset, at)) = replay.stopped_at else {
+    let Some((wal, offset)) = replay.stopped_at else {
         return Ok(());
     };
-    // The first write the stop gives up: the first dropped record's, else
-    // the one after the last record replayed.
-    let first_dropped = replay.damage.get(at).and_then(|d| d.dropped_sequences);
-    let Some(first_lost) = first_dropped
-        .map(|(first, _)| first)
-        .or_else(|| replay.last_replayed.map(|s| s + 1))
-    else {
-        return Ok(());
-    };
+    // The first write the stop gives up: the one after the last known to
+    // come before it. Not the first valid record counted after the damage:
+    // the damaged record (or a lost tail) comes before that one, and a
+    // family whose table holds its write and nothing later would pass.
+    // With nothing known (damage in the first record of a WAL without a
+    // predecessor record), every write of the WAL may be lost: from 0.
+    let first_lost = replay.before_stop.map_or(0, |s| s.saturating_add(1));
     // A family is ahead when it flushed past the damaged WAL (its log
     // number says so, RocksDB's test) and its tables hold a write from
     // after the damage. Either alone is no proof: tables also hold writes
