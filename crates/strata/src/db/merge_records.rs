@@ -47,8 +47,11 @@ pub(super) fn check(
         .any(|&id| versions.merge_operator_description(id).is_none());
     // A new database's directory may hold an OPTIONS file of a creation a
     // crash interrupted: settings for no data, which bind nothing.
+    // An OPTIONS file that cannot be read binds nothing either: it is
+    // advisory (the MANIFEST is the database), and an open does not fail
+    // over it; the check then rests on the MANIFEST's records alone.
     let stored = if exists && needs_file {
-        newest_merge_operators(fs, dir)?
+        newest_merge_operators(fs, dir).ok().flatten()
     } else {
         None
     };
