@@ -261,14 +261,16 @@ fn run_spans(
 /// Merges the inputs' entries in `span` and writes them to outputs of its own.
 fn run_span(task: &CompactionTask, ctx: &JobContext<'_>, span: &KeySpan) -> Result<SpanOutput> {
     let cpu_start = thread_cpu_micros();
-    let mut log_number = 0;
+    let (mut log_number, mut logged_through) = (0, 0);
     for (level, f) in task.all_inputs() {
         let table = ctx.table_cache.get(f, level, ctx.version.order())?;
         log_number = log_number.max(table.properties().log_number);
+        logged_through = logged_through.max(table.properties().logged_through());
     }
     let mut writer = OutputWriter {
         ctx,
         log_number,
+        logged_through,
         options: TableOptions {
             compression: task.compression,
             ..ctx.table_options.clone()
@@ -445,6 +447,9 @@ struct OutputWriter<'a, 'b> {
     /// The outputs' log number: the largest of the inputs' (see
     /// `TableProperties::log_number`).
     log_number: u64,
+    /// The outputs' largest logged sequence number: the largest of the
+    /// inputs' (see `TableProperties::largest_logged_seqno`).
+    logged_through: u64,
 }
 
 impl OutputWriter<'_, '_> {
@@ -606,7 +611,8 @@ impl OutputWriter<'_, '_> {
                     family_id: self.ctx.family.0,
                     family_name: self.ctx.family.1,
                     log_number: self.log_number,
-                }),
+                })
+                .logged_through(self.logged_through),
             largest: Vec::new(),
         }))
     }

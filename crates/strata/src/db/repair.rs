@@ -29,9 +29,13 @@
 //!    what its tables hold, so no write lands twice (a merge operand twice
 //!    would be applied twice): only WALs from its log number (the hints', or
 //!    the largest its tables' `strata.log.number` properties record), and
-//!    only records above its tables' largest sequence number. The log
-//!    number matters where a compaction filter dropped the newest writes
-//!    from the tables. Damage is skipped.
+//!    only records above the largest sequence number its tables hold of
+//!    writes that came through a WAL (a compaction output records it in
+//!    `strata.largest.logged.seqno`: an ingested table merged into it
+//!    brings a global seqno above writes still in a memtable, which its
+//!    largest sequence number would hide). The log number matters where a
+//!    compaction filter dropped the newest writes from the tables. Damage
+//!    is skipped.
 //! 6. A new MANIFEST puts every table in L0, records each family's merge
 //!    operator (the old MANIFEST's record, else the one repair is given, so
 //!    that an open with another is refused as before), and becomes
@@ -429,6 +433,7 @@ impl<'a> Repair<'a> {
             if let Some(family) = self.families.get_mut(&id) {
                 family.tables.push(table.meta);
                 family.log_number = family.log_number.max(table.log_number);
+                family.logged_through = family.logged_through.max(table.logged_through);
                 self.report.tables_recovered += 1;
             }
         }
@@ -451,17 +456,10 @@ impl<'a> Repair<'a> {
             .families
             .iter()
             .map(|(&id, family)| {
-                let flushed_through = family
-                    .tables
-                    .iter()
-                    .filter(|t| t.global_seqno.is_none())
-                    .map(|t| t.largest_seqno)
-                    .max()
-                    .unwrap_or(0);
                 let target = WalTarget {
                     name: &family.name,
                     options: &family.options,
-                    flushed_through,
+                    flushed_through: family.logged_through,
                     log_number: family
                         .log_number
                         .max(self.hints.log_numbers.get(&id).copied().unwrap_or(0)),

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
+use crate::key::SequenceNumber;
 use crate::key_order::KeyComparator;
 use crate::merge::merge_operator_from_name;
 use crate::options::CfOptions;
@@ -22,6 +23,9 @@ pub(super) struct Family {
     /// The largest log number its tables record: its writes in older WALs
     /// are in them.
     pub(super) log_number: u64,
+    /// The largest sequence number its tables hold of writes that came
+    /// through a WAL: its WAL records up to it are in them.
+    pub(super) logged_through: SequenceNumber,
     /// The merge operator the new MANIFEST records for it (see
     /// `Family::with_options`).
     pub(super) merge_operator: Option<String>,
@@ -80,6 +84,7 @@ impl Family {
             tables: Vec::new(),
             blob_files: BTreeMap::new(),
             log_number: 0,
+            logged_through: 0,
             merge_operator,
         })
     }
@@ -122,7 +127,10 @@ mod tests {
         // Named nowhere: the caller's options without the default family's
         // operator, and nothing recorded.
         let other = family(2, "other", None).unwrap();
-        assert_eq!((operator(&other), other.merge_operator.as_deref()), (None, None));
+        assert_eq!(
+            (operator(&other), other.merge_operator.as_deref()),
+            (None, None)
+        );
         // Recorded, not given: kept, and a built-in one is taken.
         let other = family(2, "other", Some("StringAppendOperator")).unwrap();
         assert_eq!(operator(&other), Some("StringAppendOperator"));

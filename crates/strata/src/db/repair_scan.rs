@@ -140,6 +140,9 @@ pub(super) struct ScannedTable {
     pub meta: FileMetaData,
     /// Its `strata.log.number` property (0 when it has none).
     pub log_number: u64,
+    /// The largest sequence number of the writes it holds that came
+    /// through a WAL (`TableProperties::logged_through`; 0 when ingested).
+    pub logged_through: SequenceNumber,
     /// References into each blob file, by blob file number: how many, and
     /// the bytes of the records they point at (as garbage counts them).
     pub blob_references: BTreeMap<u64, (u64, u64)>,
@@ -237,9 +240,17 @@ pub(super) fn scan_table(
         },
     };
     let log_number = table.properties().log_number;
+    // What it holds, not its properties' say, for tables from builds before
+    // the property; an ingested table holds no logged write.
+    let logged_through = match (global_seqno, table.properties().largest_logged_seqno) {
+        (Some(_), _) => 0,
+        (None, Some(seq)) => seq,
+        (None, None) => max_seq,
+    };
     Ok(ScannedTable {
         meta,
         log_number,
+        logged_through,
         blob_references,
     })
 }
@@ -278,7 +289,10 @@ pub(super) fn scan_blob_file(fs: &dyn Fs, dir: &Path, number: u64) -> Result<Sca
 pub(super) struct WalTarget<'a> {
     pub name: &'a str,
     pub options: &'a CfOptions,
-    /// Records at or below this sequence number are in the family's tables.
+    /// Records at or below this sequence number are in the family's tables:
+    /// the largest its tables hold of writes that came through a WAL (not
+    /// their largest sequence number, which an ingestion's global seqno may
+    /// put above writes still in a memtable).
     pub flushed_through: SequenceNumber,
     /// The family's writes in WALs older than this are in its tables.
     pub log_number: u64,

@@ -150,6 +150,14 @@ impl TableBuilder {
         self
     }
 
+    /// Records the largest sequence number among its entries that came
+    /// through a WAL (`TableProperties::largest_logged_seqno`), for a table
+    /// whose entries did not all come that way: a compaction output.
+    pub(crate) fn logged_through(mut self, seq: u64) -> Self {
+        self.props.largest_logged_seqno = Some(seq);
+        self
+    }
+
     /// Marks the table as written for ingestion (`SstFileWriter`): every
     /// entry at sequence number 0, read at the global seqno the database
     /// gives it.

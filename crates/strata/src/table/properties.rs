@@ -102,6 +102,16 @@ pub struct TableProperties {
     /// at recovery, or for ingestion). `repair` replays no older WAL into
     /// the family.
     pub log_number: u64,
+    /// The largest sequence number of the writes that reached this table
+    /// through a WAL, written by compactions: the largest of their inputs'
+    /// (an input without it counts its `largest_seqno`, an ingested one
+    /// nothing). `None` elsewhere: a flushed table's is its
+    /// `largest_seqno`, an ingested table has none. An ingestion's global
+    /// seqno is above the writes still in memtables, so a compaction output
+    /// holding ingested entries has a `largest_seqno` above writes no table
+    /// holds; `repair` takes the WAL records up to this as flushed, not
+    /// those up to `largest_seqno`.
+    pub largest_logged_seqno: Option<u64>,
 }
 
 /// [`TableProperties::external_sst_file_version`] of the files
@@ -131,6 +141,7 @@ const FILTER_SIZE: &str = "strata.filter.size";
 const FORMAT_VERSION: &str = "strata.format.version";
 const INDEX_SIZE: &str = "strata.index.size";
 const LARGEST_KEY: &str = "strata.largest.user.key";
+const LARGEST_LOGGED_SEQNO: &str = "strata.largest.logged.seqno";
 const LARGEST_SEQNO: &str = "strata.largest.seqno";
 const LOG_NUMBER: &str = "strata.log.number";
 const NUM_DATA_BLOCKS: &str = "strata.num.data.blocks";
@@ -158,6 +169,17 @@ impl TableProperties {
             (RAW_VALUE_SIZE, self.raw_value_size),
             (SMALLEST_SEQNO, self.smallest_seqno),
         ]
+    }
+
+    /// The largest sequence number of the writes that reached the table
+    /// through a WAL (see `largest_logged_seqno`): 0 for a table written
+    /// for ingestion.
+    pub fn logged_through(&self) -> u64 {
+        match (self.largest_logged_seqno, self.external_sst_file_version) {
+            (Some(seq), _) => seq,
+            (None, 0) => self.largest_seqno,
+            (None, _) => 0,
+        }
     }
 
     /// Encodes the properties as a block.
@@ -214,6 +236,9 @@ impl TableProperties {
         if let Some(seq) = self.global_seqno {
             entries.insert(GLOBAL_SEQNO_PROPERTY, varint(seq));
         }
+        if let Some(seq) = self.largest_logged_seqno {
+            entries.insert(LARGEST_LOGGED_SEQNO, varint(seq));
+        }
         entries.insert(CHECKSUM, self.checksum.clone().into_bytes());
         entries.insert(COMPRESSION, self.compression.clone().into_bytes());
         entries.insert(LARGEST_KEY, self.largest_user_key.clone());
@@ -253,6 +278,7 @@ impl TableProperties {
                 INDEX_PARTITIONS => p.index_partitions = number()?,
                 TOP_LEVEL_INDEX_SIZE => p.top_level_index_size = number()?,
                 LARGEST_SEQNO => p.largest_seqno = number()?,
+                LARGEST_LOGGED_SEQNO => p.largest_logged_seqno = Some(number()?),
                 LOG_NUMBER => p.log_number = number()?,
                 NUM_DATA_BLOCKS => p.num_data_blocks = number()?,
                 NUM_DELETIONS => p.num_deletions = number()?,
@@ -329,6 +355,9 @@ impl TableProperties {
         if self.log_number > 0 {
             line("log number", self.log_number.to_string());
         }
+        if let Some(seq) = self.largest_logged_seqno {
+            line("largest logged seqno", seq.to_string());
+        }
         if self.external_sst_file_version > 0 {
             line(
                 "external sst file version",
@@ -393,6 +422,7 @@ mod tests {
             column_family_id: Some(3),
             column_family_name: "users".into(),
             log_number: 12,
+            largest_logged_seqno: Some(90),
         };
         let origin = BlockOrigin {
             file: Arc::from(Path::new("t.sst")),
@@ -407,6 +437,7 @@ mod tests {
         assert!(lines.contains("global seqno: 0\n"));
         assert!(lines.contains("column family: 3 (users)\n"));
         assert!(lines.contains("log number: 12\n"));
+        assert!(lines.contains("largest logged seqno: 90\n"));
         assert!(
             lines.contains("prefix extractor: rocksdb.FixedPrefix.4\nwhole key filtering: false\n")
         );
@@ -457,6 +488,7 @@ mod tests {
             column_family_id: Some(3),
             column_family_name: "users".into(),
             log_number: 12,
+            largest_logged_seqno: Some(7),
             ..TableProperties::default()
         };
         let block = p.encode();
@@ -470,9 +502,14 @@ mod tests {
         assert!(has(entry("rocksdb.column.family.id", &[3])));
         assert!(has(entry("rocksdb.column.family.name", b"users")));
         assert!(has(entry("strata.log.number", &[12])));
+        assert!(has(entry("strata.largest.logged.seqno", &[7])));
         // Absent when unknown: tables without them stay as they were.
         let plain = TableProperties::default().encode();
-        for name in ["rocksdb.column.family", "strata.log.number"] {
+        for name in [
+            "rocksdb.column.family",
+            "strata.log.number",
+            "strata.largest.logged",
+        ] {
             assert!(!plain.windows(name.len()).any(|w| w == name.as_bytes()));
         }
     }
