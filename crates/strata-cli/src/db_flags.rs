@@ -184,6 +184,9 @@ impl DbFlags {
 /// with the options the database was last opened with (its newest OPTIONS
 /// file; options this build lacks are ignored), so a FIFO or universal
 /// database stays one; `options` only fills in what no OPTIONS file says.
+/// An application's merge operator, comparator or compaction filter named
+/// there is code the tool lacks: the load fails, naming it, rather than
+/// open without it and write an OPTIONS file that lost it.
 /// `f` gets the `--column_family` family's handle.
 pub fn with_db<T>(
     flags: &DbFlags,

@@ -3,14 +3,16 @@
 //! A database that exists opens with what its newest OPTIONS file records,
 //! for the database and for each family, and only the options the caller
 //! set by name (`Options(write_buffer_size=...)`, an attribute, `set`)
-//! applied over them. Its merge operators and comparators above all: its
-//! data cannot be read without them, and an open without them would write
-//! an OPTIONS file that lacks them, so even `Options.load_latest` could not
-//! bring them back. Built-in operators and comparators are found by name;
-//! one the application wrote (which Python cannot supply) fails the open
-//! with `strata.InvalidArgument` naming it. So a plain `Db(path)` opens as
-//! the `strata` CLI and rocksdict's `Rdict(path)` do. A new database, or
-//! one written before OPTIONS files, opens with the options given.
+//! applied over them. Its merge operators, comparators and compaction
+//! filters above all: its data cannot be read or compacted right without
+//! them, and an open without them would write an OPTIONS file that lacks
+//! them, so even `Options.load_latest` could not bring them back. Built-in
+//! operators and comparators are found by name; one the application wrote
+//! (which Python cannot supply), and every compaction filter (Strata has no
+//! built-in ones), fails the open with `strata.InvalidArgument` naming it.
+//! So a plain `Db(path)` opens as the `strata` CLI and rocksdict's
+//! `Rdict(path)` do. A new database, or one written before OPTIONS files,
+//! opens with the options given.
 
 use std::path::Path;
 
@@ -89,7 +91,8 @@ pub(crate) fn open_options(
 /// The database's and its families' options from its newest OPTIONS file;
 /// `None` when there is none (no database yet, or one older than OPTIONS
 /// files). Options this build lacks are skipped, as the CLI skips them;
-/// an operator or comparator it cannot resolve fails, naming it.
+/// an operator, comparator or compaction filter it cannot resolve fails,
+/// naming it.
 fn stored_options(path: &Path) -> PyResult<Option<DbAndFamilyOptions>> {
     let load = LoadOptions {
         ignore_unknown_options: true,

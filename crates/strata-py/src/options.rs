@@ -146,7 +146,10 @@ impl Options {
 
     /// The options the newest OPTIONS file in `path` records: the
     /// database's, and every column family's by name. None of them counts
-    /// as set by name.
+    /// as set by name. Options this build lacks are skipped; an operator,
+    /// comparator or compaction filter the application wrote raises
+    /// `strata.InvalidArgument` naming it (Python cannot supply one, and
+    /// options without it would open the database wrongly).
     #[staticmethod]
     fn load_latest(py: Python<'_>, path: &str) -> PyResult<(Options, Vec<(String, Options)>)> {
         let load = LoadOptions {

@@ -223,3 +223,30 @@ def test_plain_open_refuses_a_stored_operator_it_cannot_supply(tmp_path):
     assert _latest_options_file(path) == options_file
     with open(options_file) as f:
         assert f.read() == text
+
+
+def test_plain_open_refuses_a_stored_compaction_filter_it_cannot_supply(tmp_path):
+    path = str(tmp_path / "db")
+    with strata.Db(path) as db:
+        db[b"k"] = b"tmp:1"
+    # As if an application with a compaction filter of its own had written it.
+    options_file = _latest_options_file(path)
+    with open(options_file) as f:
+        text = f.read()
+    assert "compaction_filter=nullptr" in text
+    text = text.replace(
+        "compaction_filter=nullptr", "compaction_filter=my.DropTmpFilter", 1
+    )
+    with open(options_file, "w") as f:
+        f.write(text)
+    # Opened without the filter, compactions would keep what it drops and
+    # the next OPTIONS file would say nullptr: the open is refused instead
+    # (it used to succeed and drop the filter).
+    with pytest.raises(strata.InvalidArgument, match="my.DropTmpFilter"):
+        strata.Db(path)
+    with pytest.raises(strata.InvalidArgument, match="my.DropTmpFilter"):
+        strata.Options.load_latest(path)
+    # The refused open rewrote nothing.
+    assert _latest_options_file(path) == options_file
+    with open(options_file) as f:
+        assert f.read() == text

@@ -1,8 +1,13 @@
 //! The tool opens a database with what its OPTIONS file records, and never
 //! with less: an operator the file names holds where the MANIFEST has no
-//! record of it.
+//! record of it, and a compaction filter the tool cannot supply stops it
+//! rather than being dropped from the next OPTIONS file.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use strata::compaction_filter::{CompactionFilter, Decision, FilterContext};
+use strata::{Db, DbOptions};
 
 use super::db::ok;
 use super::{stderr, stdout, strata};
@@ -36,6 +41,21 @@ fn copy_fixture(name: &str) -> tempfile::TempDir {
     dir
 }
 
+/// The OPTIONS files of `dir`, with their text.
+fn options_files(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut files: Vec<(PathBuf, String)> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.to_string_lossy().contains("OPTIONS-"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("read OPTIONS");
+            (p, text)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 /// A database written before the MANIFEST recorded merge operators, its
 /// counter merged with uint64add: `--merge_operator=stringappend` used to
 /// read the operands joined by commas and record StringAppendOperator, and
@@ -62,4 +82,52 @@ fn an_earlier_database_keeps_the_merge_operator_its_options_file_names() {
         ok(db, &["--column_family=log", "get", "line"], ""),
         "a|b|c\n"
     );
+}
+
+/// Drops values that start with `tmp:`.
+#[derive(Debug)]
+struct DropTmp;
+
+impl CompactionFilter for DropTmp {
+    fn name(&self) -> &str {
+        "my.DropTmpFilter"
+    }
+
+    fn filter(&self, _: &FilterContext, _: &[u8], value: &[u8]) -> Decision {
+        if value.starts_with(b"tmp:") {
+            Decision::Remove
+        } else {
+            Decision::Keep
+        }
+    }
+}
+
+/// The application's compaction filter is code the tool lacks: opening
+/// without it would compact without it and write an OPTIONS file with
+/// `compaction_filter=nullptr`, so the tool stops, naming it (it used to
+/// open, and drop it).
+#[test]
+fn a_compaction_filter_the_tool_lacks_stops_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path();
+    let options = DbOptions {
+        create_if_missing: true,
+        compaction_filter: Some(Arc::new(DropTmp)),
+        ..DbOptions::default()
+    };
+    let lib = Db::open(db, options).expect("open");
+    lib.put("k", "tmp:1").expect("put");
+    lib.flush().expect("flush");
+    lib.close().expect("close");
+    let before = options_files(db);
+    let stored = &before.last().expect("an OPTIONS file").1;
+    assert!(
+        stored.contains("compaction_filter=my.DropTmpFilter"),
+        "{stored}"
+    );
+    for args in [&["get", "k"][..], &["compact"][..], &["put", "a", "b"][..]] {
+        let err = fails(db, args);
+        assert!(err.contains("my.DropTmpFilter"), "{args:?}: {err}");
+    }
+    assert_eq!(options_files(db), before, "an OPTIONS file was rewritten");
 }

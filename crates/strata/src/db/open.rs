@@ -442,7 +442,7 @@ fn read_only_family_options(
         ..crate::options::LoadOptions::default()
     };
     // A file that cannot be read or resolved leaves the fallback.
-    let stored = crate::options::load_latest_options_with_fs(fs.clone(), dir, &load)
+    let stored = crate::options::load_latest_options_for_reading(fs.clone(), dir, &load)
         .map(|(_, families)| families)
         .unwrap_or_default();
     let default_options = Arc::new(options.cf_options());

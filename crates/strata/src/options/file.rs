@@ -13,8 +13,11 @@
 //! the load with one `InvalidArgument` listing every such option with its
 //! section and line; [`LoadOptions::ignore_unknown_options`] skips them. A
 //! known option whose value Strata cannot honour (a comparator neither
-//! built in nor in [`LoadOptions::comparators`], a codec or table factory
-//! it lacks, a malformed number) always fails, naming the option.
+//! built in nor in [`LoadOptions::comparators`], a merge operator or
+//! compaction filter neither built in nor the caller's, a codec or table
+//! factory it lacks, a malformed number) always fails, naming the option:
+//! opened without it, the database would be read or compacted wrongly, and
+//! the OPTIONS file that open writes would have lost it.
 //! `max_background_jobs` and `delayed_write_rate` are read from
 //! `[DBOptions]` into every family's `CompactionOptions` (they are
 //! database-wide; the default family's copy is `DbOptions::compaction`).
@@ -69,8 +72,11 @@ pub struct LoadOptions {
     pub merge_operators: Vec<Arc<dyn MergeOperator>>,
     /// The application's compaction filters, matched by
     /// [`CompactionFilter::name`]: a filter is code, so the file only names
-    /// it. A name none of them has counts as an option Strata does not
-    /// know. Default none.
+    /// it. A name none of them has fails the load with `InvalidArgument`,
+    /// even with `ignore_unknown_options`: compactions without the filter
+    /// would keep what it removes, and the next OPTIONS file would lose it
+    /// (RocksDB, which cannot find it either, drops it silently). Strata
+    /// has no built-in filters. Default none.
     pub compaction_filters: Vec<Arc<dyn CompactionFilter>>,
     /// The application's comparators, matched by [`Comparator::name`]
     /// before the built-ins. A name neither knows fails the load with
@@ -242,6 +248,18 @@ pub fn load_latest_options_with_fs(
     load_options_file(fs, &path, load)
 }
 
+/// [`load_latest_options_with_fs`] for an open that only reads: it neither
+/// compacts nor writes an OPTIONS file, so a compaction filter the caller
+/// does not supply is left out rather than failing the load.
+pub(crate) fn load_latest_options_for_reading(
+    fs: Arc<dyn Fs>,
+    dir: &Path,
+    load: &LoadOptions,
+) -> Result<(DbOptions, Vec<(String, CfOptions)>)> {
+    let path = newest_options_file(fs.as_ref(), dir)?;
+    load_file(fs, &path, load, Filters::Optional)
+}
+
 /// The newest OPTIONS file in `dir`; `NotFound` when there is none.
 fn newest_options_file(fs: &dyn Fs, dir: &Path) -> Result<PathBuf> {
     let newest = options_file_numbers(fs, dir)?
@@ -259,6 +277,15 @@ pub fn load_options_file(
     path: &Path,
     load: &LoadOptions,
 ) -> Result<(DbOptions, Vec<(String, CfOptions)>)> {
+    load_file(fs, path, load, Filters::Required)
+}
+
+fn load_file(
+    fs: Arc<dyn Fs>,
+    path: &Path,
+    load: &LoadOptions,
+    filters: Filters,
+) -> Result<(DbOptions, Vec<(String, CfOptions)>)> {
     let doc = read_document(fs.as_ref(), path)?;
     let db = DbOptions {
         fs,
@@ -267,6 +294,7 @@ pub fn load_options_file(
     Loader {
         path,
         load,
+        filters,
         unknown: Vec::new(),
     }
     .options_of(&doc, db)
@@ -356,10 +384,20 @@ pub(crate) fn newest_merge_operators(
     }
 }
 
+/// Whether a load must supply every compaction filter the file names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Filters {
+    /// A name the caller has no filter for fails the load.
+    Required,
+    /// Such a filter is left out: the options are only read from.
+    Optional,
+}
+
 /// Applies a document's sections, collecting the options Strata lacks.
 struct Loader<'a> {
     path: &'a Path,
     load: &'a LoadOptions,
+    filters: Filters,
     /// `[Section] name (line n)` for each option Strata lacks.
     unknown: Vec<String>,
 }
@@ -435,16 +473,7 @@ impl Loader<'_> {
         self.apply(CF_OPTIONS, cf, first.into_iter(), label)?;
         self.apply(CF_OPTIONS, cf, last.into_iter(), label)?;
         if let Some(entry) = entries.iter().find(|e| e.name == "compaction_filter") {
-            cf.compaction_filter = self
-                .load
-                .compaction_filters
-                .iter()
-                .find(|f| f.name() == entry.value)
-                .cloned();
-            if cf.compaction_filter.is_none() && entry.value != "nullptr" {
-                let name = format!("compaction_filter={}", entry.value);
-                self.note_unknown(label, &[name], entry.line);
-            }
+            cf.compaction_filter = self.compaction_filter(entry, label)?;
         }
         if let Some(entry) = entries.iter().find(|e| e.name == "comparator") {
             let own = self
@@ -470,6 +499,41 @@ impl Loader<'_> {
             self.note_unknown(label, &sub, entry.line);
         }
         Ok(())
+    }
+
+    /// The filter `entry` names, among the caller's (see
+    /// [`LoadOptions::compaction_filters`]).
+    fn compaction_filter(
+        &self,
+        entry: &Entry,
+        label: &str,
+    ) -> Result<Option<Arc<dyn CompactionFilter>>> {
+        if entry.value == "nullptr" {
+            return Ok(None);
+        }
+        let own = self
+            .load
+            .compaction_filters
+            .iter()
+            .find(|f| f.name() == entry.value);
+        match (own, self.filters) {
+            (Some(filter), _) => Ok(Some(filter.clone())),
+            (None, Filters::Optional) => Ok(None),
+            (None, Filters::Required) => Err(self.at_line(
+                entry.line,
+                Error::invalid_argument(
+                    "compaction_filter",
+                    format!(
+                        "{label} names compaction filter {:?}, application code this program \
+                         does not have: opened without it, compactions would keep what it \
+                         removes and the next OPTIONS file would lose it; open the database \
+                         from the application that has it (LoadOptions::compaction_filters \
+                         finds it by name)",
+                        entry.value
+                    ),
+                ),
+            )),
+        }
     }
 
     fn apply<'e, T>(

@@ -28,7 +28,9 @@ pub use file::{
     load_latest_options, load_latest_options_with_fs, load_options_file, options_file_text,
     write_options_file, LoadOptions, ROCKSDB_VERSION,
 };
-pub(crate) use file::{newest_merge_operators, StoredMergeOperators};
+pub(crate) use file::{
+    load_latest_options_for_reading, newest_merge_operators, StoredMergeOperators,
+};
 pub use ingest::IngestExternalFileOptions;
 pub(crate) use merge_operator::{
     format_merge_operator, merge_operator_id, merge_operator_matches, parse_merge_operator,

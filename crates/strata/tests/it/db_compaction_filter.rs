@@ -82,3 +82,42 @@ fn compactions_remove_and_change_values_no_snapshot_sees() {
     let all: Vec<_> = db.range(..).map(|e| e.unwrap().0).collect();
     assert_eq!(all, [&b"a"[..], &b"c"[..]]);
 }
+
+/// A read-only open neither compacts nor writes an OPTIONS file, so a
+/// stored filter it is not given does not stop it: the families it does
+/// not name still open with the rest of their stored options (their merge
+/// operators above all), as loading the file for a writable open would
+/// now refuse to without the filter.
+#[test]
+fn a_read_only_open_needs_no_stored_filter() {
+    let fs = SimFs::new(32);
+    let options = DbOptions {
+        compaction_filter: Some(Arc::new(Janitor::default())),
+        ..sim_options(&fs)
+    };
+    let lists = strata::CfOptions {
+        merge_operator: Some(strata::merge_operator_from_name("stringappend").unwrap()),
+        ..strata::CfOptions::default()
+    };
+    let db = Db::open(Path::new("/db"), options).unwrap();
+    let cf = db.create_column_family("lists", lists).unwrap();
+    db.merge_cf(&cf, "k", "a").unwrap();
+    db.merge_cf(&cf, "k", "b").unwrap();
+    drop(cf);
+    db.close().unwrap();
+    let load = strata::LoadOptions {
+        ignore_unknown_options: true,
+        ..strata::LoadOptions::default()
+    };
+    let fs_arc: Arc<dyn strata::fs::Fs> = Arc::new(fs.clone());
+    let err = strata::options::load_latest_options_with_fs(fs_arc, Path::new("/db"), &load)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Janitor"), "{err}");
+    let reader = Db::open_read_only(Path::new("/db"), sim_options(&fs)).unwrap();
+    let cf = reader.cf_handle("lists").unwrap();
+    assert_eq!(
+        reader.get_cf(&cf, "k").unwrap().as_deref(),
+        Some(&b"a,b"[..])
+    );
+}
