@@ -74,8 +74,9 @@ pub fn pick(
         .or_else(|| relieve_l0(version, &runs, free, options, default_compression))
 }
 
-/// 4. Writes held back by L0 (at `level0_slowdown_writes_trigger` files)
-/// and none of RocksDB's rules due: every L0 run is merged down, with the
+/// The fourth rule: writes held back by L0 (at
+/// `level0_slowdown_writes_trigger` files) and none of RocksDB's rules
+/// due: every L0 run is merged down, with the
 /// run below when L0 alone would stay in L0, so L0 empties. Without it a
 /// lone L0 run (stop trigger 1), or runs whose sizes the size-ratio rule
 /// never merges with the trigger at the stop trigger, stopped writes for
