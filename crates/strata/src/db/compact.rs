@@ -63,9 +63,9 @@ pub(super) fn pick_task(inner: &DbInner, state: &DbState) -> Option<(u32, Compac
             continue;
         }
         let urgency = urgency(state, id, &task);
-        let better = best.as_ref().is_none_or(|(u, _, b)| {
-            urgency > *u || (urgency == *u && task.score > b.score)
-        });
+        let better = best
+            .as_ref()
+            .is_none_or(|(u, _, b)| urgency > *u || (urgency == *u && task.score > b.score));
         if better {
             best = Some((urgency, id, task));
         }
