@@ -96,11 +96,20 @@ fn held_to<'a>(
             description: recorded,
             options_file: None,
         }),
-        (None, Some((description, file))) => Some(Held {
-            description,
-            options_file: Some(file),
-        }),
-        (None, None) => None,
+        // With no MANIFEST record, the file binds only to an operator a
+        // build can name: a damaged byte in it ("nulltr") must not refuse
+        // the open of a healthy database. An application's operator is then
+        // recorded by its first open.
+        (None, Some((description, file)))
+            if merge_operator_id(description)
+                .is_some_and(|id| crate::merge::merge_operator_from_name(&id).is_ok()) =>
+        {
+            Some(Held {
+                description,
+                options_file: Some(file),
+            })
+        }
+        (None, _) => None,
     }
 }
 
