@@ -37,9 +37,10 @@
 //!    compaction filter dropped the newest writes from the tables. Damage
 //!    is skipped.
 //! 6. A new MANIFEST puts every table in L0, records each family's merge
-//!    operator (the old MANIFEST's record, else the one repair is given, so
-//!    that an open with another is refused as before), and becomes
-//!    CURRENT; the old MANIFESTs and the WALs then move to `lost/`.
+//!    operator with its settings (the old MANIFEST's record, else the one
+//!    repair is given, so that an open with another is refused as before),
+//!    and becomes CURRENT; the old MANIFESTs and the WALs then move to
+//!    `lost/`.
 //! 7. L0 is searched newest first by largest sequence number, which answers
 //!    right only if overlapping tables' sequence ranges do not interleave.
 //!    Tables from different levels often do; each family where they do is
@@ -116,15 +117,15 @@ pub struct RepairReport {
 /// the newest OPTIONS file's options, and the default family `options`'
 /// column family fields when there is none; a family nothing names takes
 /// them without their merge operator. The new MANIFEST records each
-/// family's merge operator, as an open does: the one the old MANIFEST
-/// records, or else the one given.
+/// family's merge operator, settings included, as an open does: the one
+/// the old MANIFEST records, or else the one given.
 ///
 /// # Errors
 ///
 /// `LockHeld` while the database is open; `NotFound` when `path` does not
 /// exist; `InvalidArgument` when a table's comparator is not its family's,
-/// when a family is given another merge operator than the one the old
-/// MANIFEST records, or when a family to be compacted (step 7) is not
+/// when a family is given another merge operator (or other settings) than
+/// the one the old MANIFEST records, or when a family to be compacted (step 7) is not
 /// given the operator it records and it is not built in.
 /// Damaged files are not errors: they go to `lost/` and the report lists
 /// them.
@@ -511,7 +512,10 @@ impl<'a> Repair<'a> {
                     "column family {:?} must be compacted, and its operands were written for \
                      merge operator {}, which is not built in; pass the family's options with it",
                     family.name,
-                    family.merge_operator.as_deref().unwrap_or_default()
+                    family
+                        .merge_operator
+                        .as_ref()
+                        .map_or("", |r| r.description.as_str())
                 ),
             ));
         }
@@ -542,7 +546,9 @@ impl<'a> Repair<'a> {
             }
             // Every WAL before the empty one is in tables now.
             edit.set_log_number(wal);
-            edit.merge_operator.clone_from(&family.merge_operator);
+            if let Some(record) = &family.merge_operator {
+                edit.set_merge_operator(&record.name, &record.description);
+            }
             for table in &family.tables {
                 edit.add_file(0, table.clone());
             }

@@ -34,7 +34,9 @@ pub(super) struct ManifestHints {
     pub dropped: BTreeSet<u32>,
     /// Each family's log number: its writes in older WALs are in tables.
     pub log_numbers: BTreeMap<u32, u64>,
-    /// The merge operator each family's operands were written for, by name.
+    /// The merge operator each family was opened with: its description
+    /// (name and settings, `options::format_merge_operator`), or its name
+    /// where the record has no description.
     pub merge_operators: BTreeMap<u32, String>,
     /// Every table file the records added: its family and global seqno.
     pub files: HashMap<u64, (u32, Option<SequenceNumber>)>,
@@ -98,8 +100,11 @@ impl ManifestHints {
         if let Some(n) = edit.log_number {
             self.log_numbers.insert(cf, n);
         }
+        // The name and the description are one record, as the version
+        // set reads them: a description without its name is not one.
         if let Some(name) = &edit.merge_operator {
-            self.merge_operators.insert(cf, name.clone());
+            let record = edit.merge_operator_description.as_ref().unwrap_or(name);
+            self.merge_operators.insert(cf, record.clone());
         }
         if let Some(n) = edit.next_file_number {
             self.next_file_number = self.next_file_number.max(n);
@@ -487,17 +492,21 @@ mod tests {
     }
 
     /// A dropped family's tables are not live, whatever moved them, and
-    /// its merge operator record goes with it; another family's stays.
+    /// its merge operator record goes with it; other families' stay, with
+    /// their settings.
     #[test]
     fn hints_forget_a_dropped_familys_tables_and_merge_operator() {
-        let create = |id: u32, name: &str, operator: &str| {
+        let create = |id: u32, name: &str, operator: &str, description: &str| {
             let mut edit = VersionEdit::new();
-            edit.add_column_family(id, name).merge_operator = Some(operator.into());
+            edit.add_column_family(id, name)
+                .set_merge_operator(operator, description);
             edit
         };
+        let bar = "{id=StringAppendOperator;delimiter=|;}";
         let created = [
-            create(1, "a", "UInt64AddOperator"),
-            create(2, "b", "MaxOperator"),
+            create(1, "a", "UInt64AddOperator", "UInt64AddOperator"),
+            create(2, "b", "MaxOperator", "MaxOperator"),
+            create(3, "c", "StringAppendOperator", bar),
         ];
         let mut flush = VersionEdit::new();
         flush.set_column_family(1).add_file(0, table(5, None));
@@ -516,9 +525,9 @@ mod tests {
         assert_eq!(live(&hints), [6]);
         assert!(hints.dropped.contains(&1));
         assert_eq!(hints.merge_operators.get(&1), None);
-        assert_eq!(
-            hints.merge_operators.get(&2).map(String::as_str),
-            Some("MaxOperator")
-        );
+        let record = |id| hints.merge_operators.get(&id).map(String::as_str);
+        assert_eq!(record(2), Some("MaxOperator"));
+        // The description where the record has one: the settings count.
+        assert_eq!(record(3), Some(bar));
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use strata::fs::{Fs, SimFs};
 use strata::listener::{CompactionJobInfo, EventListener};
+use strata::merge::StringAppendOperator;
 use strata::{merge_operator_from_name, repair_db, CfOptions, Db, DbOptions, Error, RepairReport};
 
 use crate::util::sim_options;
@@ -194,4 +195,74 @@ fn repair_keeps_the_merge_operator_the_old_manifest_records() {
     );
     repair_db("/db", &sim_options(&fs), NO_FAMILIES).unwrap();
     assert_counters_keep_uint64add(&fs);
+}
+
+fn lists(delimiter: Option<&[u8]>) -> CfOptions {
+    CfOptions {
+        merge_operator: delimiter.map(|d| {
+            Arc::new(StringAppendOperator::new(d.to_vec())) as Arc<dyn strata::MergeOperator>
+        }),
+        ..CfOptions::default()
+    }
+}
+
+/// `/db` on `fs` with family `lists`, a string append family joining by
+/// `|`, holding `l` = "a|b" (one operand in a table, one in the WAL).
+fn lists_db(fs: &SimFs) {
+    let db = Db::open_cf(
+        "/db",
+        DbOptions {
+            create_missing_column_families: true,
+            ..sim_options(fs)
+        },
+        [("lists", lists(Some(b"|")))],
+    )
+    .unwrap();
+    let family = db.cf_handle("lists").unwrap();
+    db.merge_cf(&family, b"l", b"a").unwrap();
+    db.flush_cf(&family).unwrap();
+    db.merge_cf(&family, b"l", b"b").unwrap();
+    drop(family);
+    db.close().unwrap();
+}
+
+/// After a repair, `lists` opens with its delimiter and with no other.
+fn assert_lists_keep_their_delimiter(fs: &SimFs) {
+    let open = |delimiter| Db::open_cf("/db", sim_options(fs), [("lists", lists(delimiter))]);
+    for other in [Some(&b","[..]), None] {
+        let err = open(other).err();
+        let text = err.as_ref().map(ToString::to_string).unwrap_or_default();
+        assert!(
+            matches!(err, Some(Error::InvalidArgument { .. })),
+            "opened with delimiter {:?} after the repair: {text}",
+            other.map(String::from_utf8_lossy)
+        );
+    }
+    let db = open(Some(b"|")).unwrap();
+    let family = db.cf_handle("lists").unwrap();
+    let l = db.get_cf(&family, b"l").unwrap().unwrap();
+    assert_eq!(&l[..], b"a|b");
+}
+
+/// The record holds the operator's settings as well as its name: given the
+/// family's options (MANIFEST and OPTIONS file lost), or kept from the old
+/// MANIFEST (given nothing, the OPTIONS file lost), which also gives the
+/// operator its settings for repair's own compaction.
+#[test]
+fn repair_records_the_merge_operators_settings() {
+    let fs = SimFs::new(94);
+    lists_db(&fs);
+    remove_files(&fs, &["MANIFEST-", "CURRENT", "OPTIONS-"]);
+    repair_db("/db", &sim_options(&fs), [("lists", lists(Some(b"|")))]).unwrap();
+    assert_lists_keep_their_delimiter(&fs);
+
+    let fs = SimFs::new(95);
+    lists_db(&fs);
+    remove_files(&fs, &["OPTIONS-"]);
+    let wrong = [("lists", lists(Some(b",")))];
+    let err = repair_db("/db", &sim_options(&fs), wrong).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+    assert!(err.to_string().contains("delimiter=|"), "{err}");
+    repair_db("/db", &sim_options(&fs), NO_FAMILIES).unwrap();
+    assert_lists_keep_their_delimiter(&fs);
 }
